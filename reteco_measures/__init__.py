@@ -1,0 +1,74 @@
+"""reteco-measures: ir_measures extension for RETECO, ChunQiu, Spoken-Query and TREC iKAT 2023.
+
+Importing the package registers every measure (long name and alias) with ir_measures and puts
+our provider first in ir_measures' default pipeline::
+
+    import ir_measures
+    import reteco_measures as rm
+    from ir_measures import nDCG
+
+    ir_measures.calc_aggregate([nDCG @ 10, rm.TC @ 10], qrels, run)
+    rm.calc_aggregate(["nDCG@10", "TC@10"], "qrels.txt", "run.txt", topics=topics_df)
+"""
+
+from __future__ import annotations
+
+from . import kernels as _kernels  # noqa: F401  (registers kernels)
+from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, parse_measures
+from .contracts import ValidationReport, validate_run
+from .errors import DataFormatError, DataFormatWarning, Problem
+from .io.readers import read_qrels, read_run
+from .measures import (
+    TC,
+    TP,
+    TR,
+    Likert,
+    SpokenMacroNDCG,
+    StepNDCG,
+    TemporalCoverage,
+    TemporalPrecision,
+    TemporalRelevance,
+    TurnNDCG,
+    nDCG_FC,
+)
+from .provider import PROVIDER, install as _install
+from .reward import reward
+from .side import current_side_info, load_labels, load_topics, side_info
+
+__version__ = "0.1.0"
+
+_install()
+
+__all__ = [
+    "__version__",
+    "calc_aggregate",
+    "iter_calc",
+    "evaluate",
+    "read_run",
+    "read_qrels",
+    "validate_run",
+    "reward",
+    "side_info",
+    "current_side_info",
+    "load_topics",
+    "load_labels",
+    "parse_measures",
+    "measure_label",
+    "depth_group",
+    "ValidationReport",
+    "Problem",
+    "DataFormatError",
+    "DataFormatWarning",
+    "PROVIDER",
+    "TemporalPrecision",
+    "TP",
+    "TemporalRelevance",
+    "TR",
+    "TemporalCoverage",
+    "TC",
+    "nDCG_FC",
+    "StepNDCG",
+    "TurnNDCG",
+    "SpokenMacroNDCG",
+    "Likert",
+]

@@ -1,0 +1,49 @@
+"""Presentation: print result DataFrames as an aligned table, TSV or JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import TextIO
+
+import pandas as pd
+
+__all__ = ["OUTPUT_FORMATS", "format_frame", "print_frame"]
+
+OUTPUT_FORMATS = ["table", "tsv", "json"]
+
+
+def _fmt_value(value, places: int) -> str:
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else f"{value:.{places}f}"
+    return str(value)
+
+
+def format_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4) -> str:
+    """Render ``frame`` as ``table`` (aligned, for people), ``tsv`` or ``json`` (records; NaN →
+    null)."""
+    if fmt == "json":
+        records = [
+            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
+            for rec in frame.to_dict(orient="records")
+        ]
+        return json.dumps(records, indent=2, default=str)
+    cells = [[_fmt_value(v, places) for v in row] for row in frame.itertuples(index=False)]
+    header = [str(c) for c in frame.columns]
+    if fmt == "tsv":
+        return "\n".join("\t".join(r) for r in [header, *cells])
+    if fmt != "table":
+        raise ValueError(f"unknown format {fmt!r}; choose one of {OUTPUT_FORMATS}")
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(row, widths, numeric)).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(header), sep, *(line(r) for r in cells)])
+
+
+def print_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4, file: TextIO | None = None) -> None:
+    print(format_frame(frame, fmt, places), file=file or sys.stdout)

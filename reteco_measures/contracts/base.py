@@ -1,0 +1,101 @@
+"""Shared pieces of the run contracts: the report type and input normalisation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..errors import Problem
+
+__all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame"]
+
+
+@dataclass
+class ValidationReport:
+    """What :func:`reteco_measures.validate_run` found.
+
+    Attributes:
+        contract: the contract checked (``reteco``, ``chunqiu``, ``spoken``, ``ikat``).
+        ok: True when the submission conforms completely (no problem at all).
+        valid: True when the submission can be scored officially. A ``reteco`` run with
+            duplicates is not ``ok`` but still ``valid`` (the duplicates are removed); a
+            ``chunqiu`` batch with any violation is neither (official score 0).
+        errors: every problem, each with ``.line``, ``.query_id``, ``.message``.
+        run: the cleaned run in the file's order: ``query_id, doc_id, score, rank, line``
+            (``rank`` = the rank the contract's tie policy gives the row).
+        invalid_queries: queries whose rows were rejected as a whole (``spoken``: they score 0).
+        missing_queries: expected queries absent from the run (they score 0).
+        extra: contract-specific results (e.g. the iKAT PTKB ranking).
+    """
+
+    contract: str
+    errors: list[Problem]
+    run: pd.DataFrame
+    valid: bool = True
+    invalid_queries: list[str] = field(default_factory=list)
+    missing_queries: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def summary(self, limit: int = 20) -> str:
+        """A readable multi-line summary (first ``limit`` problems)."""
+        state = "ok" if self.ok else ("valid with corrections" if self.valid else "INVALID")
+        lines = [
+            f"contract {self.contract}: {state}; {len(self.run)} row(s) kept, {len(self.errors)} problem(s)"
+        ]
+        lines += [f"  {p}" for p in self.errors[:limit]]
+        if len(self.errors) > limit:
+            lines.append(f"  ... and {len(self.errors) - limit} more")
+        return "\n".join(lines)
+
+    def problems_frame(self) -> pd.DataFrame:
+        """The problems as a DataFrame (path, line, query_id, doc_id, kind, message)."""
+        cols = ["path", "line", "query_id", "doc_id", "kind", "message"]
+        return pd.DataFrame([p.as_dict() for p in self.errors], columns=cols)
+
+
+ContractFn = Callable[..., ValidationReport]
+#: contract name -> validator ``fn(run, *, corpus, queries, top_k) -> ValidationReport``
+CONTRACTS: dict[str, ContractFn] = {}
+
+
+def contract(name: str) -> Callable[[ContractFn], ContractFn]:
+    """Decorator registering a contract validator under ``name``."""
+
+    def deco(fn: ContractFn) -> ContractFn:
+        CONTRACTS[name] = fn
+        return fn
+
+    return deco
+
+
+def id_frame(values: Any, column: str) -> pd.DataFrame | None:
+    """Ids given as a sequence / Series / Index / DataFrame (with ``column`` (+ ``domain``)) or a
+    path to a JSONL / TREC file → DataFrame with ``column`` (str), ``position`` (the order
+    given) and, when present, ``domain``. None stays None."""
+    if values is None:
+        return None
+    if isinstance(values, pd.DataFrame):
+        if column not in values.columns:
+            alt = next((c for c in ("id", "doc_id", "query_id", "docno") if c in values.columns), None)
+            if alt is None:
+                raise ValueError(f"expected a column {column!r} (found {list(values.columns)})")
+            values = values.rename(columns={alt: column})
+        frame = values.copy()
+    else:
+        if isinstance(values, (set, frozenset)):
+            values = sorted(values)
+        frame = pd.DataFrame({column: list(values) if not isinstance(values, (pd.Series, pd.Index)) else values})
+    frame[column] = frame[column].astype(str)
+    frame["position"] = range(len(frame))
+    return frame.reset_index(drop=True)
+

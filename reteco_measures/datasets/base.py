@@ -1,0 +1,111 @@
+"""Shared helpers for our ir_datasets registrations.
+
+Data is never downloaded: the user places the benchmark files under one root folder, given by
+the ``RETECO_DATA`` environment variable (or a ``root=`` argument), one sub-folder per benchmark
+(``reteco/``, ``chunqiu/``, ``spoken/``, ``ikat2023/``). Paths are resolved *when the data is
+read*, so registering datasets on import costs nothing and a missing file produces a message
+saying exactly which file to put where.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import ir_datasets
+import pandas as pd  # noqa: F401  (used in annotations)
+
+__all__ = ["ENV_VAR", "data_root", "DataFile", "MissingDataError", "register", "REGISTERED_DATASETS", "topics",
+           "TOPICS_FACTORIES"]
+
+ENV_VAR = "RETECO_DATA"
+
+#: names of every dataset we registered, in registration order
+REGISTERED_DATASETS: list[str] = []
+#: dataset name -> function returning its topics metadata DataFrame (see :func:`topics`)
+TOPICS_FACTORIES: dict = {}
+
+
+class MissingDataError(FileNotFoundError):
+    """A benchmark file is not where the loader expects it; the message says where to put it."""
+
+
+def data_root(root: str | os.PathLike | None = None) -> Path:
+    """The data root: ``root`` if given, else ``$RETECO_DATA``."""
+    if root is not None:
+        return Path(root)
+    env = os.environ.get(ENV_VAR)
+    if not env:
+        raise MissingDataError(
+            f"no data root: set the environment variable {ENV_VAR} to the folder that holds the "
+            "benchmark folders (reteco/, chunqiu/, spoken/, ikat2023/), or pass root=..."
+        )
+    return Path(env)
+
+
+class DataFile:
+    """A file below ``<root>/<relpath>``, resolved lazily (ir_datasets' file interface:
+    ``path()`` and ``stream()``)."""
+
+    def __init__(self, relpath: str, what: str, root: str | os.PathLike | None = None):
+        self.relpath = relpath
+        self.what = what
+        self.root = root
+
+    def path(self, force: bool = True) -> str:
+        root = data_root(self.root)
+        full = root / self.relpath
+        if force and not full.exists():
+            source = f"${ENV_VAR}" if self.root is None else str(root)
+            raise MissingDataError(
+                f"missing {self.what}: put it at {full} (that is {source}/{self.relpath})"
+            )
+        return str(full)
+
+    @contextlib.contextmanager
+    def stream(self) -> Iterator:
+        with open(self.path(), "rb") as f:
+            yield f
+
+    def exists(self) -> bool:
+        try:
+            return (data_root(self.root) / self.relpath).exists()
+        except MissingDataError:
+            return False
+
+    def __repr__(self) -> str:
+        return f"DataFile({self.relpath!r})"
+
+
+def register(name: str, dataset, topics=None) -> None:
+    """Register ``dataset`` with ir_datasets under ``name``, idempotently (a reload replaces
+    our own earlier registration). ``topics``: a zero-argument function returning the
+    dataset's query metadata as a DataFrame keyed by ``query_id`` (for :func:`topics`)."""
+    registry = ir_datasets.registry
+    if name in registry._registered:
+        if name in REGISTERED_DATASETS:
+            del registry._registered[name]
+        else:
+            raise RuntimeError(f"dataset name {name!r} is already registered by another package")
+    registry.register(name, dataset)
+    if name not in REGISTERED_DATASETS:
+        REGISTERED_DATASETS.append(name)
+    if topics is not None:
+        TOPICS_FACTORIES[name] = topics
+
+
+def topics(dataset) -> "pd.DataFrame":
+    """Query metadata of one of our datasets (``domain``, ``parent_id``, ``conversation_id``,
+    ``turn``, ``collection``, ``condition``, ``required_periods``, ... as the benchmark has
+    them), as a DataFrame keyed by ``query_id``; pass it as ``topics=`` to our measures.
+
+    ``dataset``: a registered name (``"reteco/tempo/dev"``) or the object
+    ``ir_datasets.load`` returned."""
+    name = dataset if isinstance(dataset, str) else getattr(getattr(dataset, "metadata", None), "_dsid", None)
+    if name is None:
+        name = next((n for n in REGISTERED_DATASETS if ir_datasets.registry[n] is dataset), None)
+    if name not in TOPICS_FACTORIES:
+        raise KeyError(f"no topics metadata for dataset {dataset!r}; known: {sorted(TOPICS_FACTORIES)}")
+    return TOPICS_FACTORIES[name]()

@@ -1,0 +1,89 @@
+"""Problems found in user data are values, not stack traces.
+
+Every reader and validator returns (or attaches) a list of :class:`Problem`; each prints as
+``path:line: query_id: what is wrong`` so it can be pasted into an editor's "go to line".
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Iterable
+
+__all__ = ["Problem", "DataFormatError", "DataFormatWarning", "report_problems"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in an input file or table.
+
+    Attributes:
+        message: what is wrong, in words.
+        line: 1-based line number in the file (None for in-memory data without lines).
+        query_id: the query the row belongs to, when known.
+        path: the file, when known.
+        kind: a short machine-readable category (``format``, ``duplicate``, ``unknown_doc``,
+            ``unknown_query``, ``missing_query``, ``score``, ``order``, ``field`` ...).
+        doc_id: the document concerned, when there is one.
+    """
+
+    message: str
+    line: int | None = None
+    query_id: str | None = None
+    path: str | None = None
+    kind: str = "format"
+    doc_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path or "<data>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        qid = self.query_id if self.query_id is not None else "-"
+        return f"{where}: {qid}: {self.message}"
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "query_id": self.query_id,
+            "doc_id": self.doc_id,
+            "kind": self.kind,
+            "message": self.message,
+        }
+
+
+class DataFormatError(ValueError):
+    """Raised (only when asked, ``on_bad_lines='error'``) for malformed input.
+
+    ``problems`` holds every problem found, not just the first.
+    """
+
+    def __init__(self, problems: Iterable[Problem]):
+        self.problems = list(problems)
+        shown = "\n".join(str(p) for p in self.problems[:20])
+        more = len(self.problems) - 20
+        if more > 0:
+            shown += f"\n... and {more} more"
+        super().__init__(f"{len(self.problems)} problem(s) in input:\n{shown}")
+
+
+class DataFormatWarning(UserWarning):
+    """Warning category for skipped malformed rows."""
+
+
+def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "input") -> None:
+    """Apply the pandas-style ``on_bad_lines`` policy ('error' | 'warn' | 'skip')."""
+    if not problems:
+        return
+    if on_bad_lines == "error":
+        raise DataFormatError(problems)
+    if on_bad_lines == "warn":
+        first = "\n".join(str(p) for p in problems[:5])
+        more = f"\n... and {len(problems) - 5} more" if len(problems) > 5 else ""
+        warnings.warn(
+            f"skipped {len(problems)} bad row(s) in {what}:\n{first}{more}",
+            DataFormatWarning,
+            stacklevel=3,
+        )
+    elif on_bad_lines != "skip":
+        raise ValueError(f"on_bad_lines must be 'error', 'warn' or 'skip', not {on_bad_lines!r}")

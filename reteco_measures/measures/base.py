@@ -1,0 +1,155 @@
+"""Shared machinery for reteco-measures' measure definitions.
+
+Every measure lives in its own small module (name, parameters, docstring with the
+definition and its source). The computation lives in :mod:`reteco_measures.kernels` and
+is looked up by measure name by :class:`reteco_measures.provider.RetecoProvider`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ir_measures
+from ir_measures.measures.base import Agg, ParamInfo
+
+__all__ = [
+    "RetecoMeasure",
+    "WeightedValue",
+    "WeightedMeanAgg",
+    "common_params",
+    "register",
+    "REGISTERED",
+]
+
+
+class WeightedValue(float):
+    """A per-query value that carries its weight in the aggregate.
+
+    It *is* a ``float`` (so ``Metric.value`` behaves as usual for users); the extra
+    ``weight`` attribute lets :class:`WeightedMeanAgg` reproduce aggregates that are not a
+    plain mean over queries (mean of cell means, mean of conversation means, ...) even inside
+    a plain ``ir_measures.calc_aggregate`` call, which only hands the aggregator the values.
+    """
+
+    weight: float
+
+    def __new__(cls, value: float, weight: float = 1.0) -> WeightedValue:
+        obj = super().__new__(cls, value)
+        obj.weight = float(weight)
+        return obj
+
+    def __reduce__(self):  # keep pickling / copying working
+        return (WeightedValue, (float(self), self.weight))
+
+
+class WeightedMeanAgg(Agg):
+    """Weighted mean that skips NaN ("not defined for this query") values.
+
+    A value without a ``weight`` attribute counts with weight 1, so this reduces to the
+    ordinary mean over the defined queries. If no value is defined the result is ``empty``
+    (NaN unless the measure says otherwise).
+    """
+
+    def __init__(self, empty: float = float("nan")) -> None:
+        self.total = 0.0
+        self.weight = 0.0
+        self.empty = empty
+
+    def add(self, value: float) -> None:
+        v = float(value)
+        if math.isnan(v):
+            return
+        w = getattr(value, "weight", 1.0)
+        self.total += w * v
+        self.weight += w
+
+    def result(self) -> float:
+        if self.weight == 0:
+            return self.empty
+        return self.total / self.weight
+
+
+def common_params(**extra: ParamInfo) -> dict[str, ParamInfo]:
+    """Parameters every reteco measure accepts, plus ``extra``.
+
+    ``topics`` / ``labels`` are *file paths*: they let a plain ``ir_measures`` call (even the
+    command line) point a measure at its side information while keeping the measure
+    hashable and parseable (``TC(labels='judge.jsonl')@10``). DataFrames travel through
+    :func:`reteco_measures.side_info` instead.
+    """
+    params = {
+        "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff k"),
+        "topics": ParamInfo(dtype=str, desc="path of a topics file (JSONL/TSV) with query metadata"),
+        "labels": ParamInfo(dtype=str, desc="path of a frozen temporal labels JSONL file"),
+        "tie_break": ParamInfo(
+            dtype=str,
+            choices=["trec_eval", "run_order", "corpus_order"],
+            desc="tie policy; default: the active side_info() policy, else 'trec_eval'",
+        ),
+    }
+    params.update(extra)
+    return params
+
+
+class RetecoMeasure(ir_measures.Measure):
+    """Base class of our measures.
+
+    * ``DISPLAY_NAME`` is the name printed in reports when the registered identifier cannot
+      be used (``nDCG_FC`` prints as ``nDCG|FC``).
+    * Aggregation is a NaN-skipping weighted mean (:class:`WeightedMeanAgg`).
+    """
+
+    DEFAULT = 0.0
+    DISPLAY_NAME: str | None = None
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = common_params()
+    #: True for reteco-measures' own measures; used to make registration idempotent.
+    _RETECO = True
+
+    def aggregator(self) -> Agg:
+        return WeightedMeanAgg(empty=self.empty_value())
+
+    def empty_value(self) -> float:
+        """Aggregate reported when no query is defined for the measure (NaN by default)."""
+        return float("nan")
+
+    def display(self) -> str:
+        """Human-readable name: ``repr`` with ``DISPLAY_NAME`` substituted."""
+        text = repr(self)
+        if self.DISPLAY_NAME:
+            text = self.DISPLAY_NAME + text[len(self.NAME) :]
+        return text
+
+    def param(self, name: str, default: Any = None) -> Any:
+        """The parameter value, its declared default, or ``default``."""
+        if name in self.params:
+            return self.params[name]
+        info = self.SUPPORTED_PARAMS.get(name)
+        if info is not None and info.default is not ir_measures.measures.base._NOT_PROVIDED:
+            return info.default
+        return default
+
+
+#: name -> measure singleton, for every measure we registered (long names and aliases).
+REGISTERED: dict[str, ir_measures.Measure] = {}
+
+
+def register(measure: ir_measures.Measure, aliases: tuple[str, ...] = ()) -> ir_measures.Measure:
+    """Register ``measure`` (and aliases) with ir_measures, idempotently.
+
+    Re-importing or reloading our modules replaces our own earlier entries; a name taken by
+    *another* package's measure is an error, never silently overwritten.
+    """
+    registry = ir_measures.measures.registry
+    for name in (measure.NAME, *aliases):
+        existing = registry.get(name)
+        if existing is not None and not getattr(existing, "_RETECO", False):
+            raise ValueError(f"measure name {name!r} is already registered by another package")
+        registry[name] = measure
+        REGISTERED[name] = measure
+    # make the measure reachable as ir_measures.<Name> like the built-ins
+    for name in (measure.NAME, *aliases):
+        existing = getattr(ir_measures, name, None)
+        if existing is None or getattr(existing, "_RETECO", False):
+            setattr(ir_measures, name, measure)
+    return measure

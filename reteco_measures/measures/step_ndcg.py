@@ -1,0 +1,33 @@
+"""StepNDCG@k — RETECO sub-track 1b step-wise retrieval (official measure).
+
+Binary nDCG@k of each *step topic*; steps map to their query via ``topics.parent_id`` or the id
+form ``<query_id>_step<n>``. A query's value is the mean over its supplied steps (a step in the
+qrels but missing from the run scores 0).
+
+``average``:
+
+* ``'query'`` (default, RETECO: "step-specific nDCG@10 values are first averaged over the
+  supplied steps for each query, then aggregated across queries"): per-query metrics carry
+  the query id, aggregate = mean over queries;
+* ``'step'`` (upstream TEMPO code): per-step metrics carry the step id, aggregate = mean over
+  all steps.
+"""
+
+from ir_measures.measures.base import ParamInfo
+
+from .base import RetecoMeasure, common_params, register
+
+
+class _StepNDCG(RetecoMeasure):
+    __name__ = "StepNDCG"
+    NAME = __name__
+    PRETTY_NAME = "Step-wise nDCG"
+    SHORT_DESC = "Binary nDCG@k per step topic, averaged per query (RETECO 1b)."
+    SUPPORTED_PARAMS = common_params(
+        average=ParamInfo(dtype=str, choices=["query", "step"], default="query", desc="aggregation unit"),
+        rel=ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant"),
+    )
+
+
+StepNDCG = _StepNDCG()
+register(StepNDCG)

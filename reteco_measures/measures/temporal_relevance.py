@@ -1,0 +1,29 @@
+"""TemporalRelevance (TR@k) — share of the top-k results judged temporally relevant.
+
+``TR@k = Σᵢ≤k vᵢ / n`` where vᵢ is the temporal verdict at rank i and n is
+
+* ``over='returned'`` (default): the number of documents actually returned within the top k;
+* ``over='k'``: k itself (a short ranking is penalised).
+
+An empty ranking (or a query missing from the run) scores 0. Source: RETECO evaluation plan
+("the fraction of the top ten results judged temporally relevant").
+"""
+
+from ir_measures.measures.base import ParamInfo
+
+from .base import RetecoMeasure, common_params, register
+
+
+class _TemporalRelevance(RetecoMeasure):
+    __name__ = "TemporalRelevance"
+    NAME = __name__
+    PRETTY_NAME = "Temporal Relevance"
+    SHORT_DESC = "Fraction of the top-k results that are temporally relevant."
+    SUPPORTED_PARAMS = common_params(
+        over=ParamInfo(dtype=str, choices=["returned", "k"], default="returned", desc="denominator"),
+    )
+
+
+TemporalRelevance = _TemporalRelevance()
+TR = TemporalRelevance
+register(TemporalRelevance, ("TR",))

@@ -1,0 +1,159 @@
+"""The ir_measures provider that computes reteco-measures' measures.
+
+Measure *definitions* live in :mod:`reteco_measures.measures`; the vectorised *kernels* are
+registered here by measure name with :func:`implements`. Importing :mod:`reteco_measures`
+puts :data:`PROVIDER` first in ``ir_measures.DefaultPipeline`` (once, however often the
+package is imported or reloaded), so ``ir_measures.calc_aggregate([nDCG@10, TC@10], ...)``
+routes TC to us and nDCG to pytrec_eval.
+
+A kernel is ``fn(measure, ctx) -> DataFrame`` with columns ``query_id``, ``value`` and an
+optional ``weight`` (default 1): one row per reported unit. ``value`` NaN means "not defined
+for this query" (skipped by the aggregate, reported as NaN per query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
+from typing import Any
+
+import ir_measures
+import numpy as np
+import pandas as pd
+from ir_measures import Metric
+from ir_measures.providers.base import Evaluator, Provider
+
+from .io.convert import as_qrels_frame, as_run_frame
+from .kernels.ndcg import gains_frame
+from .kernels.ranking import rank_run, top_k
+from .measures.base import WeightedValue
+from .side import SideInfo, current_side_info, load_labels, load_topics
+
+__all__ = ["EvalContext", "RetecoProvider", "PROVIDER", "implements", "IMPLEMENTATIONS", "install"]
+
+Kernel = Callable[[ir_measures.Measure, "EvalContext"], pd.DataFrame]
+
+#: measure NAME -> kernel
+IMPLEMENTATIONS: dict[str, Kernel] = {}
+
+
+def implements(*names: str) -> Callable[[Kernel], Kernel]:
+    """Decorator registering a kernel for the measures named ``names``."""
+
+    def deco(fn: Kernel) -> Kernel:
+        for name in names:
+            IMPLEMENTATIONS[name] = fn
+        return fn
+
+    return deco
+
+
+class EvalContext:
+    """Everything a kernel needs for one (qrels, run, side information) evaluation.
+
+    Expensive views (the ranked run per tie policy, gains, top-k joins) are computed once and
+    shared by all measures of the call: the run is sorted once per tie policy.
+    """
+
+    def __init__(self, qrels: pd.DataFrame, run: pd.DataFrame, side: SideInfo, measure: Any = None):
+        self.qrels = qrels
+        self.run = run
+        self.side = side
+        self._ranked: dict[str, pd.DataFrame] = {}
+        self._gains: dict[tuple[bool, int], pd.DataFrame] = {}
+
+    # -- side information ------------------------------------------------------------------
+    def topics_for(self, measure: ir_measures.Measure) -> pd.DataFrame | None:
+        path = measure.params.get("topics")
+        return load_topics(path) if path else self.side.topics
+
+    def labels_for(self, measure: ir_measures.Measure) -> pd.DataFrame | None:
+        path = measure.params.get("labels")
+        return load_labels(path) if path else self.side.labels
+
+    def tie_break_for(self, measure: ir_measures.Measure) -> str:
+        return measure.params.get("tie_break") or self.side.tie_break
+
+    # -- shared views ----------------------------------------------------------------------
+    @cached_property
+    def query_ids(self) -> pd.Index:
+        """The evaluated queries: those of the qrels (trec_eval ``-c``: missing ones score 0)."""
+        return pd.Index(pd.unique(self.qrels["query_id"].to_numpy()), dtype="str", name="query_id")
+
+    def ranked(self, tie_break: str | None = None) -> pd.DataFrame:
+        """The whole run sorted by query and tie policy, with a 1-based ``rank`` (cached)."""
+        tb = tie_break or self.side.tie_break
+        if tb not in self._ranked:
+            self._ranked[tb] = rank_run(self.run, tb, corpus=self.side.corpus)  # type: ignore[arg-type]
+        return self._ranked[tb]
+
+    def ranked_for(self, measure: ir_measures.Measure) -> pd.DataFrame:
+        return self.ranked(self.tie_break_for(measure))
+
+    def top(self, measure: ir_measures.Measure) -> pd.DataFrame:
+        """Ranked rows with rank ≤ the measure's cutoff (all rows without a cutoff)."""
+        return top_k(self.ranked_for(measure), measure.params.get("cutoff"))
+
+    def gains(self, *, binary: bool = False, rel: int = 1) -> pd.DataFrame:
+        key = (binary, rel)
+        if key not in self._gains:
+            self._gains[key] = gains_frame(self.qrels, binary=binary, rel=rel)
+        return self._gains[key]
+
+
+def _frame_to_metrics(measure: ir_measures.Measure, frame: pd.DataFrame) -> Iterator[Metric]:
+    qids = frame["query_id"].to_numpy(dtype=object)
+    values = frame["value"].to_numpy(dtype=np.float64)
+    weights = frame["weight"].to_numpy(dtype=np.float64) if "weight" in frame.columns else np.ones(len(frame))
+    for qid, value, weight in zip(qids.tolist(), values.tolist(), weights.tolist()):
+        yield Metric(query_id=qid, measure=measure, value=WeightedValue(value, weight))
+
+
+class RetecoEvaluator(Evaluator):
+    """Evaluates our measures for fixed qrels over any number of runs."""
+
+    def __init__(self, measures: Iterable[ir_measures.Measure], qrels: Any, side: SideInfo):
+        self.qrels_frame = as_qrels_frame(qrels)
+        measures = list(measures)
+        super().__init__(measures, set(self.qrels_frame["query_id"].tolist()))
+        self.side = side
+
+    def iter_calc(self, run: Any) -> Iterator[Metric]:
+        ctx = EvalContext(self.qrels_frame, as_run_frame(run), self.side)
+        for measure in self.measures:
+            kernel = IMPLEMENTATIONS.get(measure.NAME)
+            if kernel is None:
+                raise NotImplementedError(
+                    f"{measure} is defined by reteco-measures but its computation has not landed yet"
+                )
+            yield from _frame_to_metrics(measure, kernel(measure, ctx))
+
+
+class RetecoProvider(Provider):
+    """reteco-measures' own measures (TemporalPrecision, TC, nDCG_FC, StepNDCG, ...)."""
+
+    NAME = "reteco"
+    SUPPORTED_MEASURES: list = []
+
+    def supports(self, measure: ir_measures.Measure) -> bool:
+        if not getattr(measure, "_RETECO", False):
+            return False
+        measure.validate_params()
+        return True
+
+    def _evaluator(self, measures: Iterable[ir_measures.Measure], qrels: Any) -> Evaluator:
+        return RetecoEvaluator(measures, qrels, current_side_info())
+
+
+PROVIDER = RetecoProvider()
+
+
+def install() -> None:
+    """Register :data:`PROVIDER` with ir_measures and put it first in the default pipeline.
+
+    Idempotent: an earlier instance (from a reload) is replaced, never duplicated.
+    """
+    ir_measures.providers.registry[PROVIDER.NAME] = PROVIDER
+    pipeline = ir_measures.DefaultPipeline.providers
+    pipeline[:] = [p for p in pipeline if getattr(p, "NAME", None) != PROVIDER.NAME]
+    pipeline.insert(0, PROVIDER)

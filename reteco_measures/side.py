@@ -1,0 +1,163 @@
+"""How side information (topics, temporal labels, corpus order, tie policy) reaches our
+provider inside a plain ``ir_measures`` call.
+
+ir_measures' interface is ``calc_aggregate(measures, qrels, run)``: there is no slot for query
+metadata. We use two channels, in this order of precedence:
+
+1. **measure parameters holding file paths** — ``TC(labels='judge.jsonl', topics='t.jsonl')@10``.
+   They keep measures hashable and parseable, so they also work from the ir_measures command line;
+2. **a context** opened with :func:`side_info` (a :mod:`contextvars` variable, so it is
+   thread- and asyncio-safe) holding DataFrames::
+
+       with rm.side_info(topics=topics_df, labels=labels_df):
+           ir_measures.calc_aggregate([nDCG@10, rm.TC@10], qrels, run)
+
+The keyword form ``rm.calc_aggregate(..., topics=..., labels=...)`` simply opens that context.
+With neither, measures fall back to what can be derived from ids and qrels (the starter-kit
+oracle for temporal labels, ``<query_id>_step<n>`` / ``<conversation_id>_turn_<t>`` id forms).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["SideInfo", "side_info", "current_side_info", "load_topics", "load_labels"]
+
+
+@dataclass(frozen=True)
+class SideInfo:
+    """Side information for one evaluation (all optional)."""
+
+    topics: pd.DataFrame | None = None
+    labels: pd.DataFrame | None = None
+    corpus: Sequence[str] | pd.Series | pd.Index | None = None
+    tie_break: str = "trec_eval"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_CURRENT: contextvars.ContextVar[SideInfo] = contextvars.ContextVar("reteco_side_info", default=SideInfo())
+
+
+def current_side_info() -> SideInfo:
+    """The side information of the innermost active :func:`side_info` context."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def side_info(
+    *,
+    topics: pd.DataFrame | str | os.PathLike | None = None,
+    labels: pd.DataFrame | str | os.PathLike | None = None,
+    corpus: Sequence[str] | pd.Series | pd.Index | None = None,
+    tie_break: str | None = None,
+    **extra: Any,
+) -> Iterator[SideInfo]:
+    """Make topics / labels / corpus order / tie policy visible to our measures in this block.
+
+    Values not given are inherited from an enclosing context. ``topics`` and ``labels`` may be
+    DataFrames or file paths (read with :func:`load_topics` / :func:`load_labels`).
+    """
+    outer = _CURRENT.get()
+    info = replace(
+        outer,
+        topics=load_topics(topics) if topics is not None else outer.topics,
+        labels=load_labels(labels) if labels is not None else outer.labels,
+        corpus=corpus if corpus is not None else outer.corpus,
+        tie_break=tie_break if tie_break is not None else outer.tie_break,
+        extra={**outer.extra, **extra},
+    )
+    token = _CURRENT.set(info)
+    try:
+        yield info
+    finally:
+        _CURRENT.reset(token)
+
+
+def _read_records(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    if suffix in (".tsv", ".csv"):
+        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype={"query_id": str, "doc_id": str})
+    text = path.read_text(encoding="utf-8-sig")
+    if text.lstrip().startswith("["):
+        return pd.DataFrame(json.loads(text))
+    rows = []
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if raw.strip():
+            try:
+                rows.append(json.loads(raw))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{i}: not valid JSON: {exc.msg}") from None
+    return pd.DataFrame(rows)
+
+
+@lru_cache(maxsize=32)
+def _load_cached(path: str, mtime: float, kind: str) -> pd.DataFrame:
+    frame = _read_records(Path(path))
+    return _normalise_topics(frame) if kind == "topics" else _normalise_labels(frame)
+
+
+def _normalise_topics(frame: pd.DataFrame) -> pd.DataFrame:
+    if "query_id" not in frame.columns:
+        for alt in ("id", "qid", "turn_id"):
+            if alt in frame.columns:
+                frame = frame.rename(columns={alt: "query_id"})
+                break
+    if "query_id" not in frame.columns:
+        raise ValueError(f"topics need a 'query_id' column (found {list(frame.columns)})")
+    frame = frame.copy()
+    frame["query_id"] = frame["query_id"].astype(str)
+    if "turn" in frame.columns:
+        frame["turn"] = pd.to_numeric(frame["turn"], errors="coerce").astype("Int64")
+    return frame
+
+
+def _normalise_labels(frame: pd.DataFrame) -> pd.DataFrame:
+    missing = {"query_id", "doc_id"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"labels need columns query_id, doc_id (missing {sorted(missing)})")
+    frame = frame.copy()
+    frame["query_id"] = frame["query_id"].astype(str)
+    frame["doc_id"] = frame["doc_id"].astype(str)
+    if "temporal" not in frame.columns:
+        frame["temporal"] = 0
+    frame["temporal"] = pd.to_numeric(frame["temporal"], errors="coerce").fillna(0).astype(int)
+    if "periods" not in frame.columns:
+        frame["periods"] = [[] for _ in range(len(frame))]
+    frame["periods"] = [list(p) if isinstance(p, (list, tuple)) else [] for p in frame["periods"]]
+    return frame
+
+
+def _load(source: pd.DataFrame | str | os.PathLike, kind: str) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):
+        return _normalise_topics(source) if kind == "topics" else _normalise_labels(source)
+    path = Path(source).resolve()
+    mtime = path.stat().st_mtime if path.exists() else -1.0
+    return _load_cached(str(path), mtime, kind)
+
+
+def load_topics(source: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
+    """Topics (query metadata) from a DataFrame or a JSONL / JSON / TSV / CSV file.
+
+    The key column is ``query_id`` (``id``, ``qid`` or ``turn_id`` are accepted and renamed).
+    Known columns: ``domain``, ``parent_id``, ``conversation_id``, ``turn`` (int),
+    ``collection``, ``condition``, ``required_periods`` (list of str).
+    """
+    return _load(source, "topics")
+
+
+def load_labels(source: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
+    """Frozen temporal labels: one row per (``query_id``, ``doc_id``) with ``temporal`` (0/1) and
+    ``periods`` (list of the query's required periods the document covers)."""
+    return _load(source, "labels")
