@@ -16,6 +16,7 @@ from __future__ import annotations
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, parse_measures
 from .contracts import ValidationReport, validate_run
+from .datasets import topics
 from .errors import DataFormatError, DataFormatWarning, Problem
 from .io.readers import read_qrels, read_run
 from .measures import (
@@ -47,6 +48,7 @@ __all__ = [
     "read_run",
     "read_qrels",
     "validate_run",
+    "topics",
     "reward",
     "side_info",
     "current_side_info",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from .._plugins import import_present
 
@@ -22,22 +23,30 @@ class Preset:
 
     ``configure(parser)`` adds the preset's arguments; ``run(args) -> int`` does the work and
     returns the exit code (0 ok, 1 the submission is invalid, 2 usage / missing data).
+    ``demo(sample_root) -> argv``: the arguments after ``score <name>`` that score the bundled
+    sample (``sample_root`` is laid out like ``$RETECO_DATA``); used by ``reteco-measures demo``.
     """
 
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    demo: Callable[[Path], list[str]] | None = None
 
 
 PRESETS: dict[str, Preset] = {}
 
 
-def preset(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None]):
+def preset(
+    name: str,
+    help: str,
+    configure: Callable[[argparse.ArgumentParser], None],
+    demo: Callable[[Path], list[str]] | None = None,
+):
     """Decorator registering ``run`` as the preset ``name``."""
 
     def deco(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-        PRESETS[name] = Preset(name, help, configure, run)
+        PRESETS[name] = Preset(name, help, configure, run, demo)
         return run
 
     return deco
