@@ -108,6 +108,10 @@ def split_lines(source: Source) -> SplitLines:
     lines = _read_line_table(read_source_bytes(source))
     # A file ending without "\n" has no extra empty line; one ending with "\n" neither (pyarrow
     # does not emit a trailing empty row), so row i is line i+1.
-    fields = pc.ascii_split_whitespace(lines) if len(lines) else pa.chunked_array([], pa.list_(pa.string()))
-    n_fields = pc.list_value_length(fields).to_numpy(zero_copy_only=False) if len(lines) else np.zeros(0, int)
+    if not len(lines):
+        return SplitLines(fields=pa.chunked_array([], pa.list_(pa.string())), n_fields=np.zeros(0, np.int64))
+    trimmed = pc.ascii_trim_whitespace(lines)
+    fields = pc.ascii_split_whitespace(trimmed)
+    n_fields = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    n_fields = np.where(pc.equal(trimmed, "").to_numpy(zero_copy_only=False), 0, n_fields)
     return SplitLines(fields=fields, n_fields=np.asarray(n_fields, dtype=np.int64))

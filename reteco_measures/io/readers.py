@@ -106,6 +106,7 @@ def _read_trec_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Prob
                     kind="format", doc_id=doc[j])
         )
     ok = ~(bad_score | bad_rank)
+    problems.sort(key=lambda p: p.line or 0)
     frame = pd.DataFrame(
         {
             "query_id": pd.array(qid[ok], dtype="str"),
@@ -279,6 +280,7 @@ def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pr
         problems.append(Problem(f"relevance {rel_s[j]!r} is not an integer", line=int(line_no[j]),
                                 query_id=qid[j], path=path, doc_id=doc[j]))
     ok = ~bad
+    problems.sort(key=lambda p: p.line or 0)
     frame = pd.DataFrame(
         {
             "query_id": pd.array(qid[ok], dtype="str"),
