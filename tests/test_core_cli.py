@@ -1,0 +1,81 @@
+"""The command line: eval / validate / reward through main(), exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reteco_measures.cli.main import main
+
+
+def test_eval_table_matches_trec_eval(trec_eval_dir: Path, capsys) -> None:
+    code = main(["eval", str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.test"),
+                 "nDCG@10", "MAP@10", "MRR", "P@10", "R@10"])
+    assert code == 0
+    out = capsys.readouterr().out
+    # values printed by trec_eval 10 in out.test.aq (all): 0.3016 0.0259 0.4064 0.3000 0.0317
+    for label, value in [("nDCG@10", "0.3016"), ("AP@10", "0.0259"), ("RR", "0.4064"), ("P@10", "0.3000"),
+                         ("R@10", "0.0317")]:
+        assert any(line.split()[:2] == [label, value] for line in out.splitlines()), (label, out)
+
+
+def test_eval_per_query_json(trec_eval_dir: Path, capsys) -> None:
+    code = main(["eval", str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.test"),
+                 "nDCG@10", "--per-query", "--format", "json"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    values = {r["query_id"]: round(r["value"], 4) for r in rows}
+    assert values == {"301": 0.1518, "302": 0.7530, "303": 0.0, "all": 0.3016}
+
+
+def test_eval_tsv(trec_eval_dir: Path, capsys) -> None:
+    main(["eval", str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.trunc"), "P@5", "--format", "tsv"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "measure\tvalue\tn"
+    # -c semantics: 302 is missing from results.trunc and scores 0 (out.test.aqc: P_5 301 0, 302 0, 303 0.6, all 0.2000)
+    assert lines[1].split("\t")[:2] == ["P@5", "0.2000"]
+
+
+def test_validate_exit_code_and_output(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 a 1 1.0 r\nq Q0 a 2 0.5 r\n")
+    cleaned = tmp_path / "clean.txt"
+    assert main(["validate", str(run), "--contract", "reteco", "--output", str(cleaned)]) == 0
+    out = capsys.readouterr().out
+    assert "duplicate document a removed" in out and f"{run}:2: q:" in out
+    assert cleaned.read_text().split()[:5] == ["q", "Q0", "a", "1", "1.0"]
+
+
+def test_user_errors_are_messages_not_tracebacks(tmp_path: Path, capsys) -> None:
+    assert main(["eval", str(tmp_path / "missing.qrels"), str(tmp_path / "run"), "nDCG@10"]) == 2
+    err = capsys.readouterr().err
+    assert "missing.qrels" in err and "Traceback" not in err
+    assert main(["eval", str(tmp_path / "x"), str(tmp_path / "y"), "Bogus@1"]) == 2
+    assert "unknown measure" in capsys.readouterr().err
+
+
+def test_reward_command(capsys) -> None:
+    assert main(["reward", "0.4530094614433184"]) == 0
+    assert capsys.readouterr().out.strip() == "0.150000"
+
+
+def test_ir_measures_cli_sees_our_measures(trec_eval_dir: Path, capsys) -> None:
+    code = main(["ir_measures", str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.test"), "nDCG@10"])
+    assert code == 0
+    assert capsys.readouterr().out.strip() == "nDCG@10\t0.3016"
+
+
+def test_console_script_module_entry(trec_eval_dir: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "reteco_measures", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "reteco-measures" in proc.stdout
+
+
+@pytest.mark.parametrize("args", [["score", "--help"], ["eval", "--help"], ["validate", "--help"]])
+def test_help_works(args, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 0

@@ -1,0 +1,84 @@
+"""The ``reteco`` run contract: duplicates after the first occurrence, unknown docs and queries
+discarded, missing queries reported, every removal with its line number, never a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reteco_measures as rm
+
+RUN_TEXT = """\
+q1 Q0 d1 1 0.9 r
+q1 Q0 d2 2 0.8 r
+q1 Q0 d1 3 0.95 r
+q1 Q0 ghost 4 0.7 r
+q1 Q0 d3 5 0.8 r
+broken line here
+q9 Q0 d1 1 0.5 r
+q2 Q0 d2 1 0.3 r
+"""
+
+
+def test_reteco_contract_rules(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT)
+    report = rm.validate_run(path, "reteco", corpus=["d1", "d2", "d3"], queries=["q1", "q2", "q3"])
+    assert report.valid and not report.ok
+    kinds = [(p.kind, p.line, p.query_id) for p in report.errors]
+    assert kinds == [
+        ("format", 6, "broken"),
+        ("unknown_query", 7, "q9"),
+        ("duplicate", 3, "q1"),
+        ("unknown_doc", 4, "q1"),
+        ("missing_query", None, "q3"),
+    ]
+    dup = next(p for p in report.errors if p.kind == "duplicate")
+    assert "first at line 1" in dup.message and str(dup).startswith(f"{path}:3: q1: duplicate document d1")
+    run = report.run
+    # file order kept; the first d1 (score 0.9) survives, not the later 0.95
+    assert run[["query_id", "doc_id", "score", "line"]].values.tolist() == [
+        ["q1", "d1", 0.9, 1], ["q1", "d2", 0.8, 2], ["q1", "d3", 0.8, 5], ["q2", "d2", 0.3, 8]
+    ]
+    # trec_eval order: d1 (0.9), then the 0.8 tie broken by doc id descending: d3 before d2
+    assert run["rank"].tolist() == [1, 3, 2, 1]
+    assert report.missing_queries == ["q3"]
+
+
+def test_reteco_contract_scores_the_cleaned_run(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT)
+    qrels = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["d3", "d2", "d1"], "relevance": [1, 1, 1]})
+    report = rm.validate_run(path, "reteco", corpus=["d1", "d2", "d3"], queries=["q1", "q2", "q3"])
+    res = rm.calc_aggregate(["nDCG@10"], qrels, report.run)
+    # q1: d3 at rank 2 -> 1/log2(3); q2: d2 at rank 1 -> 1; q3 missing -> 0
+    import math
+
+    assert list(res.values())[0] == (1 / math.log2(3) + 1 + 0) / 3
+
+
+def test_dataframe_input_without_lines() -> None:
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]})
+    report = rm.validate_run(run, "reteco")
+    assert [p.line for p in report.errors] == [2]  # row number of the duplicate
+    assert report.run["doc_id"].tolist() == ["a"]
+
+
+def test_unknown_contract() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown contract"):
+        rm.validate_run("x", "nope")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("q1d2 Q0\t\n.#-eé5")), max_size=300))
+def test_never_crashes_on_arbitrary_text(text: str) -> None:
+    report = rm.validate_run(text + "\n", "reteco", corpus=["d1", "d2"])
+    assert report.valid
+    assert set(report.run.columns) >= {"query_id", "doc_id", "score", "rank"}
+    assert not report.run.duplicated(["query_id", "doc_id"]).any()
+    assert report.run["doc_id"].isin(["d1", "d2"]).all()
