@@ -1,7 +1,9 @@
 """nDCG|FC@k (registered as ``nDCG_FC``) — binary nDCG@k over fully covered queries.
 
 Per query: binary nDCG@k (rel ≥ ``rel`` counts as 1) if TC@k = 1, otherwise not defined
-(NaN, excluded from the mean). Queries without required periods are excluded as in TC.
+(NaN, excluded from the mean). Queries without required periods are excluded as in TC; TC uses
+the same cutoff, tie policy and label source as this measure (see ``TemporalCoverage``). A query
+missing from the run has TC = 0 and is therefore excluded too.
 
 ``empty``: the aggregate when *no* query reaches full coverage. NaN by default (the honest
 answer: the subset is empty); ``empty=0`` reproduces the RETECO starter-kit scorer.

@@ -1,8 +1,10 @@
 """StepNDCG@k — RETECO sub-track 1b step-wise retrieval (official measure).
 
 Binary nDCG@k of each *step topic*; steps map to their query via ``topics.parent_id`` or the id
-form ``<query_id>_step<n>``. A query's value is the mean over its supplied steps (a step in the
-qrels but missing from the run scores 0).
+form ``<query_id>_step<n>`` (a step id matching neither is its own query, with a warning). A
+query's value is the mean over its supplied steps — the steps of the qrels; a step in the qrels but
+missing from the run scores 0. Binary gains: grade ≥ ``rel`` (default 1) counts as relevant, which
+equals trec_eval's ``ndcg_cut_k`` on the binary RETECO qrels.
 
 ``average``:
 
