@@ -1,0 +1,384 @@
+"""ChunQiu Temporal Retrieval: loader for the user's local copy under ``$RETECO_DATA/chunqiu/``.
+
+Files (seed ``001``, names kept)::
+
+    chunqiu/corpus.jsonl           {"doc_id", "text"}                         18,662 records
+    chunqiu/examples.jsonl         {"query_id", "text", "relevant_doc_ids"}   6,617 labelled examples
+    chunqiu/dated_examples.jsonl   {"doc_id", "time_text", "reign", "year", "month"}   19,452 rows
+
+Registered with ir_datasets as ``chunqiu``: ``docs`` (corpus order kept: it is the tie order of
+the contract), ``queries`` (the labelled examples), ``qrels`` (``relevant_doc_ids`` → relevance
+1) and the dated associations as document metadata (``dates_iter()`` / ``dates_frame()`` on the
+dataset). The same data as DataFrames: :func:`load_corpus`, :func:`load_examples`,
+:func:`load_qrels`, :func:`load_dates`, and :func:`join_dates` to attach the dates to any frame
+with a ``doc_id`` column (a run, a qrels table)::
+
+    import ir_datasets, reteco_measures as rm
+    ds = ir_datasets.load("chunqiu")
+    dates = ds.dates_frame()                      # doc_id, time_text, reign, year, month
+    run_with_dates = rm.datasets.chunqiu.join_dates(run)
+
+Malformed lines are skipped with a :class:`~reteco_measures.errors.DataFormatWarning` naming
+``path:line`` (``on_bad_lines='error'`` raises instead); good lines are never lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import ir_datasets
+import numpy as np
+import pandas as pd
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.indices import Docstore
+
+from ..errors import Problem, report_problems
+from .base import DataFile, register
+
+__all__ = [
+    "NAME",
+    "ChunQiuDoc",
+    "ChunQiuQuery",
+    "ChunQiuDate",
+    "files",
+    "load_corpus",
+    "corpus_order",
+    "load_examples",
+    "load_qrels",
+    "load_dates",
+    "join_dates",
+    "iter_jsonl",
+    "MemoryDocstore",
+]
+
+#: the ir_datasets name
+NAME = "chunqiu"
+FOLDER = "chunqiu"
+
+
+class ChunQiuDoc(NamedTuple):
+    doc_id: str
+    text: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+class ChunQiuQuery(NamedTuple):
+    query_id: str
+    text: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+class ChunQiuDate(NamedTuple):
+    """One dated association of a record: the date expression and its reading."""
+
+    doc_id: str
+    time_text: str | None
+    reign: str | None
+    year: int | None
+    month: int | None
+
+
+def files(root: str | os.PathLike | None = None) -> dict[str, DataFile]:
+    """The benchmark files (resolved lazily under ``root`` or ``$RETECO_DATA``)."""
+    return {
+        "corpus": DataFile(f"{FOLDER}/corpus.jsonl", "the ChunQiu corpus (corpus.jsonl: doc_id, text)", root),
+        "examples": DataFile(f"{FOLDER}/examples.jsonl",
+                             "the ChunQiu labelled examples (examples.jsonl: query_id, text, relevant_doc_ids)", root),
+        "dates": DataFile(f"{FOLDER}/dated_examples.jsonl",
+                          "the ChunQiu dated associations (dated_examples.jsonl: doc_id, time_text, reign, year, "
+                          "month)", root),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# reading
+
+
+def iter_jsonl(path: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` for every JSON-object line of ``path``; bad lines go to ``problems``."""
+    with open(path, encoding="utf-8-sig", errors="strict") as f:
+        try:
+            for i, raw in enumerate(f, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    rec = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    problems.append(Problem(f"not valid JSON: {exc.msg} (column {exc.colno})", line=i, path=path))
+                    continue
+                if not isinstance(rec, dict):
+                    problems.append(Problem("a line must be a JSON object", line=i, path=path))
+                    continue
+                yield i, rec
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(f"not valid UTF-8 ({exc.reason}); the rest of the file was not read",
+                                    path=path, kind="encoding"))
+
+
+def _require(rec: dict, fields: tuple[str, ...], line: int, path: str, problems: list[Problem],
+             key: str | None = None) -> bool:
+    missing = [f for f in fields if f not in rec or rec[f] is None]
+    if missing:
+        qid = str(rec.get(key)) if key and rec.get(key) is not None else None
+        problems.append(Problem(f"missing field(s) {missing}", line=line, path=path, query_id=qid, kind="field"))
+        return False
+    return True
+
+
+def _int_or_none(value: Any, name: str, line: int, path: str, problems: list[Problem], doc: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        ok = False
+    elif isinstance(value, int):
+        return value
+    elif isinstance(value, float) and value.is_integer():
+        return int(value)
+    else:
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            ok = False
+    if not ok:
+        problems.append(Problem(f"{name} {value!r} is not an integer; kept as missing (time_text keeps the "
+                                "original)", line=line, path=path, kind="field", doc_id=doc))
+    return None
+
+
+def load_corpus(root: str | os.PathLike | None = None, *, on_bad_lines: str = "warn") -> pd.DataFrame:
+    """The corpus as a DataFrame ``doc_id, text`` in corpus (file) order."""
+    path = files(root)["corpus"].path()
+    problems: list[Problem] = []
+    ids, texts = [], []
+    for line, rec in iter_jsonl(path, problems):
+        if _require(rec, ("doc_id", "text"), line, path, problems):
+            ids.append(str(rec["doc_id"]))
+            texts.append(str(rec["text"]))
+    report_problems(problems, on_bad_lines, path)
+    frame = pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "text": pd.array(texts, dtype="str")})
+    dup = frame["doc_id"].duplicated()
+    if dup.any():
+        report_problems([Problem(f"document {d} appears more than once in the corpus (first kept)", path=path,
+                                 kind="duplicate", doc_id=d) for d in frame.loc[dup, "doc_id"]], on_bad_lines, path)
+        frame = frame[~dup].reset_index(drop=True)
+    return frame
+
+
+def corpus_order(root: str | os.PathLike | None = None) -> list[str]:
+    """Doc ids in corpus order (the ``corpus=`` argument of the contract and of
+    ``tie_break='corpus_order'``)."""
+    return load_corpus(root)["doc_id"].tolist()
+
+
+def load_examples(root: str | os.PathLike | None = None, *, path: str | os.PathLike | None = None,
+                  on_bad_lines: str = "warn") -> pd.DataFrame:
+    """Labelled examples ``query_id, text, relevant_doc_ids`` (list of str).
+
+    ``path``: read another file in the same format instead (e.g. a held-out queries file; a
+    file without ``relevant_doc_ids`` gives empty lists).
+    """
+    path = os.fspath(path) if path is not None else files(root)["examples"].path()
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such queries file")
+    problems: list[Problem] = []
+    rows = []
+    for line, rec in iter_jsonl(path, problems):
+        if not _require(rec, ("query_id", "text"), line, path, problems, key="query_id"):
+            continue
+        rel = rec.get("relevant_doc_ids", [])
+        if not isinstance(rel, list):
+            problems.append(Problem("'relevant_doc_ids' must be a list", line=line, path=path,
+                                    query_id=str(rec["query_id"]), kind="field"))
+            continue
+        rows.append({"query_id": str(rec["query_id"]), "text": str(rec["text"]),
+                     "relevant_doc_ids": [str(d) for d in rel]})
+    report_problems(problems, on_bad_lines, path)
+    frame = pd.DataFrame(rows, columns=["query_id", "text", "relevant_doc_ids"])
+    return frame.astype({"query_id": "str", "text": "str"})
+
+
+def load_qrels(root: str | os.PathLike | None = None, *, path: str | os.PathLike | None = None,
+               on_bad_lines: str = "warn") -> pd.DataFrame:
+    """Binary qrels ``query_id, doc_id, relevance (=1)`` from the examples' ``relevant_doc_ids``
+    (a doc listed twice for a query counts once)."""
+    ex = load_examples(root, path=path, on_bad_lines=on_bad_lines)
+    lengths = ex["relevant_doc_ids"].map(len).to_numpy(dtype=np.int64)
+    qids = np.repeat(ex["query_id"].to_numpy(dtype=object), lengths)
+    docs = [d for lst in ex["relevant_doc_ids"] for d in lst]
+    frame = pd.DataFrame({"query_id": pd.array(qids, dtype="str"), "doc_id": pd.array(docs, dtype="str"),
+                          "relevance": np.ones(len(docs), dtype=np.int64)})
+    return frame.drop_duplicates(["query_id", "doc_id"]).reset_index(drop=True)
+
+
+def load_dates(root: str | os.PathLike | None = None, *, on_bad_lines: str = "warn") -> pd.DataFrame:
+    """Dated associations ``doc_id, time_text, reign, year, month`` (year/month nullable Int64).
+
+    A record can have several associations (19,452 rows for 18,662 records) and some have
+    none, so joining is one-to-many: see :func:`join_dates`. A ``year``/``month`` that is not an
+    integer is reported and kept as missing (``time_text`` still holds the original).
+    """
+    path = files(root)["dates"].path()
+    problems: list[Problem] = []
+    cols: dict[str, list] = {k: [] for k in ChunQiuDate._fields}
+    for line, rec in iter_jsonl(path, problems):
+        if not _require(rec, ("doc_id",), line, path, problems):
+            continue
+        doc = str(rec["doc_id"])
+        cols["doc_id"].append(doc)
+        cols["time_text"].append(None if rec.get("time_text") is None else str(rec["time_text"]))
+        cols["reign"].append(None if rec.get("reign") is None else str(rec["reign"]))
+        cols["year"].append(_int_or_none(rec.get("year"), "year", line, path, problems, doc))
+        cols["month"].append(_int_or_none(rec.get("month"), "month", line, path, problems, doc))
+    report_problems(problems, on_bad_lines, path)
+    return pd.DataFrame(
+        {
+            "doc_id": pd.array(cols["doc_id"], dtype="str"),
+            "time_text": pd.array(cols["time_text"], dtype="str"),
+            "reign": pd.array(cols["reign"], dtype="str"),
+            "year": pd.array(cols["year"], dtype="Int64"),
+            "month": pd.array(cols["month"], dtype="Int64"),
+        }
+    )
+
+
+def join_dates(
+    frame: pd.DataFrame,
+    dates: pd.DataFrame | None = None,
+    *,
+    root: str | os.PathLike | None = None,
+    how: str = "left",
+) -> pd.DataFrame:
+    """Attach the dated associations to any DataFrame with a ``doc_id`` column (a run, qrels,
+    the corpus). One row per (input row, association): a document with several dates repeats,
+    one without dates gets missing values (``how='left'``) or is dropped (``how='inner'``)."""
+    if "doc_id" not in frame.columns:
+        raise ValueError(f"join_dates needs a 'doc_id' column (found {list(frame.columns)})")
+    dates = load_dates(root) if dates is None else dates
+    left = frame.assign(doc_id=frame["doc_id"].astype(str))
+    return left.merge(dates, on="doc_id", how=how, sort=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# ir_datasets handlers
+
+
+class MemoryDocstore(Docstore):
+    """A docstore over documents read into memory on first use (benchmark corpora are small)."""
+
+    def __init__(self, docs_handler: Any, id_field: str = "doc_id"):
+        super().__init__(docs_handler.docs_cls(), id_field)
+        self._handler = docs_handler
+        self._docs: dict[str, Any] | None = None
+
+    def get_many_iter(self, doc_ids):
+        if self._docs is None:
+            self._docs = {getattr(d, self._id_field): d for d in self._handler.docs_iter()}
+        for doc_id in doc_ids:
+            if doc_id in self._docs:
+                yield self._docs[doc_id]
+
+    def clear_cache(self) -> None:
+        self._docs = None
+
+
+class _Docs(BaseDocs):
+    def __init__(self, root=None):
+        self._root = root
+
+    def docs_iter(self):
+        frame = load_corpus(self._root)
+        for doc_id, text in zip(frame["doc_id"].tolist(), frame["text"].tolist(), strict=True):
+            yield ChunQiuDoc(doc_id, text)
+
+    def docs_count(self) -> int:
+        return len(load_corpus(self._root))
+
+    def docs_cls(self):
+        return ChunQiuDoc
+
+    def docs_store(self, field: str = "doc_id") -> MemoryDocstore:
+        return MemoryDocstore(self, field)
+
+    def docs_namespace(self) -> str:
+        return NAME
+
+    def docs_lang(self) -> str:
+        return "lzh"  # Literary (Classical) Chinese, ISO 639-3
+
+
+class _Queries(BaseQueries):
+    def __init__(self, root=None):
+        self._root = root
+
+    def queries_iter(self):
+        ex = load_examples(self._root)
+        for qid, text in zip(ex["query_id"].tolist(), ex["text"].tolist(), strict=True):
+            yield ChunQiuQuery(qid, text)
+
+    def queries_cls(self):
+        return ChunQiuQuery
+
+    def queries_namespace(self) -> str:
+        return NAME
+
+    def queries_lang(self) -> str:
+        return "lzh"
+
+
+class _Qrels(BaseQrels):
+    def __init__(self, root=None):
+        self._root = root
+
+    def qrels_iter(self):
+        q = load_qrels(self._root)
+        for qid, did in zip(q["query_id"].tolist(), q["doc_id"].tolist(), strict=True):
+            yield TrecQrel(qid, did, 1, "0")
+
+    def qrels_defs(self) -> dict[int, str]:
+        return {1: "listed in the example's relevant_doc_ids"}
+
+    def qrels_path(self) -> str:
+        return files(self._root)["examples"].path()
+
+    def qrels_cls(self):
+        return TrecQrel
+
+
+class _Dates:
+    """The dated associations as document metadata of the dataset."""
+
+    def __init__(self, root=None):
+        self._root = root
+
+    def dates_iter(self) -> Iterator[ChunQiuDate]:
+        frame = load_dates(self._root)
+        for row in zip(*(frame[c].tolist() for c in ChunQiuDate._fields), strict=True):
+            yield ChunQiuDate(*(None if v is pd.NA else v for v in row))
+
+    def dates_cls(self):
+        return ChunQiuDate
+
+    def dates_frame(self) -> pd.DataFrame:
+        return load_dates(self._root)
+
+    def dates_handler(self):
+        return self
+
+
+def dataset(root: str | os.PathLike | None = None) -> ir_datasets.Dataset:
+    """The ChunQiu dataset object (``root`` overrides ``$RETECO_DATA``)."""
+    return ir_datasets.Dataset(_Docs(root), _Queries(root), _Qrels(root), _Dates(root))
+
+
+def _topics() -> pd.DataFrame:
+    return load_examples()[["query_id", "text"]]
+
+
+register(NAME, dataset(), topics=_topics)
