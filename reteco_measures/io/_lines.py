@@ -1,10 +1,11 @@
 """Fast line access for whitespace-separated files (TREC runs and qrels).
 
 The file is read as one string column with pyarrow's multi-threaded CSV reader (one field per
-line), then split on ASCII whitespace with a vectorised kernel. This keeps every line (blank
-ones included) so the row index is the 1-based line number minus one, which the validators
-need for their messages, and tolerates what trec_eval tolerates: tabs, runs of spaces,
-leading blanks and trailing extra fields.
+line), then each block of lines is trimmed and split on ASCII whitespace with vectorised arrow
+kernels, blocks in parallel threads (arrow releases the GIL). Every line is kept (blank ones
+included), so row i is line i+1, which the validators need for their messages; tabs, runs of
+spaces, leading blanks and trailing extra fields are tolerated, as trec_eval does (C
+``isspace``: ASCII whitespace only, so UTF-8 ids are never split).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Union
@@ -59,29 +61,28 @@ def read_source_bytes(source: Source) -> bytes:
 
 @dataclass
 class SplitLines:
-    """Whitespace-split lines: ``fields`` is a list array, ``n_fields`` its lengths."""
+    """Whitespace-split lines: the first ``n_columns`` fields (null where a line is shorter),
+    the number of fields of every line, and the raw lines (for error messages)."""
 
-    fields: pa.ChunkedArray
+    columns: list[pa.ChunkedArray]
     n_fields: np.ndarray
+    raw: pa.ChunkedArray
 
-    def select(self, mask: np.ndarray) -> SplitLines:
-        """The lines where ``mask`` is true (row order kept)."""
-        return SplitLines(fields=self.fields.filter(pa.array(mask)), n_fields=self.n_fields[mask])
+    def column(self, i: int, mask: np.ndarray | None = None) -> pa.ChunkedArray:
+        """Field ``i`` of every line (or of the lines where ``mask`` is true)."""
+        col = self.columns[i]
+        return col.filter(pa.array(mask)) if mask is not None else col
 
-    def column(self, i: int) -> np.ndarray:
-        """Field ``i`` of every line as an object array; every line must have > i fields."""
-        if len(self.n_fields) == 0:
-            return np.zeros(0, dtype=object)
-        return pc.list_element(self.fields, i).to_numpy(zero_copy_only=False)
+    def fields_of(self, i: int) -> list[str]:
+        """All fields of line index ``i`` (for messages about that line)."""
+        return (self.raw[i].as_py() or "").split()
 
     def is_comment(self) -> np.ndarray:
         """Lines whose first field starts with ``#`` (trec_eval 10 comment lines)."""
-        out = np.zeros(len(self.n_fields), dtype=bool)
-        has = self.n_fields > 0
-        if has.any():
-            first = pc.list_element(self.fields.filter(pa.array(has)), 0)
-            out[has] = pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
-        return out
+        if not len(self.n_fields):
+            return np.zeros(0, dtype=bool)
+        first = pc.fill_null(self.columns[0], "")
+        return pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
 
     def __len__(self) -> int:
         return len(self.n_fields)
@@ -94,7 +95,7 @@ def _read_line_table(data: bytes) -> pa.ChunkedArray:
         data = data[3:]
     table = pv.read_csv(
         io.BytesIO(data),
-        read_options=pv.ReadOptions(column_names=["line"], block_size=1 << 24),
+        read_options=pv.ReadOptions(column_names=["line"], block_size=1 << 23),
         parse_options=pv.ParseOptions(
             delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=False, newlines_in_values=False
         ),
@@ -103,15 +104,28 @@ def _read_line_table(data: bytes) -> pa.ChunkedArray:
     return table["line"]
 
 
-def split_lines(source: Source) -> SplitLines:
-    """Read ``source`` and split every line on ASCII whitespace (as C's ``isspace`` does)."""
-    lines = _read_line_table(read_source_bytes(source))
-    # A file ending without "\n" has no extra empty line; one ending with "\n" neither (pyarrow
-    # does not emit a trailing empty row), so row i is line i+1.
-    if not len(lines):
-        return SplitLines(fields=pa.chunked_array([], pa.list_(pa.string())), n_fields=np.zeros(0, np.int64))
-    trimmed = pc.ascii_trim_whitespace(lines)
+def _split_chunk(chunk: pa.Array, n_columns: int) -> tuple[list[pa.Array], np.ndarray]:
+    trimmed = pc.ascii_trim_whitespace(chunk)
     fields = pc.ascii_split_whitespace(trimmed)
-    n_fields = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
-    n_fields = np.where(pc.equal(trimmed, "").to_numpy(zero_copy_only=False), 0, n_fields)
-    return SplitLines(fields=fields, n_fields=np.asarray(n_fields, dtype=np.int64))
+    n = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    n = np.where(pc.equal(trimmed, "").to_numpy(zero_copy_only=False), 0, n)
+    fixed = pc.list_slice(fields, 0, n_columns, return_fixed_size_list=True)
+    return [pc.list_element(fixed, i) for i in range(n_columns)], n.astype(np.int64)
+
+
+def split_lines(source: Source, n_columns: int) -> SplitLines:
+    """Read ``source`` and split every line on ASCII whitespace, keeping ``n_columns`` fields."""
+    lines = _read_line_table(read_source_bytes(source))
+    chunks = [c for c in lines.chunks if len(c)]
+    if not chunks:
+        empty = pa.chunked_array([], pa.string())
+        return SplitLines([empty] * n_columns, np.zeros(0, np.int64), empty)
+    workers = min(len(chunks), os.cpu_count() or 1)
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(lambda c: _split_chunk(c, n_columns), chunks))
+    else:
+        parts = [_split_chunk(c, n_columns) for c in chunks]
+    columns = [pa.chunked_array([p[0][i] for p in parts], pa.string()) for i in range(n_columns)]
+    n_fields = np.concatenate([p[1] for p in parts])
+    return SplitLines(columns, n_fields, pa.chunked_array(chunks, pa.string()))

@@ -9,6 +9,7 @@ problems are also kept in ``df.attrs["problems"]``.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pv
 
 from ..errors import Problem, report_problems
 from ._lines import Source, is_inline_text, read_source_bytes, source_name, split_lines
@@ -44,38 +46,89 @@ def _detect_format(source: Source, data: bytes) -> str:
     return "jsonl" if head in (b"{", b"[") else "trec"
 
 
-def _parse_numbers(values: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised string -> number with a mask of what failed (fast path through arrow)."""
-    if len(values) == 0:
-        return np.zeros(0, dtype=float if kind == "float" else np.int64), np.zeros(0, dtype=bool)
-    arr = pa.array(values, type=pa.string())
+def _parse_numbers(values: pa.ChunkedArray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised string -> number with a mask of what failed (fast path: one arrow cast)."""
     target = pa.float64() if kind == "float" else pa.int64()
+    if len(values) == 0:
+        return np.zeros(0, dtype=target.to_pandas_dtype()), np.zeros(0, dtype=bool)
     try:
-        parsed = pc.cast(arr, target).to_numpy(zero_copy_only=False)
-        return parsed, np.zeros(len(values), dtype=bool)
+        return pc.cast(values, target).to_numpy(), np.zeros(len(values), dtype=bool)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        num = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float)
-        bad = np.isnan(num) & ~np.char.equal(np.char.lower(values.astype(str)), "nan")
+        text = pd.Series(values.to_numpy(zero_copy_only=False), dtype=object)
+        num = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+        bad = np.isnan(num) & (text.str.lower() != "nan").to_numpy()
         if kind == "int":
             bad |= ~np.isnan(num) & (num != np.round(num))
-            num = np.where(bad, 0, num).astype(np.int64)
+            num = np.where(bad | np.isnan(num), 0, num).astype(np.int64)
         return num, bad
+
+
+def _str_array(values: pa.ChunkedArray | pa.Array) -> pd.api.extensions.ExtensionArray:
+    """An arrow string array as a pandas string column without copying through Python objects."""
+    return pd.Series(pa.table({"v": values}).to_pandas()["v"]).array
 
 
 # --------------------------------------------------------------------------------------------
 # TREC run
 
+_RUN_NAMES = ["query_id", "q0", "doc_id", "rank", "score", "run_id"]
+
+
+def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
+    """The common case in one multi-threaded pass: fields separated by one space (or one tab),
+    exactly 6 fields, no blank or comment lines, numeric rank and score. Returns None when
+    the file needs the general (line-by-line checking) path."""
+    if not data:
+        return None
+    head = data[: data.find(b"\n")] if b"\n" in data else data
+    sep, other = (b"\t", b" ") if b"\t" in head else (b" ", b"\t")
+    # One separator kind only (a single-byte scan is fast). A doubled, leading or trailing
+    # separator makes a 7th (empty) field, which the parser rejects; an empty field inside a
+    # 6-field line is caught after parsing.
+    if other in data:
+        return None
+    delimiter = sep.decode()
+    try:
+        table = pv.read_csv(
+            io.BytesIO(data),
+            read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 24),
+            parse_options=pv.ParseOptions(
+                delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=False
+            ),
+            convert_options=pv.ConvertOptions(
+                column_types={"query_id": pa.string(), "q0": pa.string(), "doc_id": pa.string(), "rank": pa.int64(),
+                              "score": pa.float64(), "run_id": pa.string()},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if len(table) == 0:
+        return None
+    if pc.any(pc.starts_with(table["query_id"], "#")).as_py() or pc.any(pc.is_nan(table["score"])).as_py():
+        return None
+    if any(pc.any(pc.equal(pc.binary_length(table[c]), 0)).as_py() for c in ("query_id", "doc_id", "run_id")):
+        return None
+    frame = table.drop_columns(["q0"]).to_pandas()
+    frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
+    return frame.astype({"query_id": "str", "doc_id": "str", "run_id": "str"})
+
 
 def _read_trec_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
+    fast = _fast_trec_run(data)
+    if fast is not None:
+        return fast, []
     path = source_name(source)
-    lines = split_lines(data)
+    lines = split_lines(data, 6)
     n = lines.n_fields
     problems: list[Problem] = []
     blank = n == 0
     comment = lines.is_comment()
     short = (n > 0) & (n < 6) & ~comment
     for i in np.flatnonzero(short):
-        fields = lines.fields[int(i)].as_py()
+        fields = lines.fields_of(int(i))
         problems.append(
             Problem(
                 f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: {' '.join(fields)!r}",
@@ -86,34 +139,28 @@ def _read_trec_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Prob
         )
     keep = ~(blank | comment | short)
     line_no = np.flatnonzero(keep) + 1
-    good = lines.select(keep)
-    qid = good.column(0)
-    doc = good.column(2)
-    rank_s = good.column(3)
-    score_s = good.column(4)
-    run_id = good.column(5)
+    qid, doc, rank_s, score_s, run_id = (lines.column(i, keep) for i in (0, 2, 3, 4, 5))
     score, bad_score = _parse_numbers(score_s, "float")
     bad_score |= np.isnan(score)
     rank, bad_rank = _parse_numbers(rank_s, "int")
-    for j in np.flatnonzero(bad_score):
-        problems.append(
-            Problem(f"score {score_s[j]!r} is not a number", line=int(line_no[j]), query_id=qid[j], path=path,
-                    kind="score", doc_id=doc[j])
-        )
-    for j in np.flatnonzero(bad_rank & ~bad_score):
-        problems.append(
-            Problem(f"rank {rank_s[j]!r} is not an integer", line=int(line_no[j]), query_id=qid[j], path=path,
-                    kind="format", doc_id=doc[j])
-        )
-    ok = ~(bad_score | bad_rank)
+    bad_rows = np.flatnonzero(bad_score | bad_rank)
+    for j in bad_rows.tolist():
+        q, d = qid[j].as_py(), doc[j].as_py()
+        if bad_score[j]:
+            msg, kind = f"score {score_s[j].as_py()!r} is not a number", "score"
+        else:
+            msg, kind = f"rank {rank_s[j].as_py()!r} is not an integer", "format"
+        problems.append(Problem(msg, line=int(line_no[j]), query_id=q, path=path, kind=kind, doc_id=d))
     problems.sort(key=lambda p: p.line or 0)
+    ok = ~(bad_score | bad_rank)
+    mask = pa.array(ok)
     frame = pd.DataFrame(
         {
-            "query_id": pd.array(qid[ok], dtype="str"),
-            "doc_id": pd.array(doc[ok], dtype="str"),
+            "query_id": _str_array(qid.filter(mask)),
+            "doc_id": _str_array(doc.filter(mask)),
             "score": score[ok].astype(np.float64),
             "rank": rank[ok].astype(np.int64),
-            "run_id": pd.array(run_id[ok], dtype="str"),
+            "run_id": _str_array(run_id.filter(mask)),
             "line": line_no[ok].astype(np.int64),
         }
     )
@@ -260,33 +307,33 @@ def read_run(
 
 def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
     path = source_name(source)
-    lines = split_lines(data)
+    lines = split_lines(data, 4)
     n = lines.n_fields
     comment = lines.is_comment()
     bad_cols = (n > 0) & (n != 4) & ~comment
     problems: list[Problem] = []
     for i in np.flatnonzero(bad_cols):
-        fields = lines.fields[int(i)].as_py()
+        fields = lines.fields_of(int(i))
         problems.append(
             Problem(f"expected 4 columns 'query_id iteration doc_id relevance', found {len(fields)}",
                     line=int(i) + 1, query_id=fields[0], path=path)
         )
     keep = (n == 4) & ~comment
     line_no = np.flatnonzero(keep) + 1
-    good = lines.select(keep)
-    qid, it, doc, rel_s = (good.column(i) for i in range(4))
+    qid, it, doc, rel_s = (lines.column(i, keep) for i in range(4))
     rel, bad = _parse_numbers(rel_s, "int")
-    for j in np.flatnonzero(bad):
-        problems.append(Problem(f"relevance {rel_s[j]!r} is not an integer", line=int(line_no[j]),
-                                query_id=qid[j], path=path, doc_id=doc[j]))
+    for j in np.flatnonzero(bad).tolist():
+        problems.append(Problem(f"relevance {rel_s[j].as_py()!r} is not an integer", line=int(line_no[j]),
+                                query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
     ok = ~bad
+    mask = pa.array(ok)
     problems.sort(key=lambda p: p.line or 0)
     frame = pd.DataFrame(
         {
-            "query_id": pd.array(qid[ok], dtype="str"),
-            "doc_id": pd.array(doc[ok], dtype="str"),
+            "query_id": _str_array(qid.filter(mask)),
+            "doc_id": _str_array(doc.filter(mask)),
             "relevance": rel[ok].astype(np.int64),
-            "iteration": pd.array(it[ok], dtype="str"),
+            "iteration": _str_array(it.filter(mask)),
             "line": line_no[ok].astype(np.int64),
         }
     )
