@@ -113,6 +113,7 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
         return None
     frame = table.drop_columns(["q0"]).to_pandas()
     frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
+    frame = frame[[*RUN_COLUMNS, "line"]]
     return frame.astype({"query_id": "str", "doc_id": "str", "run_id": "str"})
 
 
