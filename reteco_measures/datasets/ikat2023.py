@@ -153,7 +153,9 @@ def _topics_cached(path: str, mtime: float) -> pd.DataFrame:
     problems: list[Problem] = []
     for n, conv in enumerate(data, start=1):
         if not isinstance(conv, dict) or "number" not in conv or not isinstance(conv.get("turns"), list):
-            problems.append(Problem(f"conversation {n} lacks 'number' or a 'turns' list", path=path, kind="field"))
+            problems.append(
+                Problem(f"conversation {n} lacks 'number' or a 'turns' list", path=path, kind="field")
+            )
             continue
         number = str(conv["number"])
         ptkb = {str(k): str(v) for k, v in (conv.get("ptkb") or {}).items()}
@@ -192,8 +194,9 @@ def _topics_cached(path: str, mtime: float) -> pd.DataFrame:
     return frame
 
 
-def load_ikat_topics(split: str = "test", *, root: str | os.PathLike | None = None,
-                     judged: bool = False) -> pd.DataFrame:
+def load_ikat_topics(
+    split: str = "test", *, root: str | os.PathLike | None = None, judged: bool = False
+) -> pd.DataFrame:
     """The turns of ``split`` (``'test'`` or ``'train'``) as a DataFrame keyed by ``query_id``.
 
     Columns: ``query_id`` (``9-1_3``), ``conversation_id`` (``9-1``), ``topic_id`` (``9``),
@@ -259,8 +262,9 @@ def passages_dir(root: str | os.PathLike | None = None) -> Path:
     if not files:
         raise MissingDataError(
             "the iKAT 2023 ClueWeb22-B passage collection is licensed (ClueWeb22, CMU) and not shipped: "
-            f"put your copy of the organisers' passage JSONL files ({{\"id\", \"contents\", \"url\"}} per "
-            f"line; .jsonl, .jsonl.gz or .jsonl.bz2) in {folder} (that is $RETECO_DATA/{IKAT_DIR}/{PASSAGES_DIR}/)"
+            f'put your copy of the organisers\' passage JSONL files ({{"id", "contents", "url"}} per '
+            f"line; .jsonl, .jsonl.gz or .jsonl.bz2) in {folder} "
+            f"(that is $RETECO_DATA/{IKAT_DIR}/{PASSAGES_DIR}/)"
         )
     return folder
 
@@ -291,10 +295,17 @@ class _IkatPassages(BaseDocs):
                         continue
                     try:
                         rec = json.loads(raw)
-                        yield IkatPassage(str(rec["id"]), str(rec.get("contents", "")), str(rec.get("url", "")))
+                        yield IkatPassage(
+                            str(rec["id"]), str(rec.get("contents", "")), str(rec.get("url", ""))
+                        )
                     except (json.JSONDecodeError, KeyError, TypeError):
-                        raise DataFormatError([Problem("not a passage record {\"id\", \"contents\", \"url\"}",
-                                                       line=i, path=str(path))]) from None
+                        raise DataFormatError(
+                            [
+                                Problem(
+                                    'not a passage record {"id", "contents", "url"}', line=i, path=str(path)
+                                )
+                            ]
+                        ) from None
 
     def docs_count(self) -> int:
         return sum(1 for _ in self.docs_iter())
@@ -329,11 +340,22 @@ class _IkatQueries(BaseQueries):
     def queries_iter(self) -> Iterator[IkatQuery]:
         for r in self.frame().itertuples(index=False):
             yield IkatQuery(
-                r.query_id, r.text, r.utterance, r.resolved_utterance, r.response, r.conversation_id, r.topic_id,
-                int(r.turn), r.title, tuple(r.ptkb.items()), tuple(r.ptkb_provenance),
+                r.query_id,
+                r.text,
+                r.utterance,
+                r.resolved_utterance,
+                r.response,
+                r.conversation_id,
+                r.topic_id,
+                int(r.turn),
+                r.title,
+                tuple(r.ptkb.items()),
+                tuple(r.ptkb_provenance),
                 tuple(r.response_provenance),
-                tuple(IkatHistoryTurn(h["turn_id"], h["utterance"], h["resolved_utterance"], h["response"])
-                      for h in r.history),
+                tuple(
+                    IkatHistoryTurn(h["turn_id"], h["utterance"], h["resolved_utterance"], h["response"])
+                    for h in r.history
+                ),
             )
 
     def queries_count(self) -> int:
@@ -355,7 +377,9 @@ class _PtkbQrels(BaseQrels):
 
     def qrels_iter(self) -> Iterator[TrecQrel]:
         q = ptkb_qrels(self.version)
-        for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True):
+        for qid, did, rel in zip(
+            q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True
+        ):
             yield TrecQrel(qid, did, int(rel), "0")
 
     def qrels_path(self) -> str:
@@ -371,16 +395,28 @@ class _PtkbQrels(BaseQrels):
 def _register_all() -> None:
     docs = _IkatPassages()
     passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
-    register("ikat/2023/test", ir_datasets.Dataset(docs, _IkatQueries("test"), passage_qrels),
-             topics=lambda: load_ikat_topics("test"))
-    register("ikat/2023/test/judged", ir_datasets.Dataset(docs, _IkatQueries("test", judged=True), passage_qrels),
-             topics=lambda: load_ikat_topics("test", judged=True))
-    register("ikat/2023/train", ir_datasets.Dataset(docs, _IkatQueries("train")),
-             topics=lambda: load_ikat_topics("train"))
+    register(
+        "ikat/2023/test",
+        ir_datasets.Dataset(docs, _IkatQueries("test"), passage_qrels),
+        topics=lambda: load_ikat_topics("test"),
+    )
+    register(
+        "ikat/2023/test/judged",
+        ir_datasets.Dataset(docs, _IkatQueries("test", judged=True), passage_qrels),
+        topics=lambda: load_ikat_topics("test", judged=True),
+    )
+    register(
+        "ikat/2023/train",
+        ir_datasets.Dataset(docs, _IkatQueries("train")),
+        topics=lambda: load_ikat_topics("train"),
+    )
     for version in ("org", "nist"):
         queries = _IkatQueries("test", ptkb=version)
-        register(f"ikat/2023/test/ptkb/{version}", ir_datasets.Dataset(queries, _PtkbQrels(version)),
-                 topics=queries.frame)
+        register(
+            f"ikat/2023/test/ptkb/{version}",
+            ir_datasets.Dataset(queries, _PtkbQrels(version)),
+            topics=queries.frame,
+        )
 
 
 _register_all()

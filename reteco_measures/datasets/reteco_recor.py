@@ -155,8 +155,9 @@ def normalise_turn_ids(ids: pd.Series | list) -> tuple[pd.Series, np.ndarray]:
     return s.astype("str"), changed
 
 
-def _apply_hash_policy(frame: pd.DataFrame, policy: HashPolicy, path: str | None, what: str,
-                       problems: list[Problem]) -> pd.DataFrame:
+def _apply_hash_policy(
+    frame: pd.DataFrame, policy: HashPolicy, path: str | None, what: str, problems: list[Problem]
+) -> pd.DataFrame:
     """Normalise / reject ``#turn`` ids in ``frame.query_id`` (frame has a ``line`` column)."""
     if policy not in ("normalise", "reject"):
         raise ValueError(f"hash_turn_ids must be 'normalise' or 'reject', not {policy!r}")
@@ -167,9 +168,16 @@ def _apply_hash_policy(frame: pd.DataFrame, policy: HashPolicy, path: str | None
     example = f"{frame['query_id'].iloc[first]!r} -> {fixed.iloc[first]!r}"
     if policy == "reject":
         bad = [
-            Problem(f"topic id {q!r} uses the '#turn' form; the release form is {f!r}", line=int(ln) or None,
-                    query_id=q, path=path, kind="id_form")
-            for q, f, ln in zip(frame["query_id"][changed], fixed[changed], frame["line"].to_numpy()[changed], strict=True)
+            Problem(
+                f"topic id {q!r} uses the '#turn' form; the release form is {f!r}",
+                line=int(ln) or None,
+                query_id=q,
+                path=path,
+                kind="id_form",
+            )
+            for q, f, ln in zip(
+                frame["query_id"][changed], fixed[changed], frame["line"].to_numpy()[changed], strict=True
+            )
         ]
         raise DataFormatError(bad)
     warnings.warn(
@@ -178,9 +186,15 @@ def _apply_hash_policy(frame: pd.DataFrame, policy: HashPolicy, path: str | None
         DataFormatWarning,
         stacklevel=3,
     )
-    problems.append(Problem(f"{int(changed.sum())} topic id(s) in the '#turn' form normalised to '_turn_' "
-                            f"(e.g. {example})", line=int(frame['line'].iloc[first]) or None,
-                            query_id=str(frame["query_id"].iloc[first]), path=path, kind="id_form"))
+    problems.append(
+        Problem(
+            f"{int(changed.sum())} topic id(s) in the '#turn' form normalised to '_turn_' (e.g. {example})",
+            line=int(frame["line"].iloc[first]) or None,
+            query_id=str(frame["query_id"].iloc[first]),
+            path=path,
+            kind="id_form",
+        )
+    )
     frame = frame.copy()
     frame["query_id"] = fixed.to_numpy()
     return frame
@@ -201,7 +215,9 @@ def read_conversations(path: str | os.PathLike) -> list[dict]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DataFormatError([Problem(f"not valid JSON: {exc.msg}", line=exc.lineno, path=str(path))]) from None
+            raise DataFormatError(
+                [Problem(f"not valid JSON: {exc.msg}", line=exc.lineno, path=str(path))]
+            ) from None
         return data
     records, problems = [], []
     for i, raw in enumerate(text.split("\n"), start=1):
@@ -209,7 +225,9 @@ def read_conversations(path: str | os.PathLike) -> list[dict]:
             try:
                 records.append(json.loads(raw))
             except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON: {exc.msg} (column {exc.colno})", line=i, path=str(path)))
+                problems.append(
+                    Problem(f"not valid JSON: {exc.msg} (column {exc.colno})", line=i, path=str(path))
+                )
     if problems:
         raise DataFormatError(problems)
     return records
@@ -257,30 +275,60 @@ def conversations_to_topics(
         conv_id = str(conv["id"])
         dom = domain if domain is not None else str(conv.get("task") or conv.get("domain") or "").lower()
         if not dom:
-            problems.append(Problem("no domain (give domain=... or a 'task' field)", line=n, query_id=conv_id,
-                                    path=path, kind="field"))
+            problems.append(
+                Problem(
+                    "no domain (give domain=... or a 'task' field)",
+                    line=n,
+                    query_id=conv_id,
+                    path=path,
+                    kind="field",
+                )
+            )
             continue
         if (dom, conv_id) in seen:
-            problems.append(Problem(f"conversation id repeated in domain {dom} (first: conversation "
-                                    f"{seen[(dom, conv_id)]}); later copy skipped", line=n, query_id=conv_id,
-                                    path=path, kind="duplicate"))
+            problems.append(
+                Problem(
+                    f"conversation id repeated in domain {dom} (first: conversation "
+                    f"{seen[(dom, conv_id)]}); later copy skipped",
+                    line=n,
+                    query_id=conv_id,
+                    path=path,
+                    kind="duplicate",
+                )
+            )
             continue
         seen[(dom, conv_id)] = n
         turns = conv.get("turns")
         if not isinstance(turns, list):
-            problems.append(Problem("'turns' must be a list", line=n, query_id=conv_id, path=path, kind="field"))
+            problems.append(
+                Problem("'turns' must be a list", line=n, query_id=conv_id, path=path, kind="field")
+            )
             continue
         turn_numbers: set[int] = set()
         for position, turn in enumerate(turns, start=1):
             tid = turn.get("turn_id", position) if isinstance(turn, dict) else None
             if isinstance(tid, bool) or not isinstance(tid, (int, str)) or not str(tid).isdigit():
-                problems.append(Problem(f"turn {position}: 'turn_id' {tid!r} is not a positive integer", line=n,
-                                        query_id=conv_id, path=path, kind="field"))
+                problems.append(
+                    Problem(
+                        f"turn {position}: 'turn_id' {tid!r} is not a positive integer",
+                        line=n,
+                        query_id=conv_id,
+                        path=path,
+                        kind="field",
+                    )
+                )
                 continue
             t = int(tid)
             if t < 1 or t in turn_numbers:
-                problems.append(Problem(f"turn {position}: turn_id {t} is repeated or < 1; skipped", line=n,
-                                        query_id=conv_id, path=path, kind="duplicate"))
+                problems.append(
+                    Problem(
+                        f"turn {position}: turn_id {t} is repeated or < 1; skipped",
+                        line=n,
+                        query_id=conv_id,
+                        path=path,
+                        kind="duplicate",
+                    )
+                )
                 continue
             turn_numbers.add(t)
             gold = turn.get("gold_doc_ids") or []
@@ -299,8 +347,18 @@ def conversations_to_topics(
                     "release_conversation_id": conv_id,
                 }
             )
-    cols = ["query_id", "conversation_id", "turn", "domain", "text", "history", "answer", "gold_doc_ids",
-            "release_query_id", "release_conversation_id"]
+    cols = [
+        "query_id",
+        "conversation_id",
+        "turn",
+        "domain",
+        "text",
+        "history",
+        "answer",
+        "gold_doc_ids",
+        "release_query_id",
+        "release_conversation_id",
+    ]
     frame = pd.DataFrame(rows, columns=cols)
     frame["turn"] = frame["turn"].astype("Int64")
     for c in ("query_id", "conversation_id", "domain", "release_query_id", "release_conversation_id"):
@@ -405,24 +463,36 @@ def recor_domains(split: str = "dev", root: str | os.PathLike | None = None) -> 
     ``benchmark_<split>.json``, official RECOR domains first (in SPEC order), then others sorted."""
     base = _track_dir(root)
     if not base.is_dir():
-        raise MissingDataError(f"missing RECOR release folder: put the Track 2 release at {base} "
-                               f"(that is $RETECO_DATA/{TRACK_DIR}/<domain>/...)")
+        raise MissingDataError(
+            f"missing RECOR release folder: put the Track 2 release at {base} "
+            f"(that is $RETECO_DATA/{TRACK_DIR}/<domain>/...)"
+        )
     present = sorted(p.name for p in base.iterdir() if (p / f"benchmark_{split}.json").is_file())
     ordered = [d for d in RECOR_DOMAINS if d in present] + [d for d in present if d not in RECOR_DOMAINS]
     if not ordered:
-        raise MissingDataError(f"no RECOR domain has benchmark_{split}.json: put the release at "
-                               f"{base}/<domain>/benchmark_{split}.json")
+        raise MissingDataError(
+            f"no RECOR domain has benchmark_{split}.json: put the release at "
+            f"{base}/<domain>/benchmark_{split}.json"
+        )
     return ordered
 
 
-def _check_qrels_topics(qrels: pd.DataFrame, topics: pd.DataFrame, path: str | None,
-                        problems: list[Problem]) -> None:
+def _check_qrels_topics(
+    qrels: pd.DataFrame, topics: pd.DataFrame, path: str | None, problems: list[Problem]
+) -> None:
     known = set(topics["query_id"].tolist())
     unknown = ~qrels["query_id"].isin(known).to_numpy()
     for qid in pd.unique(qrels["query_id"].to_numpy()[unknown]):
         first = qrels.loc[qrels["query_id"] == qid, "line"].iloc[0]
-        problems.append(Problem("qrels topic is not a turn of the benchmark file (kept; check the id form)",
-                                line=int(first) or None, query_id=str(qid), path=path, kind="unknown_query"))
+        problems.append(
+            Problem(
+                "qrels topic is not a turn of the benchmark file (kept; check the id form)",
+                line=int(first) or None,
+                query_id=str(qid),
+                path=path,
+                kind="unknown_query",
+            )
+        )
 
 
 def load_recor(
@@ -454,14 +524,21 @@ def load_recor(
     topics_parts, qrels_parts, corpus_parts, problems = [], [], [], []
     for dom in doms:
         folder = base / dom
-        bench = DataFile(f"{TRACK_DIR}/{dom}/benchmark_{split}.json", f"RECOR {dom} {split} conversations",
-                         root)
+        bench = DataFile(
+            f"{TRACK_DIR}/{dom}/benchmark_{split}.json", f"RECOR {dom} {split} conversations", root
+        )
         qrels_file = DataFile(f"{TRACK_DIR}/{dom}/qrels_{split}.txt", f"RECOR {dom} {split} qrels", root)
         docs_file = DataFile(f"{TRACK_DIR}/{dom}/documents.jsonl", f"RECOR {dom} documents", root)
-        topics, probs = conversations_to_topics(read_conversations(bench.path()), dom, qualified=qualified,
-                                                path=str(folder / f"benchmark_{split}.json"))
+        topics, probs = conversations_to_topics(
+            read_conversations(bench.path()),
+            dom,
+            qualified=qualified,
+            path=str(folder / f"benchmark_{split}.json"),
+        )
         problems += probs
-        qrels, probs = read_recor_qrels(qrels_file.path(), dom, qualified=qualified, hash_turn_ids=hash_turn_ids)
+        qrels, probs = read_recor_qrels(
+            qrels_file.path(), dom, qualified=qualified, hash_turn_ids=hash_turn_ids
+        )
         problems += probs
         _check_qrels_topics(qrels, topics, qrels_file.path(), problems)
         topics_parts.append(topics)
@@ -492,8 +569,12 @@ def load_organiser_sample(
     all-domains ids; qrels rows get their domain from the turn they belong to.
     """
     folder = Path(folder)
-    topics, problems = conversations_to_topics(read_conversations(folder / "benchmark.jsonl"), None,
-                                               qualified=qualified, path=str(folder / "benchmark.jsonl"))
+    topics, problems = conversations_to_topics(
+        read_conversations(folder / "benchmark.jsonl"),
+        None,
+        qualified=qualified,
+        path=str(folder / "benchmark.jsonl"),
+    )
     qrels, probs = read_recor_qrels(folder / "qrels.txt", None, hash_turn_ids=hash_turn_ids)
     problems += probs
     release = topics.drop_duplicates("release_query_id").set_index("release_query_id")
@@ -548,12 +629,26 @@ def map_run_query_ids(
         for qid in pd.unique(original[changed]):
             i = int(np.flatnonzero(original == qid)[0])
             if hash_turn_ids == "reject":
-                problems.append(Problem(f"query id uses the '#turn' form; the release form is {fixed.iloc[i]!r}; "
-                                        "rows discarded", line=int(lines[i]) or None, query_id=str(qid), path=path,
-                                        kind="id_form"))
+                problems.append(
+                    Problem(
+                        f"query id uses the '#turn' form; the release form is {fixed.iloc[i]!r}; "
+                        "rows discarded",
+                        line=int(lines[i]) or None,
+                        query_id=str(qid),
+                        path=path,
+                        kind="id_form",
+                    )
+                )
             else:
-                problems.append(Problem(f"query id in the '#turn' form read as {fixed.iloc[i]!r}",
-                                        line=int(lines[i]) or None, query_id=str(qid), path=path, kind="id_form"))
+                problems.append(
+                    Problem(
+                        f"query id in the '#turn' form read as {fixed.iloc[i]!r}",
+                        line=int(lines[i]) or None,
+                        query_id=str(qid),
+                        path=path,
+                        kind="id_form",
+                    )
+                )
         if hash_turn_ids == "reject":
             keep &= ~changed
         else:
@@ -572,9 +667,16 @@ def map_run_query_ids(
             else:
                 i = int(np.flatnonzero(rows)[0])
                 doms = ", ".join(sorted(topics.loc[topics["release_query_id"] == qid, "domain"].astype(str)))
-                problems.append(Problem(f"query id is ambiguous: it names a turn in several domains ({doms}); "
-                                        "use '<domain>/<id>'; rows discarded", line=int(lines[i]) or None,
-                                        query_id=str(qid), path=path, kind="ambiguous_query"))
+                problems.append(
+                    Problem(
+                        f"query id is ambiguous: it names a turn in several domains ({doms}); "
+                        "use '<domain>/<id>'; rows discarded",
+                        line=int(lines[i]) or None,
+                        query_id=str(qid),
+                        path=path,
+                        kind="ambiguous_query",
+                    )
+                )
                 keep &= ~rows
         frame["query_id"] = pd.array(new_ids, dtype="str")
     return frame[keep].reset_index(drop=True), problems
@@ -617,8 +719,16 @@ class _RecorHandler(BaseDocs, BaseQueries, BaseQrels):
     # queries
     def queries_iter(self) -> Iterator[RecorQuery]:
         for r in self._load().topics.itertuples(index=False):
-            yield RecorQuery(r.query_id, r.text, r.conversation_id, int(r.turn), r.domain, r.history, r.answer,
-                             tuple(r.gold_doc_ids))
+            yield RecorQuery(
+                r.query_id,
+                r.text,
+                r.conversation_id,
+                int(r.turn),
+                r.domain,
+                r.history,
+                r.answer,
+                tuple(r.gold_doc_ids),
+            )
 
     def queries_count(self) -> int:
         return len(self._load().topics)
@@ -635,7 +745,9 @@ class _RecorHandler(BaseDocs, BaseQueries, BaseQrels):
     # qrels
     def qrels_iter(self) -> Iterator[TrecQrel]:
         q = self._load().qrels
-        for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True):
+        for qid, did, rel in zip(
+            q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True
+        ):
             yield TrecQrel(qid, did, int(rel), "0")
 
     def qrels_cls(self):
@@ -655,12 +767,18 @@ def _topics_factory(split: str, domains: tuple[str, ...] | None):
 def _register_all() -> None:
     for split in RECOR_SPLITS:
         handler = _RecorHandler(split, None)
-        register(f"reteco/recor/{split}", ir_datasets.Dataset(handler, handler, handler),
-                 topics=_topics_factory(split, None))
+        register(
+            f"reteco/recor/{split}",
+            ir_datasets.Dataset(handler, handler, handler),
+            topics=_topics_factory(split, None),
+        )
         for dom in RECOR_DOMAINS:
             h = _RecorHandler(split, (dom,))
-            register(f"reteco/recor/{dom}/{split}", ir_datasets.Dataset(h, h, h),
-                     topics=_topics_factory(split, (dom,)))
+            register(
+                f"reteco/recor/{dom}/{split}",
+                ir_datasets.Dataset(h, h, h),
+                topics=_topics_factory(split, (dom,)),
+            )
 
 
 _register_all()

@@ -48,7 +48,9 @@ def turn_parts(query_ids: pd.Index | pd.Series | list, topics: pd.DataFrame | No
     """
     qids = pd.Series(list(query_ids), dtype="str", name="query_id").reset_index(drop=True)
     parsed = qids.str.extract(TURN_ID_PATTERN)
-    conv = parsed["conversation_id"].astype(object).where(parsed["conversation_id"].notna(), qids.astype(object))
+    conv = (
+        parsed["conversation_id"].astype(object).where(parsed["conversation_id"].notna(), qids.astype(object))
+    )
     turn = pd.to_numeric(parsed["turn"], errors="coerce").astype("Int64")
     if topics is not None and len(topics) and "query_id" in topics.columns:
         meta = topics.drop_duplicates("query_id").set_index("query_id")
