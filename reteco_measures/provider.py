@@ -25,7 +25,7 @@ from ir_measures.providers.base import Evaluator, Provider
 
 from .io.convert import as_qrels_frame, as_run_frame
 from .kernels.ndcg import gains_frame
-from .kernels.ranking import rank_run, top_k
+from .kernels.ranking import duplicate_pairs, rank_run, top_k
 from .measures.base import WeightedValue
 from .side import SideInfo, current_side_info, load_labels, load_topics
 
@@ -119,7 +119,14 @@ class RetecoEvaluator(Evaluator):
         self.side = side
 
     def iter_calc(self, run: Any) -> Iterator[Metric]:
-        ctx = EvalContext(self.qrels_frame, as_run_frame(run), self.side)
+        frame = as_run_frame(run)
+        # a repeated (query, doc) pair keeps its last score, as pytrec_eval's dictionaries do, so
+        # our measures and the standard ones see the same run (the reteco contract, applied by
+        # validate_run, keeps the *first* occurrence instead and reports the others)
+        dup = duplicate_pairs(frame, keep="last")
+        if dup.any():
+            frame = frame[~dup].reset_index(drop=True)
+        ctx = EvalContext(self.qrels_frame, frame, self.side)
         for measure in self.measures:
             kernel = IMPLEMENTATIONS.get(measure.NAME)
             if kernel is None:

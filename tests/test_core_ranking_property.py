@@ -91,3 +91,14 @@ def test_ranks_are_consecutive_per_query():
         assert g["rank"].tolist() == list(range(1, len(g) + 1))
         # scores non-increasing along the ranking
         assert (np.diff(g["score"].to_numpy()) <= 0).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2"]), st.sampled_from(DOC_IDS[:5])), max_size=25))
+def test_duplicate_pairs_match_pandas(pairs):
+    from reteco_measures.kernels.ranking import duplicate_pairs
+
+    run = pd.DataFrame(pairs, columns=["query_id", "doc_id"]).assign(score=1.0)
+    for keep in ("first", "last"):
+        expected = run.duplicated(["query_id", "doc_id"], keep=keep).to_numpy()
+        assert (duplicate_pairs(run, keep=keep) == expected).all()

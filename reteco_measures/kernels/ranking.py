@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 TieBreak = Literal["trec_eval", "run_order", "corpus_order"]
 TIE_BREAKS: tuple[str, ...] = ("trec_eval", "run_order", "corpus_order")
 
-__all__ = ["TieBreak", "TIE_BREAKS", "rank_run", "corpus_positions", "group_rank", "top_k"]
+__all__ = ["TieBreak", "TIE_BREAKS", "rank_run", "corpus_positions", "group_rank", "top_k", "duplicate_pairs"]
 
 
 def _as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
@@ -106,6 +106,35 @@ def rank_run(
     sorted_q = qid.take(pa.array(order)).to_numpy(zero_copy_only=False)
     out["rank"] = group_rank(sorted_q)
     return out
+
+
+def duplicate_pairs(run: pd.DataFrame, keep: Literal["first", "last"] = "last") -> np.ndarray:
+    """Boolean mask of rows repeating a (query_id, doc_id) pair of another row.
+
+    ``keep='last'`` marks all but the last occurrence (pytrec_eval's dictionaries keep the last
+    score); ``keep='first'`` all but the first (the RETECO contract). One arrow sort by
+    (query, doc, position) puts repeats next to each other; no hashing of Python strings.
+    """
+    n = len(run)
+    if n < 2:
+        return np.zeros(n, dtype=bool)
+    table = pa.table(
+        {"q": _as_arrow_strings(run["query_id"]), "d": _as_arrow_strings(run["doc_id"]),
+         "p": pa.array(np.arange(n, dtype=np.int64))}
+    )
+    order = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("d", "ascending"), ("p", "ascending")])
+    q = table["q"].take(order)
+    d = table["d"].take(order)
+    same = pc.and_(pc.equal(q[1:], q[:-1]), pc.equal(d[1:], d[:-1])).to_numpy(zero_copy_only=False)
+    same = np.asarray(same, dtype=bool)
+    mask_sorted = np.zeros(n, dtype=bool)
+    if keep == "last":
+        mask_sorted[:-1] = same  # a row followed by the same pair is not the last occurrence
+    else:
+        mask_sorted[1:] = same  # a row preceded by the same pair is not the first
+    mask = np.zeros(n, dtype=bool)
+    mask[order.to_numpy()] = mask_sorted
+    return mask
 
 
 def top_k(ranked: pd.DataFrame, k: int | None) -> pd.DataFrame:
