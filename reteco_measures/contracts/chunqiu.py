@@ -54,6 +54,7 @@ __all__ = [
     "score_value",
     "read_id_list",
     "sort_problems",
+    "item_problems",
 ]
 
 
@@ -380,11 +381,13 @@ def item_problems(
     *,
     corpus_pos: np.ndarray | None,
     check_ties: bool,
-) -> list[Problem]:
+) -> list[tuple[int, Problem]]:
     """Vectorised per-result checks on the items frame: duplicates, unknown ids, score order
     and (``check_ties``) corpus order of equal scores. ``corpus_pos``: corpus position of each
-    item's doc (int64 max = unknown), None when no corpus is known."""
-    problems: list[Problem] = []
+    item's doc (int64 max = unknown), None when no corpus is known.
+
+    Returns ``(record index, problem)`` pairs."""
+    problems: list[tuple[int, Problem]] = []
     if items.empty:
         return problems
     rec = items["record"].to_numpy()
@@ -401,8 +404,8 @@ def item_problems(
 
     def add(mask: np.ndarray, kind: str, text) -> None:
         for i in np.flatnonzero(mask).tolist():
-            problems.append(Problem(text(i), line=_line(line[i]), query_id=qid[i], path=path, kind=kind,
-                                    doc_id=doc[i]))
+            problems.append((int(rec[i]), Problem(text(i), line=_line(line[i]), query_id=qid[i], path=path,
+                                                  kind=kind, doc_id=doc[i])))
 
     # duplicates within one list
     key = pd.DataFrame({"r": rec, "d": np.where(has_doc, doc, None)})
@@ -485,7 +488,7 @@ def validate_chunqiu(
         corpus_pos = corpus_positions(pd.Series(items["doc_id"].fillna("").astype(str)), corpus_frame["doc_id"])
     else:
         skipped += ["unknown_doc", "tie_order"]
-    problems += item_problems(items, path, corpus_pos=corpus_pos, check_ties=True)
+    problems += [p for _, p in item_problems(items, path, corpus_pos=corpus_pos, check_ties=True)]
 
     # query coverage: once each, none unknown, none missing
     rec_q = [(rec.line, rec.query_id) for rec in parsed.records if rec.query_id is not None]
