@@ -1,0 +1,701 @@
+"""RETECO Track 1 (TEMPO) data: readers, topics metadata and ir_datasets registrations.
+
+Release layout (SPEC §6; the organisers' ``build_release.py``), under
+``$RETECO_DATA/reteco/track1_tempo/<domain>/``:
+
+* ``documents.jsonl`` — the full domain corpus, ``{"id", "content"}`` per line (``doc_id`` /
+  ``text`` accepted); ids look like ``bitcoin/25785deb_4434.txt``;
+* ``examples_{train,dev}.jsonl`` — 1a queries ``{"id", "query", "gold_ids", "gold_answers"}``;
+* ``steps_{train,dev}.jsonl`` — 1b: one record per query, ``{"id", "query", "steps": [{"step_id",
+  "step", "step_instruction", "gold_ids"}]}``; step ids are ``<query_id>_step<n>``;
+* ``guidance_{train,dev}.jsonl`` (optional) — ``{"id", "query_guidance": {..., "key_time_anchors":
+  [...], "retrieval_plan": [...]}, "gold_passage_annotations": [...]}``;
+* ``qrels_{split}.txt`` (1a) and ``qrels_steps_{split}.txt`` (1b) — TREC qrels, binary.
+
+Datasets (``ir_datasets.load(name)``; every name also has topics metadata, ``rm.topics(name)``):
+
+====================================  ==========================================================
+``reteco/tempo``                      docs of all 13 domains
+``reteco/tempo/<domain>``             docs of one domain
+``reteco/tempo/<domain>/<split>``     1a: docs, queries (``examples_<split>``), qrels
+``reteco/tempo/<domain>/<split>/steps``  1b: docs, step queries (with ``parent_id``), step qrels
+``reteco/tempo/<split>``              1a over all domains
+``reteco/tempo/<split>/steps``        1b over all domains
+====================================  ==========================================================
+
+Ids are kept exactly as released, so a participant's run matches. TEMPO query ids are
+``<Stack Exchange post id>_<running number over the whole benchmark>`` and document ids start
+with ``<domain>/``, so they are unique across domains; the all-domains datasets *check* this and
+raise :class:`~reteco_measures.errors.DataFormatError` naming both domains if an id repeats,
+instead of silently merging two queries.
+
+Topics metadata (:func:`tempo_topics`, ``rm.topics(name)``) is one frame with a row per query
+*and* a row per step (``kind``), so the same frame serves 1a and 1b: ``domain``, ``parent_id``
+(steps), ``step``, ``text``, ``required_periods`` (query rows: the guidance's
+``key_time_anchors`` where the guidance file gives them, otherwise the query's step ids — the
+``periods`` parameter; step rows: the step itself), ``periods_source`` and ``steps`` (the
+release's step records ``[{"step_id", "step", "gold_ids"}]``; a step row holds itself). The
+``steps`` column is what the starter-kit oracle of TC / nDCG|FC reads (see
+:mod:`reteco_measures.kernels.temporal`).
+
+Lookups by id use an ir_datasets docstore built on first use under
+``$IR_DATASETS_HOME/reteco_measures/tempo/`` (keyed by the documents file's path, size and
+modification time, so a changed corpus is re-indexed and the data folder can be read-only).
+"""
+
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import ir_datasets
+import pandas as pd
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.indices import Docstore, PickleLz4FullStore
+
+from ..errors import DataFormatError, Problem, report_problems
+from ..io.readers import read_qrels_with_problems
+from .base import DataFile, MissingDataError, data_root, register
+
+__all__ = [
+    "TEMPO_DOMAINS",
+    "TEMPO_SPLITS",
+    "TRACK_DIR",
+    "TempoDoc",
+    "TempoQuery",
+    "TempoStep",
+    "TempoData",
+    "read_documents",
+    "read_doc_ids",
+    "read_examples",
+    "read_steps",
+    "read_guidance",
+    "read_tempo_qrels",
+    "steps_to_rows",
+    "build_topics",
+    "tempo_domains",
+    "tempo_topics",
+    "load_tempo",
+    "docstore_path",
+]
+
+#: the 13 TEMPO domains of the RETECO release (SPEC §6)
+TEMPO_DOMAINS: tuple[str, ...] = (
+    "bitcoin", "cardano", "economics", "genealogy", "history", "hsm", "iota",
+    "law", "monero", "politics", "quant", "travel", "workplace",
+)
+#: released splits (a hidden ``test`` split in the same layout is read the same way by the functions)
+TEMPO_SPLITS: tuple[str, ...] = ("train", "dev")
+#: folder of Track 1 under the data root
+TRACK_DIR = "reteco/track1_tempo"
+
+Periods = Literal["guidance", "steps"]
+BadLines = Literal["warn", "error", "skip"]
+
+
+class TempoDoc(NamedTuple):
+    """A TEMPO passage (Stack Exchange text, raw HTML kept). ``domain``: its release folder."""
+
+    doc_id: str
+    text: str
+    domain: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+class TempoQuery(NamedTuple):
+    """A 1a query: ``text`` is the release's ``query`` (title, newline, HTML body)."""
+
+    query_id: str
+    text: str
+    domain: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+class TempoStep(NamedTuple):
+    """A 1b step topic: ``text`` is the step instruction, ``parent_id`` its query."""
+
+    query_id: str
+    text: str
+    parent_id: str
+    step: int
+    domain: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+# ------------------------------------------------------------------------------------------------
+# low-level readers (usable on any file, e.g. the organisers' stripped sample)
+
+
+def _iter_records(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict]]:
+    with open(path, encoding="utf-8-sig") as f:
+        for i, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(f"not valid JSON: {exc.msg} (column {exc.colno})", line=i, path=str(path)))
+                continue
+            if not isinstance(rec, dict):
+                problems.append(Problem("a line must be a JSON object", line=i, path=str(path)))
+                continue
+            yield i, rec
+
+
+def _require(path: str | os.PathLike, what: str) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise MissingDataError(f"missing {what}: {p} does not exist")
+    return p
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return None
+
+
+def read_documents(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines = "warn") -> Iterator[TempoDoc]:
+    """Stream the passages of a ``documents.jsonl`` (``id``/``doc_id`` and ``content``/``text``).
+
+    Malformed lines are skipped and reported per ``on_bad_lines`` (the problems are collected
+    and reported when the stream ends).
+    """
+    p = _require(path, f"TEMPO {domain} documents")
+    problems: list[Problem] = []
+    for line, rec in _iter_records(p, problems):
+        did = rec.get("id", rec.get("doc_id"))
+        if did is None:
+            problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
+            continue
+        yield TempoDoc(str(did), str(rec.get("content", rec.get("text", "")) or ""), domain)
+    report_problems(problems, on_bad_lines, str(p))
+
+
+_ID_FIELD = re.compile(rb'(?:^\s*\{|,)\s*"(?:id|doc_id)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
+    """Document ids of a ``documents.jsonl`` in corpus order (``doc_id``, ``domain``), without
+    decoding the passage texts (a key-anchored regex per line; full JSON decoding as fallback)."""
+    p = _require(path, f"TEMPO {domain} documents".replace("  ", " "))
+    ids: list[str] = []
+    problems: list[Problem] = []
+    with open(p, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            m = _ID_FIELD.search(raw)
+            if m is not None:
+                ids.append(json.loads(b'"' + m.group(1) + b'"'))
+                continue
+            try:
+                rec = json.loads(raw)
+                did = rec.get("id", rec.get("doc_id")) if isinstance(rec, dict) else None
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(f"not valid JSON: {exc.msg}", line=i, path=str(p)))
+                continue
+            if did is None:
+                problems.append(Problem("no 'id' field", line=i, path=str(p), kind="field"))
+                continue
+            ids.append(str(did))
+    report_problems(problems, "warn", str(p))
+    return pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "domain": domain})
+
+
+def read_examples(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines = "warn") -> pd.DataFrame:
+    """1a queries of an ``examples_<split>.jsonl``: ``query_id, text, gold_ids, domain, line``."""
+    p = _require(path, f"TEMPO {domain} queries")
+    problems: list[Problem] = []
+    rows = []
+    for line, rec in _iter_records(p, problems):
+        if rec.get("id") is None:
+            problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
+            continue
+        gold = _str_list(rec.get("gold_ids", []))
+        if gold is None:
+            problems.append(Problem("'gold_ids' must be a list", line=line, query_id=str(rec["id"]), path=str(p),
+                                    kind="field"))
+            gold = []
+        rows.append({"query_id": str(rec["id"]), "text": str(rec.get("query") or ""), "gold_ids": gold,
+                     "domain": domain, "line": line})
+    report_problems(problems, on_bad_lines, str(p))
+    return pd.DataFrame(rows, columns=["query_id", "text", "gold_ids", "domain", "line"])
+
+
+def _step_record(qid: str, position: int, step: Any, path: Path, line: int,
+                 problems: list[Problem]) -> dict | None:
+    if not isinstance(step, dict):
+        problems.append(Problem(f"step {position} is not an object", line=line, query_id=qid, path=str(path),
+                                kind="field"))
+        return None
+    number = step.get("step", position)
+    try:
+        number = int(number)
+    except (TypeError, ValueError):
+        number = position
+    gold = _str_list(step.get("gold_ids", []))
+    if gold is None:
+        problems.append(Problem(f"step {position}: 'gold_ids' must be a list", line=line, query_id=qid,
+                                path=str(path), kind="field"))
+        gold = []
+    sid = step.get("step_id")
+    return {"step_id": str(sid) if sid is not None else f"{qid}_step{number}", "step": number,
+            "step_instruction": str(step.get("step_instruction") or ""), "gold_ids": gold}
+
+
+def read_steps(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines = "warn") -> pd.DataFrame:
+    """1b records of a ``steps_<split>.jsonl``: ``query_id, text, steps, domain, line`` where
+    ``steps`` is a list of ``{"step_id", "step", "step_instruction", "gold_ids"}`` (a missing
+    ``step_id`` becomes ``<query_id>_step<step>``). A record without a ``steps`` list has no steps
+    (as in the organisers' stripped sample)."""
+    p = _require(path, f"TEMPO {domain} steps")
+    problems: list[Problem] = []
+    rows = []
+    for line, rec in _iter_records(p, problems):
+        if rec.get("id") is None:
+            problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
+            continue
+        qid = str(rec["id"])
+        raw_steps = rec.get("steps", [])
+        if not isinstance(raw_steps, list):
+            problems.append(Problem("'steps' must be a list", line=line, query_id=qid, path=str(p), kind="field"))
+            raw_steps = []
+        steps = [s for i, st in enumerate(raw_steps, start=1)
+                 if (s := _step_record(qid, i, st, p, line, problems)) is not None]
+        rows.append({"query_id": qid, "text": str(rec.get("query") or ""), "steps": steps, "domain": domain,
+                     "line": line})
+    report_problems(problems, on_bad_lines, str(p))
+    return pd.DataFrame(rows, columns=["query_id", "text", "steps", "domain", "line"])
+
+
+def read_guidance(path: str | os.PathLike, *, on_bad_lines: BadLines = "warn") -> pd.DataFrame:
+    """Temporal guidance of a ``guidance_<split>.jsonl``: ``query_id, key_time_anchors (list of str),
+    temporal_class`` (``query_guidance.temporal_reasoning_class_primary``)."""
+    p = _require(path, "TEMPO guidance")
+    problems: list[Problem] = []
+    rows = []
+    for line, rec in _iter_records(p, problems):
+        if rec.get("id") is None:
+            problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
+            continue
+        guidance = rec.get("query_guidance") or {}
+        if not isinstance(guidance, dict):
+            problems.append(Problem("'query_guidance' must be an object", line=line, query_id=str(rec["id"]),
+                                    path=str(p), kind="field"))
+            guidance = {}
+        anchors = _str_list(guidance.get("key_time_anchors")) or []
+        rows.append({"query_id": str(rec["id"]), "key_time_anchors": list(dict.fromkeys(anchors)),
+                     "temporal_class": guidance.get("temporal_reasoning_class_primary")})
+    report_problems(problems, on_bad_lines, str(p))
+    return pd.DataFrame(rows, columns=["query_id", "key_time_anchors", "temporal_class"])
+
+
+def read_tempo_qrels(path: str | os.PathLike, what: str = "TEMPO qrels") -> pd.DataFrame:
+    """TREC qrels (tab- or space-separated): ``query_id, doc_id, relevance, line``; malformed lines
+    are skipped with a warning naming ``path:line``."""
+    p = _require(path, what)
+    frame, problems = read_qrels_with_problems(str(p), "trec")
+    report_problems(problems, "warn", str(p))
+    return frame[["query_id", "doc_id", "relevance", "line"]]
+
+
+def steps_to_rows(steps: pd.DataFrame) -> pd.DataFrame:
+    """One row per step of :func:`read_steps` records: ``query_id`` (the step id), ``parent_id``,
+    ``step``, ``text`` (instruction), ``gold_ids``, ``domain``."""
+    rows = [
+        {"query_id": s["step_id"], "parent_id": qid, "step": s["step"], "text": s["step_instruction"],
+         "gold_ids": s["gold_ids"], "domain": dom}
+        for qid, dom, lst in zip(steps["query_id"], steps["domain"], steps["steps"], strict=True)
+        for s in lst
+    ]
+    frame = pd.DataFrame(rows, columns=["query_id", "parent_id", "step", "text", "gold_ids", "domain"])
+    frame["step"] = frame["step"].astype("Int64")
+    return frame
+
+
+def build_topics(examples: pd.DataFrame, steps: pd.DataFrame | None, guidance: pd.DataFrame | None = None,
+                 *, periods: Periods = "guidance") -> pd.DataFrame:
+    """The combined topics frame (query rows + step rows) from parsed release files.
+
+    Args:
+        examples: :func:`read_examples` output (one or several domains).
+        steps: :func:`read_steps` output, or None (no steps: no oracle periods).
+        guidance: :func:`read_guidance` output (+ ``domain`` not needed), or None.
+        periods: ``'guidance'`` (default): a query's ``required_periods`` are the guidance's
+            ``key_time_anchors`` when it has any, else its step ids; ``'steps'``: always its step
+            ids (the starter kit's notion: one step = one period).
+    """
+    if periods not in ("guidance", "steps"):
+        raise ValueError(f"periods must be 'guidance' or 'steps', not {periods!r}")
+    step_lists: dict[str, list] = {}
+    step_text: dict[str, str] = {}
+    step_domain: dict[str, str] = {}
+    instructions: dict[str, str] = {}
+    if steps is not None:
+        for qid, text, dom, lst in zip(steps["query_id"], steps["text"], steps["domain"], steps["steps"],
+                                       strict=True):
+            step_lists[qid] = [{"step_id": s["step_id"], "step": s["step"], "gold_ids": s["gold_ids"]} for s in lst]
+            step_text[qid], step_domain[qid] = text, dom
+            instructions.update((s["step_id"], s["step_instruction"]) for s in lst)
+    anchors: dict[str, list[str]] = {}
+    if guidance is not None and periods == "guidance":
+        anchors = {q: a for q, a in zip(guidance["query_id"], guidance["key_time_anchors"], strict=True) if a}
+    queries = [(q, t, d) for q, t, d in zip(examples["query_id"], examples["text"], examples["domain"], strict=True)]
+    known = set(examples["query_id"])
+    queries += [(q, step_text[q], step_domain[q]) for q in step_lists if q not in known]
+    rows = []
+    for qid, text, dom in queries:
+        lst = step_lists.get(qid, [])
+        if qid in anchors:
+            required, source = anchors[qid], "guidance"
+        elif lst:
+            required, source = [s["step_id"] for s in lst], "steps"
+        else:
+            required, source = [], "none"
+        rows.append({"query_id": qid, "kind": "query", "domain": dom, "parent_id": None, "step": None,
+                     "text": text, "required_periods": required, "periods_source": source, "steps": lst})
+        for s in lst:
+            rows.append({"query_id": s["step_id"], "kind": "step", "domain": dom, "parent_id": qid,
+                         "step": s["step"], "text": instructions.get(s["step_id"], ""),
+                         "required_periods": [s["step_id"]], "periods_source": "step", "steps": [s]})
+    cols = ["query_id", "kind", "domain", "parent_id", "step", "text", "required_periods", "periods_source", "steps"]
+    frame = pd.DataFrame(rows, columns=cols)
+    frame["step"] = frame["step"].astype("Int64")
+    return frame
+
+
+# ------------------------------------------------------------------------------------------------
+# the release layout
+
+
+def _file(domain: str, name: str, what: str, root: str | os.PathLike | None) -> DataFile:
+    return DataFile(f"{TRACK_DIR}/{domain}/{name}", what, root)
+
+
+def tempo_domains(split: str | None = None, root: str | os.PathLike | None = None) -> list[str]:
+    """Domains present under ``<root>/reteco/track1_tempo/`` (official domains first, in SPEC
+    order, then other folders sorted); with ``split``, only those holding ``examples_<split>.jsonl``."""
+    base = data_root(root) / TRACK_DIR
+    if not base.is_dir():
+        raise MissingDataError(f"missing TEMPO release folder: put the Track 1 release at {base} "
+                               f"(that is ${'RETECO_DATA' if root is None else str(root)}/{TRACK_DIR}/<domain>/...)")
+    present = sorted(p.name for p in base.iterdir() if p.is_dir()
+                     and (split is None or (p / f"examples_{split}.jsonl").is_file()))
+    ordered = [d for d in TEMPO_DOMAINS if d in present] + [d for d in present if d not in TEMPO_DOMAINS]
+    if not ordered:
+        wanted = f"examples_{split}.jsonl" if split else "documents.jsonl"
+        raise MissingDataError(f"no TEMPO domain found: put the release at {base}/<domain>/{wanted}")
+    return ordered
+
+
+def _check_unique(frame: pd.DataFrame, what: str) -> None:
+    dup = frame.duplicated("query_id", keep=False)
+    if dup.any():
+        problems = []
+        for qid, part in frame[dup].groupby("query_id", sort=True):
+            doms = ", ".join(dict.fromkeys(part["domain"].astype(str)))
+            problems.append(Problem(f"{what} id appears more than once (domains: {doms}); ids must be unique "
+                                    "across the all-domains dataset", query_id=str(qid), kind="duplicate"))
+        raise DataFormatError(problems)
+
+
+def _domains_arg(domains: str | Iterable[str] | None, split: str | None,
+                 root: str | os.PathLike | None) -> list[str]:
+    if domains is None:
+        return tempo_domains(split, root)
+    return [domains] if isinstance(domains, str) else list(domains)
+
+
+def tempo_topics(
+    split: str = "dev",
+    domains: str | Iterable[str] | None = None,
+    *,
+    root: str | os.PathLike | None = None,
+    periods: Periods = "guidance",
+    require_steps: bool = False,
+) -> pd.DataFrame:
+    """Topics metadata of a split (see the module docs): query rows and step rows.
+
+    Args:
+        split: ``'train'`` / ``'dev'`` (any ``examples_<split>.jsonl``).
+        domains: one domain, several, or None for every domain present.
+        root: data root (default ``$RETECO_DATA``).
+        periods: where query rows' ``required_periods`` come from (see :func:`build_topics`).
+        require_steps: raise if ``steps_<split>.jsonl`` is missing (1b); otherwise a missing steps
+            file only means "no steps" (1a topics without oracle periods).
+    """
+    doms = _domains_arg(domains, split, root)
+    ex_parts, st_parts, gd_parts = [], [], []
+    for dom in doms:
+        ex_parts.append(read_examples(_file(dom, f"examples_{split}.jsonl", f"TEMPO {dom} {split} queries",
+                                            root).path(), dom))
+        steps_file = _file(dom, f"steps_{split}.jsonl", f"TEMPO {dom} {split} steps", root)
+        if steps_file.exists() or require_steps:
+            st_parts.append(read_steps(steps_file.path(), dom))
+        guidance_file = _file(dom, f"guidance_{split}.jsonl", f"TEMPO {dom} {split} guidance", root)
+        if guidance_file.exists():
+            gd_parts.append(read_guidance(guidance_file.path()))
+    examples = pd.concat(ex_parts, ignore_index=True)
+    steps = pd.concat(st_parts, ignore_index=True) if st_parts else None
+    guidance = pd.concat(gd_parts, ignore_index=True) if gd_parts else None
+    topics = build_topics(examples, steps, guidance, periods=periods)
+    if len(doms) > 1:
+        _check_unique(topics, "query/step")
+    return topics
+
+
+@dataclass
+class TempoData:
+    """One TEMPO split loaded for scoring.
+
+    Attributes:
+        topics: combined query + step rows (:func:`tempo_topics`).
+        qrels: ``query_id, doc_id, relevance, line, domain`` — 1a qrels, or step qrels for 1b.
+        corpus: ``doc_id, domain`` of every document of the loaded domains, in corpus order.
+        domains: the domains loaded.
+        steps: whether this is the 1b (step) view.
+        problems: data problems found while loading (qrels topics not in the topics file, ...).
+    """
+
+    topics: pd.DataFrame
+    qrels: pd.DataFrame
+    corpus: pd.DataFrame
+    domains: list[str]
+    steps: bool
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def query_ids(self) -> list[str]:
+        """The expected run topics: query ids (1a) or step ids (1b)."""
+        kind = "step" if self.steps else "query"
+        return self.topics.loc[self.topics["kind"] == kind, "query_id"].astype(str).tolist()
+
+
+def load_tempo(
+    split: str = "dev",
+    *,
+    steps: bool = False,
+    root: str | os.PathLike | None = None,
+    domains: str | Iterable[str] | None = None,
+    periods: Periods = "guidance",
+    corpus: bool = True,
+) -> TempoData:
+    """Load a TEMPO split of the release for scoring (what the ``reteco-1a`` / ``reteco-1b``
+    presets use).
+
+    Args:
+        split: ``'train'`` / ``'dev'``.
+        steps: load the 1b view (step qrels ``qrels_steps_<split>.txt``) instead of 1a.
+        root: data root (default ``$RETECO_DATA``).
+        domains: one domain, several, or None for every domain present.
+        periods: ``required_periods`` source (see :func:`build_topics`).
+        corpus: read the documents' ids (for the run contract's unknown-document check).
+    """
+    doms = _domains_arg(domains, split, root)
+    topics = tempo_topics(split, doms, root=root, periods=periods, require_steps=steps)
+    qrels_parts, corpus_parts, problems = [], [], []
+    kind = "step" if steps else "query"
+    for dom in doms:
+        name = f"qrels_steps_{split}.txt" if steps else f"qrels_{split}.txt"
+        qfile = _file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", root)
+        q = read_tempo_qrels(qfile.path())
+        q["domain"] = dom
+        known = set(topics.loc[(topics["domain"] == dom) & (topics["kind"] == kind), "query_id"])
+        for qid in pd.unique(q.loc[~q["query_id"].isin(known), "query_id"]):
+            first = int(q.loc[q["query_id"] == qid, "line"].iloc[0])
+            problems.append(Problem(f"qrels topic is not a {kind} of the {dom} {split} topics (kept)", line=first,
+                                    query_id=str(qid), path=qfile.path(), kind="unknown_query"))
+        qrels_parts.append(q)
+        if corpus:
+            corpus_parts.append(read_doc_ids(_file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path(),
+                                             dom))
+    qrels = pd.concat(qrels_parts, ignore_index=True)
+    docs = (pd.concat(corpus_parts, ignore_index=True) if corpus_parts
+            else pd.DataFrame({"doc_id": pd.array([], dtype="str"), "domain": []}))
+    return TempoData(topics, qrels, docs, doms, steps, problems)
+
+
+# ------------------------------------------------------------------------------------------------
+# ir_datasets
+
+
+def docstore_path(documents: str | os.PathLike, domain: str) -> str:
+    """Where the lookup index of a ``documents.jsonl`` lives: under ``$IR_DATASETS_HOME``, keyed by
+    the file's absolute path, size and modification time."""
+    p = Path(documents).resolve()
+    st = p.stat()
+    key = hashlib.sha1(f"{p}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    return str(ir_datasets.util.home_path() / "reteco_measures" / "tempo" / f"{domain}-{key}")
+
+
+class _DomainDocs:
+    def __init__(self, domain: str):
+        self.domain = domain
+
+    def file(self) -> DataFile:
+        return _file(self.domain, "documents.jsonl", f"TEMPO {self.domain} documents", None)
+
+    def iter(self) -> Iterator[TempoDoc]:
+        return read_documents(self.file().path(), self.domain)
+
+    def store(self) -> PickleLz4FullStore:
+        path = self.file().path()
+        return PickleLz4FullStore(path=docstore_path(path, self.domain), init_iter_fn=self.iter, data_cls=TempoDoc,
+                                  lookup_field="doc_id", index_fields=["doc_id"])
+
+
+class _TempoDocstore(Docstore):
+    """Lookups over one or several domain stores (a ``<domain>/`` id prefix picks the store)."""
+
+    def __init__(self, parts: list[_DomainDocs]):
+        super().__init__(TempoDoc, "doc_id")
+        self.parts = parts
+
+    def get_many_iter(self, doc_ids: Iterable[str]) -> Iterator[TempoDoc]:
+        wanted = [str(d) for d in doc_ids]
+        by_domain = {p.domain: p for p in self.parts}
+        routed: dict[str, list[str]] = {}
+        for did in wanted:
+            prefix = did.split("/", 1)[0] if "/" in did else None
+            routed.setdefault(prefix if prefix in by_domain else "*", []).append(did)
+        for dom, ids in routed.items():
+            parts = [by_domain[dom]] if dom != "*" else self.parts
+            remaining = set(ids)
+            for part in parts:
+                if not remaining:
+                    break
+                for doc in part.store().get_many_iter(sorted(remaining)):
+                    remaining.discard(doc.doc_id)
+                    yield doc
+
+    def build(self) -> None:
+        for part in self.parts:
+            part.store().build()
+
+    def built(self) -> bool:
+        return all(part.store().built() for part in self.parts)
+
+    def count(self) -> int:
+        return sum(part.store().count() for part in self.parts)
+
+    def __iter__(self) -> Iterator[TempoDoc]:
+        for part in self.parts:
+            yield from part.store()
+
+
+class _TempoDocs(BaseDocs):
+    def __init__(self, domains: tuple[str, ...] | None):
+        self._domains = domains
+
+    def _parts(self) -> list[_DomainDocs]:
+        doms = list(self._domains) if self._domains else list(TEMPO_DOMAINS)
+        return [_DomainDocs(d) for d in doms]
+
+    def docs_iter(self) -> Iterator[TempoDoc]:
+        for part in self._parts():
+            yield from part.iter()
+
+    def docs_store(self, field: str = "doc_id", options=None) -> _TempoDocstore:
+        return _TempoDocstore(self._parts())
+
+    def docs_count(self) -> int:
+        store = self.docs_store()
+        if store.built():
+            return store.count()
+        return int(sum(len(read_doc_ids(p.file().path(), p.domain)) for p in self._parts()))
+
+    def docs_cls(self):
+        return TempoDoc
+
+    def docs_namespace(self) -> str:
+        return "reteco/tempo"
+
+    def docs_lang(self) -> str:
+        return "en"
+
+
+class _TempoTopics(BaseQueries, BaseQrels):
+    """Queries and qrels of one split (1a or 1b), for one domain or all of them."""
+
+    def __init__(self, split: str, domains: tuple[str, ...] | None, steps: bool):
+        self.split = split
+        self.domains = domains
+        self.steps = steps
+
+    def _doms(self) -> list[str]:
+        return list(self.domains) if self.domains else list(TEMPO_DOMAINS)
+
+    def topics(self) -> pd.DataFrame:
+        return tempo_topics(self.split, self._doms(), require_steps=self.steps)
+
+    def queries_iter(self) -> Iterator[TempoQuery | TempoStep]:
+        t = self.topics()
+        if self.steps:
+            t = t[t["kind"] == "step"]
+            for r in t.itertuples(index=False):
+                yield TempoStep(r.query_id, r.text, r.parent_id, int(r.step), r.domain)
+        else:
+            t = t[t["kind"] == "query"]
+            for r in t.itertuples(index=False):
+                yield TempoQuery(r.query_id, r.text, r.domain)
+
+    def queries_cls(self):
+        return TempoStep if self.steps else TempoQuery
+
+    def queries_namespace(self) -> str:
+        return "reteco/tempo"
+
+    def queries_lang(self) -> str:
+        return "en"
+
+    def qrels_iter(self) -> Iterator[TrecQrel]:
+        name = f"qrels_steps_{self.split}.txt" if self.steps else f"qrels_{self.split}.txt"
+        for dom in self._doms():
+            path = _file(dom, name, f"TEMPO {dom} {self.split} {'step ' if self.steps else ''}qrels", None).path()
+            q = read_tempo_qrels(path)
+            for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(),
+                                     strict=True):
+                yield TrecQrel(qid, did, int(rel), "0")
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self) -> dict[int, str]:
+        what = "step" if self.steps else "query"
+        return {0: "not relevant", 1: f"relevant (gold document of the {what})"}
+
+
+def _topics_factory(split: str, domains: tuple[str, ...] | None, steps: bool):
+    def factory() -> pd.DataFrame:
+        return tempo_topics(split, list(domains) if domains else list(TEMPO_DOMAINS), require_steps=steps)
+
+    return factory
+
+
+def _register_all() -> None:
+    register("reteco/tempo", ir_datasets.Dataset(_TempoDocs(None)))
+    for dom in TEMPO_DOMAINS:
+        register(f"reteco/tempo/{dom}", ir_datasets.Dataset(_TempoDocs((dom,))))
+    for split in TEMPO_SPLITS:
+        for doms in [None, *((d,) for d in TEMPO_DOMAINS)]:
+            base = f"reteco/tempo/{doms[0]}/{split}" if doms else f"reteco/tempo/{split}"
+            docs = _TempoDocs(doms)
+            for steps, name in ((False, base), (True, f"{base}/steps")):
+                topics = _TempoTopics(split, doms, steps)
+                register(name, ir_datasets.Dataset(docs, topics, topics),
+                         topics=_topics_factory(split, doms, steps))
+
+
+_register_all()
