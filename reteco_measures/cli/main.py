@@ -200,11 +200,10 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    import ir_datasets.__main__ as irds_main
+    import ir_datasets
 
-    sys.argv = ["ir_datasets", *args.rest]
     try:
-        irds_main.main()
+        ir_datasets.main(list(args.rest))
     except SystemExit as exc:
         return int(exc.code or 0)
     return 0
