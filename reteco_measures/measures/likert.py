@@ -4,9 +4,15 @@
   relevance, coherence, faithfulness);
 * ``scale='ikat'``: integer 0–4 → s/4 (TREC iKAT 2023 naturalness, groundedness).
 
-Judgments come from a judgments JSONL file (``judgments=`` path) written by
-``reteco-measures judge``; invalid or missing judgments are counted and reported, never
-silently dropped.
+Judgments come from a judgments JSONL file (``judgments=`` path, or ``rm.side_info(judgments=...)``)
+written by ``reteco-measures judge generation|ikat``. The evaluated turns are the qrels' queries;
+a turn's value is its normalised score. Invalid or missing judgments are left out of the mean and
+reported (a ``LikertWarning`` with their counts), never silently dropped; the complete table with
+``n_invalid`` / ``n_missing`` is :func:`reteco_measures.judge.aggregate_judgments`.
+
+Example::
+
+    rm.calc_aggregate(["Likert(dimension='faithfulness', judgments='j.jsonl')"], qrels, run)
 """
 
 from ir_measures.measures.base import ParamInfo
@@ -21,8 +27,9 @@ class _Likert(RetecoMeasure):
     SHORT_DESC = "LLM-judge Likert score normalised to [0, 1], macro-averaged per dimension."
     SUPPORTED_PARAMS = common_params(
         dimension=ParamInfo(dtype=str, desc="judged dimension, e.g. 'correctness'"),
-        scale=ParamInfo(dtype=str, choices=["reteco", "ikat"], default="reteco", desc="score scale"),
-        judgments=ParamInfo(dtype=str, desc="path of a judgments JSONL file"),
+        scale=ParamInfo(dtype=str, choices=["reteco", "ikat"],
+                        desc="score scale; default: the dimension's own (RETECO dimensions 1-5, iKAT 0-4)"),
+        judgments=ParamInfo(dtype=str, desc="path of a judgments JSONL file (or rm.side_info(judgments=...))"),
     )
 
 

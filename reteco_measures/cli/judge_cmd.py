@@ -1,0 +1,387 @@
+"""``reteco-measures judge``: LLM judgments (generation, iKAT, TEMPO labels), golden-case
+meta-evaluation, aggregation, and lexical diagnostics.
+
+::
+
+    reteco-measures judge generation --answers A.jsonl --context C.jsonl --model M --out J.jsonl \\
+        [--cache DIR] [--dimensions correctness,completeness,...] [--scale reteco|ikat]
+    reteco-measures judge ikat --answers RUN.json|A.jsonl --context TOPICS.json|C.jsonl --model M --out J.jsonl
+    reteco-measures judge temporal --topics T.jsonl --documents D.jsonl --run RUN --model M --out LABELS.jsonl
+    reteco-measures judge meta-eval --model M [--dimensions ...]
+    reteco-measures judge aggregate J.jsonl [J2.jsonl ...] [--targets F] [--by domain --topics T]
+    reteco-measures judge lexical --answers A.jsonl --references R.jsonl [--metrics rougeL,meteor,bertscore]
+
+The endpoint comes from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (``--base-url`` overrides the URL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from ..errors import Problem
+from .main import command
+from .report import OUTPUT_FORMATS, print_frame
+
+__all__ = ["configure"]
+
+
+def _print_problems(problems: Sequence[Problem], limit: int = 20) -> None:
+    for p in problems[:limit]:
+        print(f"warning: {p}", file=sys.stderr)
+    if len(problems) > limit:
+        print(f"warning: ... and {len(problems) - limit} more problem(s)", file=sys.stderr)
+
+
+def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str) -> None:
+    g = p.add_argument_group("judge endpoint and run")
+    g.add_argument("--model", required=True, help="judge model name (sent to the endpoint)")
+    g.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL, else the OpenAI API)")
+    g.add_argument("--cache", help=f"cache folder (default: {default_cache})")
+    g.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
+    g.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
+    g.add_argument("--retries", type=int, default=3, help="extra attempts per judgment (default 3)")
+    g.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    g.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubling (default 1)")
+    g.add_argument("--max-tokens", type=int, help="max_tokens of the reply (default: the endpoint's)")
+    g.add_argument("--no-json-mode", action="store_true",
+                   help="do not send response_format=json_object (for endpoints that reject it)")
+    g.add_argument("--prompts", help="folder of your own prompt files instead of the packaged ones")
+    g.add_argument("--refresh-invalid", action="store_true",
+                   help="re-ask judgments whose cached reply was invalid")
+    g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+    g.add_argument("--strict", action="store_true", help="exit 1 when any judgment is invalid")
+    g.add_argument("--format", default="table", choices=OUTPUT_FORMATS, help="summary format")
+
+
+def _client(args: argparse.Namespace):
+    from ..judge.client import JudgeClient
+
+    return JudgeClient(
+        args.model,
+        base_url=args.base_url,
+        timeout=args.timeout,
+        retries=args.retries,
+        backoff=args.backoff,
+        json_mode=not args.no_json_mode,
+        max_tokens=args.max_tokens,
+        concurrency=args.concurrency,
+    )
+
+
+def _cache(args: argparse.Namespace, default: str | None):
+    from ..judge.cache import JudgmentCache
+
+    if args.no_cache:
+        return JudgmentCache(None)
+    directory = args.cache or default
+    return JudgmentCache(directory)
+
+
+def _run(args: argparse.Namespace, items, cache_default: str | None):
+    """Run items; returns (outcomes, stats) or an exit code."""
+    from ..judge.client import JudgeFatalError
+    from ..judge.runner import RunStats, run_items
+
+    stats = RunStats()
+    cache = _cache(args, cache_default)
+    try:
+        with _client(args) as client:
+            outcomes = run_items(items, client, cache, concurrency=args.concurrency, progress=args.progress,
+                                 refresh_invalid=args.refresh_invalid, stats=stats)
+    except JudgeFatalError as exc:
+        print(f"reteco-measures: judge endpoint error: {exc}", file=sys.stderr)
+        return None, 2
+    except KeyboardInterrupt:
+        print(f"reteco-measures: interrupted; finished judgments are cached in {cache.directory}: "
+              "run the same command again to resume", file=sys.stderr)
+        return None, 130
+    where = f"; cache {cache.directory}" if cache.directory is not None else ""
+    print(f"judged {stats.total}: {stats.cached} from cache, {stats.asked} asked, {stats.not_sent} not sendable, "
+          f"{stats.invalid} invalid{where}", file=sys.stderr)
+    return outcomes, stats
+
+
+def _targets(path: str | None):
+    if path is None:
+        return None
+    from ..judge.inputs import read_targets
+
+    return read_targets(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# generation / ikat
+
+
+def _cmd_generation(args: argparse.Namespace) -> int:
+    from ..judge.generation import (
+        generation_items,
+        judgment_rows,
+        resolve_dimensions,
+        summary_frame,
+        write_jsonl,
+    )
+    from ..judge.inputs import read_answers, read_context, read_passages
+
+    scale = getattr(args, "scale", None) or "reteco"
+    dims = resolve_dimensions(args.dimensions, scale)
+    passages = read_passages(args.passages) if getattr(args, "passages", None) else None
+    answers, p1 = read_answers(args.answers, passages)
+    contexts, p2 = read_context(args.context)
+    targets = _targets(args.targets)
+    problems = p1 + p2
+    wanted = set(targets) if targets is not None else set(contexts)
+    for tid, ans in answers.items():
+        if tid not in wanted:
+            problems.append(Problem("answer for a turn that is not a target turn; not judged", line=ans.line,
+                                    path=str(args.answers), query_id=tid, kind="unknown_query"))
+    _print_problems(problems)
+    items = generation_items(answers, contexts, dims, targets=targets, prompts_dir=args.prompts)
+    outcomes, stats = _run(args, items, f"{args.out}.cache")
+    if outcomes is None:
+        return stats
+    rows = judgment_rows(outcomes)
+    write_jsonl(args.out, rows)
+    print_frame(summary_frame(rows, dims), args.format)
+    return 1 if args.strict and stats.invalid else 0
+
+
+def _add_generation(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("generation", help="judge generated answers (RETECO 2b/2c dimensions, 1-5)",
+                       description="One judgment per (target turn, dimension); target turns = the context "
+                                   "file's turns (or --targets). Missing answers are invalid judgments.")
+    p.add_argument("--answers", required=True, help="JSONL {turn_id, answer}")
+    p.add_argument("--context", required=True,
+                   help="JSONL {turn_id, history: [{role, content}], question, passages: [str]}")
+    p.add_argument("--out", required=True, help="judgments JSONL to write")
+    p.add_argument("--dimensions", help="comma-separated (default: every dimension of the scale)")
+    p.add_argument("--scale", default="reteco", choices=["reteco", "ikat"],
+                   help="reteco: correctness, completeness, relevance, coherence, faithfulness (1-5); "
+                        "ikat: naturalness, groundedness (0-4)")
+    p.add_argument("--targets", help="target turn ids: JSONL, TREC qrels or one id per line")
+    _add_client_args(p, default_cache="OUT.cache")
+    p.set_defaults(func=_cmd_generation)
+
+
+def _add_ikat(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ikat", help="judge iKAT responses: naturalness and groundedness (0-4)",
+                       description="Answers may be an iKAT 2023 run JSON (the rank-1 response of each turn; "
+                                   "its 'used' provenance passages are judged for groundedness) or JSONL "
+                                   "{turn_id, answer}. Context may be iKAT topics JSON or context JSONL.")
+    p.add_argument("--answers", required=True, help="iKAT run JSON or JSONL {turn_id, answer}")
+    p.add_argument("--context", required=True, help="iKAT topics JSON or context JSONL")
+    p.add_argument("--passages", help="JSONL {id|passage_id, text} with the text of provenance passages")
+    p.add_argument("--out", required=True, help="judgments JSONL to write")
+    p.add_argument("--dimensions", help="naturalness,groundedness (default both)")
+    p.add_argument("--targets", help="judged turns, e.g. the qrels file (pruned turns are not assessed)")
+    _add_client_args(p, default_cache="OUT.cache")
+    p.set_defaults(func=_cmd_generation, scale="ikat")
+
+
+# ------------------------------------------------------------------------------------------------
+# temporal
+
+
+def _read_pairs(path: str) -> list[tuple[str, str]]:
+    pairs: dict[tuple[str, str], None] = {}
+    with open(path, encoding="utf-8-sig") as f:
+        for i, raw in enumerate(f, start=1):
+            s = raw.strip()
+            if not s:
+                continue
+            if s.startswith("{"):
+                try:
+                    obj = json.loads(s)
+                    pair = (str(obj["query_id"]), str(obj["doc_id"]))
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    raise ValueError(f"{path}:{i}: a JSON pair needs query_id and doc_id") from None
+            else:
+                cols = s.split()
+                if len(cols) == 2:
+                    pair = (cols[0], cols[1])
+                elif len(cols) in (4, 6):
+                    pair = (cols[0], cols[2])
+                else:
+                    raise ValueError(f"{path}:{i}: expected 'query_id doc_id', qrels or a TREC run line")
+            pairs.setdefault(pair, None)
+    return list(pairs)
+
+
+def _cmd_temporal(args: argparse.Namespace) -> int:
+    from ..io.readers import read_run
+    from ..judge.generation import write_jsonl
+    from ..judge.inputs import read_documents, read_temporal_topics
+    from ..judge.temporal import label_rows, pool_pairs, temporal_items, temporal_summary
+
+    if not args.run and not args.pairs:
+        raise ValueError("give --run RUN (repeatable) and/or --pairs PAIRS")
+    topics, problems = read_temporal_topics(args.topics)
+    pairs: list[tuple[str, str]] = []
+    if args.run:
+        pairs.extend(pool_pairs([read_run(r) for r in args.run], depth=args.depth))
+    if args.pairs:
+        pairs.extend(_read_pairs(args.pairs))
+    pairs = list(dict.fromkeys(pairs))
+    documents, p2 = read_documents(args.documents, wanted={d for _, d in pairs})
+    problems += p2
+    _print_problems(problems)
+    items = temporal_items(pairs, topics, documents, prompts_dir=args.prompts)
+    outcomes, stats = _run(args, items, f"{args.out}.cache")
+    if outcomes is None:
+        return stats
+    rows = label_rows(outcomes, topics)
+    write_jsonl(args.out, rows)
+    if args.judgments_out:
+        write_jsonl(args.judgments_out, [
+            {**o.item.meta, "score": o.verdict.score, "model": o.model, "prompt_sha256": o.item.prompt.sha256,
+             "error": o.verdict.error, "rationale": o.verdict.rationale}
+            for o in outcomes
+        ])
+    print_frame(temporal_summary(rows, outcomes), args.format)
+    return 1 if args.strict and stats.invalid else 0
+
+
+def _add_temporal(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("temporal", help="TEMPO temporal labels (verdict + period coverage) -> frozen labels JSONL",
+                       description="Judges every (query, document) pair of the pool: a 0/1 temporal relevance "
+                                   "verdict and, per required period, a 0/1 coverage judgment. Writes "
+                                   "{query_id, doc_id, temporal, periods, ...} lines for --labels.")
+    p.add_argument("--topics", required=True, help="JSONL {query_id|id, query|text, required_periods: [str]}")
+    p.add_argument("--documents", required=True, help="JSONL {doc_id|id, content|text}")
+    p.add_argument("--run", action="append", help="run whose top --depth documents are judged (repeatable)")
+    p.add_argument("--depth", type=int, default=10, help="pool depth per run (default 10)")
+    p.add_argument("--pairs", help="explicit pairs: JSONL {query_id, doc_id}, 'qid docid' lines or qrels")
+    p.add_argument("--out", required=True, help="labels JSONL to write")
+    p.add_argument("--judgments-out", help="also write every single judgment (with rationale) here")
+    _add_client_args(p, default_cache="OUT.cache")
+    p.set_defaults(func=_cmd_temporal)
+
+
+# ------------------------------------------------------------------------------------------------
+# meta-eval
+
+
+def _cmd_meta_eval(args: argparse.Namespace) -> int:
+    from ..judge.generation import write_jsonl
+    from ..judge.golden import golden_items, meta_eval_frames
+
+    dims = [d for d in args.dimensions.split(",") if d.strip()] if args.dimensions else None
+    items = golden_items(dims, prompts_dir=args.prompts)
+    if not items:
+        raise ValueError("no golden case for the chosen dimensions")
+    outcomes, stats = _run(args, items, None)
+    if outcomes is None:
+        return stats
+    cases, summary = meta_eval_frames(outcomes)
+    if args.out:
+        write_jsonl(args.out, cases.astype(object).where(cases.notna(), None).to_dict(orient="records"))
+    print_frame(cases.drop(columns=["error"]), args.format)
+    print()
+    print_frame(summary, args.format)
+    failed = summary[summary["accuracy"] < args.min_accuracy]
+    if len(failed):
+        print(f"judge does NOT separate the golden cases for: {', '.join(failed['dimension'])} "
+              f"(accuracy < {args.min_accuracy:g})", file=sys.stderr)
+        for row in cases[cases["error"].notna()].itertuples(index=False):
+            print(f"  {row.case_id}: {row.error}", file=sys.stderr)
+        return 1
+    print(f"judge separates every golden case pair ({int(summary['pairs'].sum())} pairs)", file=sys.stderr)
+    return 0
+
+
+def _add_meta_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("meta-eval", help="golden-case meta-evaluation: does the judge separate good from bad?",
+                       description="Judges built-in contrast pairs (supported vs unsupported, complete vs "
+                                   "incomplete, coherent vs incoherent, ...). Exit 1 when a dimension's "
+                                   "accuracy is below --min-accuracy.")
+    p.add_argument("--dimensions", help="comma-separated (default: all dimensions with golden cases)")
+    p.add_argument("--min-accuracy", type=float, default=1.0, help="required share of separated pairs (default 1)")
+    p.add_argument("--out", help="write the per-case results as JSONL")
+    _add_client_args(p, default_cache="no cache")
+    p.set_defaults(func=_cmd_meta_eval)
+
+
+# ------------------------------------------------------------------------------------------------
+# aggregate
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from ..judge.aggregate import aggregate_judgments
+
+    problems: list[Problem] = []
+    dims = [d for d in args.dimensions.split(",") if d.strip()] if args.dimensions else None
+    frame = aggregate_judgments(args.judgments, targets=_targets(args.targets), dimensions=dims, scale=args.scale,
+                                topics=args.topics, by=args.by, problems=problems)
+    _print_problems(problems)
+    print_frame(frame, args.format, places=args.places)
+    return 0
+
+
+def _add_aggregate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("aggregate", help="per-dimension macro scores of judgment files, with invalid/missing counts")
+    p.add_argument("judgments", nargs="+", help="judgments JSONL file(s)")
+    p.add_argument("--targets", help="target turns (missing ones are counted): JSONL, qrels or one id per line")
+    p.add_argument("--dimensions", help="comma-separated (default: those present)")
+    p.add_argument("--scale", choices=["reteco", "ikat"], help="force a scale (default: from the dimension)")
+    p.add_argument("--topics", help="topics metadata for --by")
+    p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
+    p.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
+    p.add_argument("--places", type=int, default=4)
+    p.set_defaults(func=_cmd_aggregate)
+
+
+# ------------------------------------------------------------------------------------------------
+# lexical
+
+
+def _cmd_lexical(args: argparse.Namespace) -> int:
+    from ..lexical import METRICS, lexical_diagnostics, read_references
+
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown lexical metric(s) {unknown}; choose from {', '.join(METRICS)}")
+    from ..judge.inputs import read_answers
+
+    answers, problems = read_answers(args.answers)
+    refs, p2 = read_references(args.references)
+    _print_problems(problems + p2)
+    per_turn, summary = lexical_diagnostics({t: a.answer for t, a in answers.items()}, refs, metrics=metrics)
+    if args.per_turn:
+        print_frame(per_turn, args.format, places=args.places)
+        print()
+    print_frame(summary, args.format, places=args.places)
+    return 0
+
+
+def _add_lexical(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lexical", help="ROUGE-L, METEOR, BERTScore of answers against reference answers")
+    p.add_argument("--answers", required=True, help="JSONL {turn_id, answer}")
+    p.add_argument("--references", required=True, help="JSONL {turn_id, answer|reference|references}")
+    p.add_argument("--metrics", default="rougeL,meteor", help="comma-separated: rougeL, meteor, bertscore")
+    p.add_argument("--per-turn", action="store_true", help="also print one row per turn")
+    p.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
+    p.add_argument("--places", type=int, default=4)
+    p.set_defaults(func=_cmd_lexical)
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+@command("judge")
+def configure(sub: argparse._SubParsersAction) -> None:
+    """Add ``judge`` and its sub-commands to the top-level parser."""
+    p = sub.add_parser("judge", help="LLM judgments (generation, iKAT, temporal labels), meta-eval, aggregation")
+    jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
+    jsub.required = True
+    _add_generation(jsub)
+    _add_ikat(jsub)
+    _add_temporal(jsub)
+    _add_meta_eval(jsub)
+    _add_aggregate(jsub)
+    _add_lexical(jsub)
+

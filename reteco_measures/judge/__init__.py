@@ -1,0 +1,59 @@
+"""A reproducible LLM-judge harness for generation and temporal judgments (SPEC §7).
+
+* :mod:`.prompts` — versioned prompt files, one per dimension, identified by sha256;
+* :mod:`.client` — an OpenAI-compatible chat-completions client (httpx, imported lazily) with
+  retries, backoff, ``Retry-After`` and strict reply parsing;
+* :mod:`.cache` / :mod:`.runner` — a disk cache keyed by (prompt hash, model, input), bounded
+  concurrency, resumable runs;
+* :mod:`.generation` / :mod:`.temporal` — RETECO / iKAT generation judgments and TEMPO temporal
+  labels;
+* :mod:`.aggregate` — per-dimension macro scores with invalid / missing counts;
+* :mod:`.golden` — golden-case meta-evaluation.
+
+Importing this package does not import httpx or tqdm.
+"""
+
+from __future__ import annotations
+
+from .aggregate import SCALES, aggregate_judgments, normalize_scores, read_judgments
+from .cache import JudgmentCache, cache_key
+from .client import JudgeClient, JudgeFatalError, ReplyError, Verdict, parse_reply
+from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
+from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
+from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_prompt
+from .runner import JudgeItem, Outcome, RunStats, run_items
+from .temporal import label_rows, pool_pairs, temporal_items
+
+__all__ = [
+    "FAMILIES",
+    "SCALES",
+    "Prompt",
+    "load_prompt",
+    "parse_prompt",
+    "available_prompts",
+    "JudgeClient",
+    "JudgeFatalError",
+    "ReplyError",
+    "Verdict",
+    "parse_reply",
+    "JudgmentCache",
+    "cache_key",
+    "JudgeItem",
+    "Outcome",
+    "RunStats",
+    "run_items",
+    "resolve_dimensions",
+    "generation_items",
+    "judgment_rows",
+    "summary_frame",
+    "pool_pairs",
+    "temporal_items",
+    "label_rows",
+    "read_judgments",
+    "aggregate_judgments",
+    "normalize_scores",
+    "GoldenCase",
+    "GOLDEN_CASES",
+    "golden_items",
+    "meta_eval_frames",
+]

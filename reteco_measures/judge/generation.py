@@ -1,0 +1,156 @@
+"""Generation judging (RETECO 2b/2c five dimensions, iKAT naturalness/groundedness).
+
+One judgment per (target turn, dimension). The target turns are those of the context file, or of
+an explicit ``targets`` list. A target turn without an answer, without context, or (for
+faithfulness / groundedness) without passages is an *invalid* judgment with its reason: it is
+written out and counted, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .inputs import Answer, Context, render_history, render_passages
+from .prompts import FAMILIES, Prompt, canonical, family_of, load_prompt
+from .runner import JudgeItem, Outcome
+
+__all__ = [
+    "PASSAGE_DIMENSIONS",
+    "resolve_dimensions",
+    "generation_items",
+    "judgment_rows",
+    "summary_frame",
+    "write_jsonl",
+]
+
+#: dimensions that are judged against passages (no passages -> invalid)
+PASSAGE_DIMENSIONS = {"faithfulness", "groundedness"}
+
+
+def resolve_dimensions(dimensions: str | Sequence[str] | None, scale: str) -> list[str]:
+    """Canonical dimension names for ``scale`` (default: every dimension of the scale).
+
+    Raises:
+        ValueError: unknown scale, or a dimension that is not on this scale.
+    """
+    if scale not in ("reteco", "ikat"):
+        raise ValueError(f"--scale must be 'reteco' or 'ikat', not {scale!r}")
+    if dimensions is None or dimensions == "" or dimensions == []:
+        return list(FAMILIES[scale])
+    if isinstance(dimensions, str):
+        dimensions = [d for d in dimensions.split(",") if d.strip()]
+    out: list[str] = []
+    for d in dimensions:
+        dim = canonical(d)
+        fam = family_of(dim)
+        if fam != scale:
+            raise ValueError(f"dimension {dim!r} belongs to the {fam} scale, not {scale} "
+                             f"({scale}: {', '.join(FAMILIES[scale])})")
+        if dim not in out:
+            out.append(dim)
+    return out
+
+
+def generation_items(
+    answers: dict[str, Answer],
+    contexts: dict[str, Context],
+    dimensions: Sequence[str],
+    *,
+    targets: Sequence[str] | None = None,
+    prompts: dict[str, Prompt] | None = None,
+    prompts_dir: str | Path | None = None,
+) -> list[JudgeItem]:
+    """One :class:`JudgeItem` per (target turn, dimension), turn-major in target order."""
+    prompts = prompts or {d: load_prompt(d, directory=prompts_dir) for d in dimensions}
+    turn_ids = list(targets) if targets is not None else list(contexts)
+    items: list[JudgeItem] = []
+    for tid in turn_ids:
+        ctx = contexts.get(tid)
+        ans = answers.get(tid)
+        for dim in dimensions:
+            prompt = prompts[dim]
+            meta = {"turn_id": tid, "dimension": dim}
+            reason = None
+            if ctx is None:
+                reason = "no context for this turn (not in the context file)"
+            elif ans is None:
+                reason = "missing answer for this target turn"
+            variables: dict[str, str] = {}
+            if reason is None:
+                assert ctx is not None and ans is not None
+                passages = ans.passages if ans.passages is not None else ctx.passages
+                if dim in PASSAGE_DIMENSIONS:
+                    if ans.missing_passages:
+                        reason = ("text of provenance passage(s) not supplied: "
+                                  + ", ".join(ans.missing_passages[:5]) + " (give --passages)")
+                    elif not passages:
+                        reason = f"no passages supplied: {dim} cannot be judged"
+                variables = {
+                    "question": ctx.question,
+                    "history": render_history(ctx.history),
+                    "passages": render_passages(passages),
+                    "answer": ans.answer,
+                }
+            inputs = {k: variables[k] for k in sorted(prompt.placeholders)} if reason is None else {}
+            items.append(JudgeItem(prompt, inputs, meta, invalid=reason))
+    return items
+
+
+def judgment_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """Output rows (SPEC §7) plus the model's ``rationale``."""
+    rows = []
+    for o in outcomes:
+        v = o.verdict
+        rows.append({
+            "turn_id": o.item.meta["turn_id"],
+            "dimension": o.item.meta["dimension"],
+            "score": v.score,
+            "normalized": o.normalized,
+            "model": o.model,
+            "prompt_sha256": o.item.prompt.sha256,
+            "error": v.error,
+            "rationale": v.rationale,
+        })
+    return rows
+
+
+def summary_frame(rows: Sequence[dict[str, Any]], dimensions: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per dimension: mean normalized score over valid judgments, n valid, n invalid."""
+    frame = pd.DataFrame(list(rows), columns=["dimension", "normalized", "error"])
+    order = list(dimensions) if dimensions is not None else list(dict.fromkeys(frame["dimension"]))
+    valid = frame["error"].isna() & frame["normalized"].notna()
+    frame = frame.assign(valid=valid, value=frame["normalized"].where(valid).astype("float64"))
+    grouped = frame.groupby("dimension", sort=False)
+    out = pd.DataFrame({
+        "mean": grouped["value"].mean(),
+        "n_valid": grouped["valid"].sum(),
+        "n_invalid": grouped.size() - grouped["valid"].sum(),
+    }).reindex(order)
+    out["n_valid"] = out["n_valid"].fillna(0).astype(int)
+    out["n_invalid"] = out["n_invalid"].fillna(0).astype(int)
+    return out.rename_axis("dimension").reset_index()
+
+
+def write_jsonl(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Write rows as UTF-8 JSONL atomically (temporary file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
