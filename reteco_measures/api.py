@@ -19,6 +19,7 @@ from ir_measures import Metric
 from .io.convert import as_qrels_frame, as_run_frame, is_source, run_to_dict
 from .kernels.ranking import TIE_BREAKS, rank_run
 from .measures.base import REGISTERED
+from .provider import PROVIDER
 from .side import load_topics, side_info
 
 __all__ = ["parse_measures", "calc_aggregate", "iter_calc", "evaluate", "measure_label", "depth_group"]
@@ -77,10 +78,11 @@ def _prepare(measures, qrels, run, tie_break, corpus):
         run_in = pd.DataFrame(
             {"query_id": ranked["query_id"], "doc_id": ranked["doc_id"], "score": -ranked["rank"].astype(np.float64)}
         )
+    run_standard = run_in
     if standard and isinstance(run_in, pd.DataFrame):
         # ir_measures converts DataFrames row by row; a vectorised dict conversion is much faster
-        run_in = run_to_dict(as_run_frame(run_in))
-    return measures, qrels_in, run_in
+        run_standard = run_to_dict(as_run_frame(run_in))
+    return measures, qrels_in, run_in, run_standard
 
 
 def calc_aggregate(
@@ -108,9 +110,16 @@ def calc_aggregate(
     Returns:
         ``{measure: value}``; a measure defined on no query gives NaN (or its ``empty`` value).
     """
-    measures, qrels_in, run_in = _prepare(measures, qrels, run, tie_break, corpus)
+    measures, qrels_in, run_in, run_standard = _prepare(measures, qrels, run, tie_break, corpus)
+    ours = [m for m in measures if m.NAME in REGISTERED]
+    standard = [m for m in measures if m.NAME not in REGISTERED]
+    result: dict[ir_measures.Measure, float] = {}
     with side_info(topics=topics, labels=labels, corpus=corpus, tie_break=tie_break):
-        return ir_measures.calc_aggregate(measures, qrels_in, run_in)
+        if ours:  # straight to our provider: no filler rows from ir_measures' fallback evaluator
+            result.update(PROVIDER.calc_aggregate(ours, qrels_in, run_in))
+        if standard:
+            result.update(ir_measures.calc_aggregate(standard, qrels_in, run_standard))
+    return {m: result[m] for m in measures}
 
 
 def iter_calc(
@@ -128,9 +137,15 @@ def iter_calc(
     Our measures report NaN where they are not defined for a query (e.g. TC for a query
     without required periods); aggregation skips those. Arguments as :func:`calc_aggregate`.
     """
-    measures, qrels_in, run_in = _prepare(measures, qrels, run, tie_break, corpus)
+    measures, qrels_in, run_in, run_standard = _prepare(measures, qrels, run, tie_break, corpus)
+    ours = [m for m in measures if m.NAME in REGISTERED]
+    standard = [m for m in measures if m.NAME not in REGISTERED]
+    results: list[Metric] = []
     with side_info(topics=topics, labels=labels, corpus=corpus, tie_break=tie_break):
-        results = list(ir_measures.iter_calc(measures, qrels_in, run_in))
+        if ours:
+            results.extend(PROVIDER.iter_calc(ours, qrels_in, run_in))
+        if standard:
+            results.extend(ir_measures.iter_calc(standard, qrels_in, run_standard))
     return iter(results)
 
 

@@ -100,7 +100,11 @@ class RetecoMeasure(ir_measures.Measure):
     * Aggregation is a NaN-skipping weighted mean (:class:`WeightedMeanAgg`).
     """
 
-    DEFAULT = 0.0
+    #: ir_measures fills a DEFAULT row for every (measure, qrels query) pair a provider did not
+    #: report when several providers share a call. Our kernels already report every query they
+    #: define (missing-from-run queries as 0), so a filler means "not defined at this level"
+    #: (e.g. step topics under StepNDCG(average='query')): NaN, skipped by the aggregate.
+    DEFAULT = float("nan")
     DISPLAY_NAME: str | None = None
     SUPPORTED_PARAMS: dict[str, ParamInfo] = common_params()
     #: True for reteco-measures' own measures; used to make registration idempotent.
