@@ -8,6 +8,7 @@ is looked up by measure name by :class:`reteco_measures.provider.RetecoProvider`
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import ir_measures
@@ -144,6 +145,10 @@ def register(measure: ir_measures.Measure, aliases: tuple[str, ...] = ()) -> ir_
     Re-importing or reloading our modules replaces our own earlier entries; a name taken by
     *another* package's measure is an error, never silently overwritten.
     """
+    cls = type(measure)
+    if not cls.__doc__:  # the definition is the module's docstring: make help(rm.TC) show it
+        module = sys.modules.get(cls.__module__)
+        cls.__doc__ = getattr(module, "__doc__", None)
     registry = ir_measures.measures.registry
     for name in (measure.NAME, *aliases):
         existing = registry.get(name)
