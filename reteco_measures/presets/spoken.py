@@ -109,18 +109,16 @@ def score_spoken(
     quality = float(overall[measures[0]])
     gated = float(reward(quality, a=a, b=b, gate=audit_passed))
     n_req = int(qrels["query_id"].astype(str).nunique())
-    summary = pd.DataFrame(
-        [
-            {"measure": measures[0], "value": quality, "role": "raw quality (official)"},
-            {"measure": measures[1], "value": float(overall[measures[1]]), "role": "diagnostic: mean over requests"},
-            {"measure": "reward", "value": gated, "role": f"reward(q; a={a:g}, b={b!r})"
-             + ("" if audit_passed else " gated: audit failed")},
-            {"measure": "requests", "value": n_req, "role": "labelled requests"},
-            {"measure": "invalid rows", "value": len(report.invalid_queries), "role": "score 0"},
-            {"measure": "missing rows", "value": len(report.missing_queries), "role": "score 0"},
-        ],
-        columns=["measure", "value", "role"],
-    ).astype({"value": object})
+    rows = [
+        (measures[0], quality, "raw quality (official)"),
+        (measures[1], float(overall[measures[1]]), "diagnostic: mean over requests"),
+        ("reward", gated, f"reward(q; a={a:g}, b={b!r})" + ("" if audit_passed else " gated: audit failed")),
+        ("requests", n_req, "labelled requests"),
+        ("invalid rows", len(report.invalid_queries), "score 0"),
+        ("missing rows", len(report.missing_queries), "score 0"),
+    ]
+    summary = pd.DataFrame({"measure": [r[0] for r in rows], "value": pd.Series([r[1] for r in rows], dtype=object),
+                            "role": [r[2] for r in rows]})
     return SpokenScore(quality, gated, summary, grid, by_collection, by_condition, report, notes)
 
 
