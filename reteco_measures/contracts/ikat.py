@@ -74,12 +74,12 @@ def _is_number(value: Any) -> bool:
 
 def _load_json(run: Any) -> tuple[Any, str | None, str, Problem | None]:
     """(parsed object, path, raw text, problem). ``run`` may be a path, JSON text, bytes or a dict."""
-    if isinstance(run, dict):
+    if isinstance(run, (dict, list)):
         return run, None, "", None
     path: str | None = None
     if isinstance(run, bytes):
         text = run.decode("utf-8-sig", errors="replace")
-    elif isinstance(run, str) and (is_inline_text(run) or run.lstrip().startswith("{")):
+    elif isinstance(run, str) and (is_inline_text(run) or run.lstrip().startswith(("{", "["))):
         text = run
     elif isinstance(run, (str, os.PathLike)):
         path = os.fspath(run)

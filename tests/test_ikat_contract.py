@@ -1,0 +1,253 @@
+"""The ``ikat`` contract: the organisers' sample run, hand-built runs with known conversions, and
+malformed variants (each problem names the turn and the field; good turns are never lost)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import reteco_measures as rm
+from reteco_measures.contracts.ikat import convert_ikat_run
+from reteco_measures.datasets.ikat2023 import load_ikat_topics
+
+
+@pytest.fixture(scope="module")
+def sample_path(shared_data: Path) -> Path:
+    return shared_data / "ikat2023" / "2023_sample_run.json"
+
+
+@pytest.fixture(scope="module")
+def sample(sample_path: Path) -> dict:
+    return json.loads(sample_path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def topics(shared_data: Path, tmp_path_factory) -> pd.DataFrame:
+    root = tmp_path_factory.mktemp("ikroot")
+    (root / "ikat2023").symlink_to(shared_data / "ikat2023", target_is_directory=True)
+    return load_ikat_topics("test", root=root)
+
+
+def test_sample_run_is_valid_and_converted(sample_path: Path, sample: dict, topics: pd.DataFrame):
+    report = rm.validate_run(sample_path, "ikat", queries=topics)
+    assert report.valid
+    # only problem: the 326 test turns the sample does not cover (one summary line)
+    assert [p.kind for p in report.errors] == ["missing_query"]
+    assert len(report.missing_queries) == 332 - 6
+    run = report.run
+    assert list(run.columns) == ["query_id", "doc_id", "score", "rank", "line"]
+    # expected conversion from the JSON itself: responses by rank, passages in order, first wins
+    for turn in sample["turns"]:
+        order: list[str] = []
+        for resp in sorted(turn["responses"], key=lambda r: r["rank"]):
+            order += [p["id"] for p in resp["passage_provenance"] if p["id"] not in order]
+        got = run[run["query_id"] == turn["turn_id"]]
+        assert got["doc_id"].tolist() == order
+        assert got["rank"].tolist() == list(range(1, len(order) + 1))
+        assert got["score"].tolist() == pytest.approx([1 / r for r in range(1, len(order) + 1)])
+    ptkb = report.extra["ptkb_run"]
+    first = sample["turns"][0]["responses"][0]["ptkb_provenance"]
+    assert ptkb[ptkb["query_id"] == "9-1_1"]["doc_id"].tolist() == [p["id"] for p in first]
+    assert report.extra["run_name"] == "generated_run" and report.extra["run_type"] == "manual"
+    assert len(report.extra["responses"]) == 18
+
+
+def _run(turns: list[dict], **top) -> dict:
+    return {"run_name": "r", "run_type": "automatic", "turns": turns, **top}
+
+
+def _resp(rank: int, passages: list[tuple[str, float]], ptkb: list[tuple[str, float]] = (("1", 1.0),),
+          text: str = "an answer") -> dict:
+    return {
+        "rank": rank,
+        "text": text,
+        "passage_provenance": [{"id": p, "text": "t", "score": s, "used": True} for p, s in passages],
+        "ptkb_provenance": [{"id": i, "text": None, "score": s} for i, s in ptkb],
+    }
+
+
+P = [f"clueweb22-en0000-00-0000{i}:0" for i in range(10)]
+
+
+def test_first_occurrence_across_responses_in_rank_order():
+    run = _run([{"turn_id": "9-1_1", "responses": [
+        _resp(2, [(P[3], 0.9), (P[0], 0.8)], [("4", 1.0), ("1", 0.5)]),  # listed first but rank 2
+        _resp(1, [(P[0], 5.0), (P[1], 4.0), (P[2], 3.0)], [("1", 1.0), ("2", 0.5)]),
+    ]}])
+    report = convert_ikat_run(run)
+    # listing rank 2 before rank 1 is reported (the official validator wants increasing ranks)...
+    assert [(p.kind, p.message) for p in report.errors] == [
+        ("order", "responses[1].rank: 1 does not increase (previous 2)")]
+    # ...and the conversion still follows the ranks: rank 1 response first: P0 P1 P2, then rank 2: P3 (P0 already taken)
+    assert report.run["doc_id"].tolist() == [P[0], P[1], P[2], P[3]]
+    assert report.run["score"].tolist() == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4])
+    assert report.extra["ptkb_run"]["doc_id"].tolist() == ["1", "2", "4"]
+    # 'provenance' keeps the submitted score of the first occurrence; trec_eval then orders by it
+    prov = convert_ikat_run(run, passage_score="provenance")
+    assert dict(zip(prov.run["doc_id"], prov.run["score"], strict=True)) == {P[0]: 5.0, P[1]: 4.0, P[2]: 3.0,
+                                                                              P[3]: 0.9}
+    assert prov.run.set_index("doc_id").loc[P[3], "rank"] == 4
+
+
+def test_provenance_scores_ranked_by_trec_eval_rules():
+    run = _run([{"turn_id": "9-1_1", "responses": [
+        _resp(1, [(P[0], 1.0), (P[1], 2.0)]),  # increasing score: reported, kept
+    ]}])
+    prov = convert_ikat_run(run, passage_score="provenance")
+    assert prov.run.set_index("doc_id")["rank"].to_dict() == {P[1]: 1, P[0]: 2}
+    assert [p.kind for p in prov.errors] == ["order"]
+    assert "responses[0].passage_provenance[1].score" in prov.errors[0].message
+
+
+def _messages(report) -> list[str]:
+    return [str(p) for p in report.errors]
+
+
+def test_malformed_fields_name_turn_and_field(sample: dict, topics: pd.DataFrame):
+    bad = copy.deepcopy(sample)
+    bad["run_type"] = "semi"
+    t0, t1, t2 = bad["turns"][0], bad["turns"][1], bad["turns"][2]
+    t0["responses"][0]["passage_provenance"][3]["score"] = "high"
+    t0["responses"][1]["rank"] = 0
+    t1["responses"][0]["ptkb_provenance"][1]["id"] = "99"
+    t1["responses"][0]["ptkb_provenance"][0]["text"] = "I am someone else."
+    t1["responses"][2]["text"] = ""
+    t2["responses"][0]["passage_provenance"][0]["id"] = "clueweb22-en0004-67-08978"  # no passage number
+    t2["responses"][0]["passage_provenance"][1]["used"] = "yes"
+    del t2["responses"][1]["ptkb_provenance"]
+    bad["turns"][3]["turn_id"] = "99-9_1"
+    bad["turns"].append(copy.deepcopy(bad["turns"][4]))  # repeated turn
+    report = convert_ikat_run(json.dumps(bad), queries=topics)
+    msgs = _messages(report)
+
+    def has(turn: str, text: str) -> bool:
+        return any(f": {turn}: " in m and text in m for m in msgs)
+
+    assert any("run_type: must be 'automatic' or 'manual'" in m for m in msgs)
+    assert has("9-1_1", "responses[0].passage_provenance[3].score: must be a finite number")
+    assert has("9-1_1", "responses[1].rank: must be a positive integer")
+    assert has("9-1_2", "responses[0].ptkb_provenance[1].id: '99' is not a statement of this conversation's PTKB")
+    assert has("9-1_2", "responses[0].ptkb_provenance[0].text: does not match PTKB statement")
+    assert has("9-1_2", "responses[2].text: must be a non-empty string")
+    assert has("9-1_3", "responses[0].passage_provenance[0].id")
+    assert has("9-1_3", "responses[0].passage_provenance[1].used: must be true or false")
+    assert has("9-1_3", "responses[1].ptkb_provenance: missing")
+    assert has("99-9_1", "turn_id: not a turn of the topics")
+    assert has("9-1_5", "turn_id: repeated")
+    assert report.valid
+    # good turns are intact: 9-1_6 converts exactly as in the clean sample
+    clean = convert_ikat_run(sample, queries=topics).run
+    assert report.run[report.run["query_id"] == "9-1_6"]["doc_id"].tolist() == \
+        clean[clean["query_id"] == "9-1_6"]["doc_id"].tolist()
+    # the unknown turn is dropped; the bad PTKB id is not in the PTKB ranking
+    assert "99-9_1" not in set(report.run["query_id"])
+    ptkb = report.extra["ptkb_run"]
+    assert "99" not in set(ptkb.loc[ptkb["query_id"] == "9-1_2", "doc_id"])
+
+
+def test_structural_failures_make_the_report_invalid(tmp_path: Path):
+    broken = tmp_path / "run.json"
+    broken.write_text('{"run_name": "x",\n "turns": [\n  {"turn_id": "9-1_1",, }\n]}', encoding="utf-8")
+    report = rm.validate_run(broken, "ikat")
+    assert not report.valid and len(report.run) == 0
+    assert str(report.errors[0]).startswith(f"{broken}:3: -: not valid JSON")
+    for text, needle in (("[1, 2]", "must be a JSON object"), ('{"run_name": "x", "run_type": "manual"}',
+                                                               "turns: must be a list")):
+        report = convert_ikat_run(text)
+        assert not report.valid and needle in _messages(report)[-1]
+
+
+def test_line_numbers_point_at_the_turn(tmp_path: Path):
+    run = _run([{"turn_id": "9-1_1", "responses": [_resp(1, [(P[0], 1.0)])]},
+                {"turn_id": "9-1_2", "responses": [_resp(1, [(P[1], 1.0)], text="")]}])
+    path = tmp_path / "run.json"
+    text = json.dumps(run, indent=1)
+    path.write_text(text, encoding="utf-8")
+    report = rm.validate_run(path, "ikat")
+    line = next(i for i, ln in enumerate(text.splitlines(), start=1) if '"9-1_2"' in ln)
+    assert _messages(report) == [f"{path}:{line}: 9-1_2: responses[0].text: must be a non-empty string"]
+
+
+def test_corpus_filters_unknown_passages():
+    run = _run([{"turn_id": "9-1_1", "responses": [_resp(1, [(P[0], 3.0), (P[1], 2.0), (P[2], 1.0)])]}])
+    report = convert_ikat_run(run, corpus=[P[0], P[2]])
+    assert report.run["doc_id"].tolist() == [P[0], P[2]]
+    assert report.run["rank"].tolist() == [1, 2]
+    assert [p.kind for p in report.errors] == ["unknown_doc"]
+
+
+def test_validate_run_accepts_a_dataset_name(sample_path: Path, shared_data: Path, tmp_path: Path, monkeypatch):
+    (tmp_path / "ikat2023").symlink_to(shared_data / "ikat2023", target_is_directory=True)
+    monkeypatch.setenv("RETECO_DATA", str(tmp_path))
+    report = rm.validate_run(sample_path, "ikat", queries="ikat/2023/test/judged")
+    assert report.valid and len(report.missing_queries) == 176 - 6 + sum(
+        1 for t in ("9-1_1", "9-1_2", "9-1_3", "9-1_4", "9-1_5", "9-1_6")
+        if t not in set(rm.topics("ikat/2023/test/judged")["query_id"]))
+
+
+# --------------------------------------------------------------------------------------------
+# property: random damage never crashes, never loses undamaged turns
+
+_DAMAGE = st.sampled_from(["drop_field", "wrong_type", "negative", "nan_string", "empty_list"])
+
+
+def _damage(obj: dict, kind: str, key: str) -> None:
+    if kind == "drop_field":
+        obj.pop(key, None)
+    elif kind == "wrong_type":
+        obj[key] = {"unexpected": [1, 2]}
+    elif kind == "negative":
+        obj[key] = -1
+    elif kind == "nan_string":
+        obj[key] = "NaN"
+    else:
+        obj[key] = []
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@functools.lru_cache(maxsize=1)
+def _sample_and_topics() -> tuple[dict, pd.DataFrame, object]:
+    sample = json.loads((SHARED / "ikat2023" / "2023_sample_run.json").read_text(encoding="utf-8"))
+    root = Path(tempfile.mkdtemp(prefix="ikroot"))
+    (root / "ikat2023").symlink_to(SHARED / "ikat2023", target_is_directory=True)
+    topics = load_ikat_topics("test", root=root)
+    return sample, topics, convert_ikat_run(sample, queries=topics)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 5), st.integers(0, 2), st.sampled_from(["rank", "text", "passage_provenance",
+                                                              "ptkb_provenance", "responses", "turn_id",
+                                                              "score", "id", "used"]), _DAMAGE)
+def test_random_damage_is_reported_and_contained(t_index, r_index, key, kind):
+    assume(not (key == "text" and kind == "nan_string"))  # "NaN" is a valid response text
+    sample, topics, clean = _sample_and_topics()
+    run = copy.deepcopy(sample)
+    turn = run["turns"][t_index]
+    if key in ("responses", "turn_id"):
+        target = turn
+    elif key in ("score", "id", "used"):
+        target = turn["responses"][r_index]["passage_provenance"][0]
+    else:
+        target = turn["responses"][r_index]
+    _damage(target, kind, key)
+    report = convert_ikat_run(run, queries=topics)
+    assert report.valid
+    damaged_turn = sample["turns"][t_index]["turn_id"]
+    reported = [p for p in report.errors if p.kind != "missing_query"]
+    names = {damaged_turn, str(turn.get("turn_id"))}  # a damaged turn_id is reported under its new value
+    assert any(p.query_id in names or "turns[" in p.message for p in reported), (key, kind)
+    # every other turn converts exactly as in the clean run
+    for other in {t["turn_id"] for t in sample["turns"]} - {damaged_turn}:
+        a = report.run[report.run["query_id"] == other]["doc_id"].tolist()
+        b = clean.run[clean.run["query_id"] == other]["doc_id"].tolist()
+        assert a == b
