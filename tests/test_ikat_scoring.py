@@ -1,0 +1,166 @@
+"""``score ikat-2023`` on a run built in the test from the real qrels, compared per turn with
+pytrec_eval run side by side (1e-9); judged turns missing from the run score 0."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import pytrec_eval
+
+from reteco_measures.cli.main import main
+from reteco_measures.datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
+from reteco_measures.presets.ikat2023 import score_ikat_2023
+
+
+@pytest.fixture(scope="module")
+def root(shared_data: Path, tmp_path_factory) -> Path:
+    r = tmp_path_factory.mktemp("ikroot")
+    (r / "ikat2023").symlink_to(shared_data / "ikat2023", target_is_directory=True)
+    return r
+
+
+@pytest.fixture(scope="module")
+def data(root: Path):
+    return {
+        "topics": load_ikat_topics("test", root=root),
+        "qrels": ikat_qrels(root=root),
+        "ptkb": {"org": ptkb_qrels("org", root=root), "nist": ptkb_qrels("nist", root=root)},
+    }
+
+
+def _build_run(data) -> tuple[dict, dict[str, list[str]], dict[str, list[str]]]:
+    """A run JSON from the qrels: per judged turn a shuffled mix of judged and made-up passages in
+    two responses (with overlaps); 10 judged turns left out; PTKB lists from the topics."""
+    rng = random.Random(7)
+    qrels, topics = data["qrels"], data["topics"]
+    by_turn = qrels.groupby("query_id")["doc_id"].agg(list)
+    turns, passage_order, ptkb_order = [], {}, {}
+    judged = sorted(by_turn.index)
+    left_out = set(rng.sample(judged, 10))
+    ptkb_of = topics.set_index("query_id")["ptkb"]
+    for qid in judged:
+        if qid in left_out:
+            continue
+        docs = list(by_turn[qid])
+        rng.shuffle(docs)
+        docs = docs[: rng.randint(1, min(len(docs), 700))]
+        fake = [f"clueweb22-en9999-00-{i:05d}:{rng.randint(0, 9)}" for i in range(rng.randint(0, 30))]
+        pool = docs + fake
+        rng.shuffle(pool)
+        first, second = pool[: len(pool) // 2 + 1], pool[len(pool) // 3:]  # overlapping responses
+        order = list(dict.fromkeys(first + second))
+        passage_order[qid] = order
+        statements = list(ptkb_of[qid])
+        rng.shuffle(statements)
+        ptkb_order[qid] = statements[: rng.randint(1, len(statements))]
+
+        def response(rank, ids, qid=qid):
+            return {"rank": rank, "text": f"response {rank}",
+                    "passage_provenance": [{"id": p, "text": "", "score": float(len(ids) - i), "used": i < 3}
+                                           for i, p in enumerate(ids)],
+                    "ptkb_provenance": [{"id": s, "text": ptkb_of[qid][s], "score": 1.0 / (i + 1)}
+                                        for i, s in enumerate(ptkb_order[qid])]}
+
+        turns.append({"turn_id": qid, "responses": [response(1, first), response(2, second)]})
+    return {"run_name": "from_qrels", "run_type": "automatic", "turns": turns}, passage_order, ptkb_order
+
+
+def _pytrec(qrels: pd.DataFrame, order: dict[str, list[str]], measures: set[str], rel: int = 1) -> dict:
+    qd: dict = {}
+    for q, d, r in zip(qrels["query_id"], qrels["doc_id"], qrels["relevance"], strict=True):
+        qd.setdefault(q, {})[d] = int(r)
+    # the expected converted run: position i (0-based) gets a strictly decreasing score
+    rd = {q: {d: float(len(ids) - i) for i, d in enumerate(ids)} for q, ids in order.items()}
+    return pytrec_eval.RelevanceEvaluator(qd, measures, relevance_level=rel).evaluate(rd)
+
+
+def test_passage_and_ptkb_measures_match_pytrec_eval(data, tmp_path: Path):
+    run, passage_order, ptkb_order = _build_run(data)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    result = score_ikat_2023(path, **data)
+    assert result.report.valid
+    assert not [p for p in result.report.errors if p.kind not in ("missing_query", "format")]
+    per = result.per_query
+    judged = sorted(data["qrels"]["query_id"].unique())
+    assert len(judged) == 176
+
+    graded = _pytrec(data["qrels"], passage_order, {"ndcg_cut.3,5,1000"})
+    binary = _pytrec(data["qrels"], passage_order, {"map_cut.1000", "recip_rank", "P.20", "recall.20,1000"}, rel=2)
+    pairs = {
+        "nDCG@3": (graded, "ndcg_cut_3"),
+        "nDCG@5": (graded, "ndcg_cut_5"),
+        "nDCG@1000": (graded, "ndcg_cut_1000"),
+        "AP(rel=2)@1000": (binary, "map_cut_1000"),
+        "RR(rel=2)": (binary, "recip_rank"),
+        "P(rel=2)@20": (binary, "P_20"),
+        "R(rel=2)@20": (binary, "recall_20"),
+        "R(rel=2)@1000": (binary, "recall_1000"),
+    }
+    passage = per[per["task"] == "passage"].set_index("query_id")
+    assert sorted(passage.index) == judged
+    scores = result.scores.set_index(["task", "qrels", "measure"])["value"]
+    for measure, (expected, key) in pairs.items():
+        want = {q: expected.get(q, {}).get(key, 0.0) for q in judged}  # missing judged turn -> 0
+        for q in judged:
+            assert passage.loc[q, measure] == pytest.approx(want[q], abs=1e-9), (measure, q)
+        assert scores[("passage", "nist", measure)] == pytest.approx(sum(want.values()) / 176, abs=1e-9)
+        assert result.scores.set_index("measure").loc[measure, "n"].max() == 176
+    # the left-out turns really are 0 and counted
+    left_out = [q for q in judged if q not in passage_order]
+    assert len(left_out) == 10 and (passage.loc[left_out, "nDCG@3"] == 0).all()
+
+    for version in ("org", "nist"):
+        q = data["ptkb"][version]
+        expected = _pytrec(q, ptkb_order, {"P.3", "recall.3", "map", "ndcg_cut.3"})
+        ptkb = per[(per["task"] == "ptkb") & (per["qrels"] == version)].set_index("query_id")
+        turns = sorted(q["query_id"].unique())
+        assert sorted(ptkb.index) == turns
+        for measure, key in (("P@3", "P_3"), ("R@3", "recall_3"), ("AP", "map"), ("nDCG@3", "ndcg_cut_3")):
+            want = [expected.get(t, {}).get(key, 0.0) for t in turns]
+            assert ptkb.loc[turns, measure].tolist() == pytest.approx(want, abs=1e-9), (version, measure)
+            assert scores[("ptkb", version, measure)] == pytest.approx(sum(want) / len(turns), abs=1e-9)
+
+
+def test_perfect_passage_run_scores_one_on_ndcg(data):
+    """Independent anchor: passages of each judged turn sorted by grade give nDCG@k = 1 wherever a
+    grade > 0 exists (and 0 elsewhere, trec_eval's convention)."""
+    qrels = data["qrels"]
+    turns = []
+    for qid, group in qrels.sort_values(["query_id", "relevance"], ascending=[True, False]).groupby("query_id"):
+        ids = group["doc_id"].tolist()
+        turns.append({"turn_id": qid, "responses": [{
+            "rank": 1, "text": "x", "ptkb_provenance": [{"id": "1", "text": None, "score": 1.0}],
+            "passage_provenance": [{"id": d, "text": "", "score": 1.0, "used": True} for d in ids]}]})
+    result = score_ikat_2023({"run_name": "ideal", "run_type": "manual", "turns": turns}, **data)
+    per = result.per_query[result.per_query["task"] == "passage"].set_index("query_id")
+    has_gain = qrels.groupby("query_id")["relevance"].max() > 0
+    for measure in ("nDCG@3", "nDCG@5", "nDCG@1000"):
+        assert per.loc[has_gain[has_gain].index, measure].tolist() == pytest.approx([1.0] * int(has_gain.sum()))
+        assert (per.loc[has_gain[~has_gain].index, measure] == 0).all()
+    # R(rel=2)@1000 = 1 on every turn with a grade >= 2 passage (no turn has more than 1000 judged)
+    has_rel = qrels.groupby("query_id")["relevance"].max() >= 2
+    assert per.loc[has_rel[has_rel].index, "R(rel=2)@1000"].tolist() == pytest.approx([1.0] * int(has_rel.sum()))
+
+
+def test_cli(root: Path, shared_data: Path, capsys, monkeypatch):
+    sample = str(shared_data / "ikat2023" / "2023_sample_run.json")
+    assert main(["score", "ikat-2023", sample, "--data", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "nDCG@1000" in out and "AP(rel=2)@1000" in out and "nist" in out and "org" in out
+    monkeypatch.setenv("RETECO_DATA", str(root))
+    assert main(["score", "ikat-2023", sample, "--ptkb-qrels", "nist", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {s["qrels"] for s in doc["scores"] if s["task"] == "ptkb"} == {"nist"}
+    assert [s["measure"] for s in doc["scores"] if s["task"] == "passage"] == [
+        "nDCG@3", "nDCG@5", "nDCG@1000", "AP(rel=2)@1000", "RR(rel=2)", "P(rel=2)@20", "R(rel=2)@20",
+        "R(rel=2)@1000"]
+    assert all(s["n"] == 176 for s in doc["scores"] if s["task"] == "passage")
+    bad = root / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["score", "ikat-2023", str(bad)]) == 1
+    assert "not valid JSON" in capsys.readouterr().out  # table output: problems on stdout
