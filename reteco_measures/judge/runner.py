@@ -110,7 +110,7 @@ def run_items(
         stats: filled with counts when given.
         on_outcome: called (in the calling thread) for every outcome as it becomes known.
     """
-    cache = cache or JudgmentCache(None)
+    cache = cache if cache is not None else JudgmentCache(None)
     stats = stats if stats is not None else RunStats()
     stats.total = len(items)
     model = client.model
