@@ -188,7 +188,9 @@ _ID_FIELD = re.compile(rb'(?:^\s*\{|,)\s*"(?:id|doc_id)"\s*:\s*"((?:[^"\\]|\\.)*
 
 def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
     """Document ids of a ``documents.jsonl`` in corpus order (``doc_id``, ``domain``), without
-    decoding the passage texts (a key-anchored regex per line; full JSON decoding as fallback)."""
+    decoding the passage texts: a regex finds the ``"id"`` / ``"doc_id"`` key after ``{`` or ``,``
+    (inside a JSON string every quote is escaped, so text cannot fake it); a line with no or
+    several such keys is decoded in full."""
     p = _require(path, f"TEMPO {domain} documents".replace("  ", " "))
     ids: list[str] = []
     problems: list[Problem] = []
@@ -196,9 +198,9 @@ def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
         for i, raw in enumerate(f, start=1):
             if not raw.strip():
                 continue
-            m = _ID_FIELD.search(raw)
-            if m is not None:
-                ids.append(json.loads(b'"' + m.group(1) + b'"'))
+            found = _ID_FIELD.findall(raw)
+            if len(found) == 1:  # exactly one id key outside strings: take it without decoding the text
+                ids.append(json.loads(b'"' + found[0] + b'"'))
                 continue
             try:
                 rec = json.loads(raw)
