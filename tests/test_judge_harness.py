@@ -367,6 +367,25 @@ def test_not_sendable_items_are_recorded_not_dropped(server):
     assert len(server.requests) == 1
 
 
+def test_an_interrupted_run_stops_retrying(server):
+    items = _items(["first SCORE=3"] + [f"ALWAYS500 {i}" for i in range(3)])
+    server.delay = 0.05
+
+    def boom(outcome):
+        raise KeyboardInterrupt
+
+    with fast_client(retries=100, backoff=0.1, max_backoff=0.1) as c:
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_items(items, c, None, concurrency=4, progress=False, on_outcome=boom)
+        assert time.monotonic() - t0 < 2
+        time.sleep(0.4)
+        n = len(server.requests)
+        time.sleep(0.4)
+    assert len(server.requests) == n, "workers kept retrying after the interruption"
+    assert n < 20
+
+
 # ------------------------------------------------------------------------------------------------
 # CLI: judge generation
 
@@ -648,6 +667,19 @@ def test_meta_eval_passes_a_judge_that_separates_and_fails_one_that_does_not(ser
     assert cli_main(["judge", "meta-eval", "--model", "m2", "--no-progress", "--dimensions",
                      "faithfulness,coherence"]) == 1
     assert "does NOT separate" in capsys.readouterr().err
+
+
+def test_cli_prompts_lists_hashes(capsys):
+    import hashlib
+
+    assert cli_main(["judge", "prompts", "--format", "json", "--show", "faithfulness"]) == 0
+    out = capsys.readouterr().out
+    rows = json.loads(out[: out.index("\n=== system ===")])
+    by = {r["dimension"]: r for r in rows}
+    path = REPO / "reteco_measures" / "judge" / "prompts" / "reteco" / "faithfulness.v1.txt"
+    assert by["faithfulness"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert by["groundedness"]["scale"] == "0-4" and by["coherence"]["scale"] == "1-5"
+    assert "FAITHFULNESS" in out
 
 
 def test_importing_the_package_does_not_need_httpx():

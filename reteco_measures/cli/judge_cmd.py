@@ -10,6 +10,7 @@ meta-evaluation, aggregation, and lexical diagnostics.
     reteco-measures judge meta-eval --model M [--dimensions ...]
     reteco-measures judge aggregate J.jsonl [J2.jsonl ...] [--targets F] [--by domain --topics T]
     reteco-measures judge lexical --answers A.jsonl --references R.jsonl [--metrics rougeL,meteor,bertscore]
+    reteco-measures judge prompts [--show DIMENSION]
 
 The endpoint comes from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (``--base-url`` overrides the URL).
 """
@@ -370,6 +371,36 @@ def _add_lexical(sub: argparse._SubParsersAction) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+# prompts
+
+
+def _cmd_prompts(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..judge.prompts import FAMILIES, load_prompt
+
+    rows = []
+    for family, dims in FAMILIES.items():
+        for dim in dims:
+            p = load_prompt(dim, directory=args.prompts)
+            rows.append({"family": family, "dimension": dim, "version": p.version, "scale": f"{p.low}-{p.high}",
+                         "sha256": p.sha256, "file": p.source})
+    print_frame(pd.DataFrame(rows), args.format)
+    if args.show:
+        p = load_prompt(args.show, directory=args.prompts)
+        print(f"\n=== system ===\n{p.system}\n=== user ===\n{p.user}")
+    return 0
+
+
+def _add_prompts(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("prompts", help="list the judge prompts with version, scale and sha256")
+    p.add_argument("--prompts", help="folder of your own prompt files instead of the packaged ones")
+    p.add_argument("--show", metavar="DIMENSION", help="also print this dimension's prompt text")
+    p.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
+    p.set_defaults(func=_cmd_prompts)
+
+
+# ------------------------------------------------------------------------------------------------
 
 
 @command("judge")
@@ -384,4 +415,5 @@ def configure(sub: argparse._SubParsersAction) -> None:
     _add_meta_eval(jsub)
     _add_aggregate(jsub)
     _add_lexical(jsub)
+    _add_prompts(jsub)
 

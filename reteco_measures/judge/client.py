@@ -200,10 +200,16 @@ class JudgeClient:
         # a 429 with Retry-After pauses every thread, not just the one that got it
         self._pause_until = 0.0
         self._pause_lock = threading.Lock()
+        self._stop = threading.Event()
 
     # -- plumbing ------------------------------------------------------------------------------
     def close(self) -> None:
         self._client.close()
+
+    def cancel(self) -> None:
+        """Stop retrying: judgments in progress end as ``cancelled`` (not cached) after their
+        current request, and new ones are not sent."""
+        self._stop.set()
 
     def __enter__(self) -> JudgeClient:
         return self
@@ -219,9 +225,9 @@ class JudgeClient:
         while True:
             with self._pause_lock:
                 remaining = self._pause_until - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or self._stop.is_set():
                 return
-            time.sleep(min(remaining, 0.5))
+            self._stop.wait(min(remaining, 0.5))
 
     def _body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
@@ -244,6 +250,8 @@ class JudgeClient:
         attempts = 0
         for attempt in range(self.retries + 1):
             self._wait_for_pause()
+            if self._stop.is_set():
+                return Verdict(None, None, "cancelled before an answer", "transport", attempts, raw)
             attempts += 1
             wait = min(self.backoff * (2**attempt), self.max_backoff)
             try:
@@ -285,5 +293,5 @@ class JudgeClient:
                     detail = response.text[:300].strip()
                     return Verdict(None, None, f"HTTP {status}: {detail}", "request", attempts, None)
             if attempt < self.retries:
-                time.sleep(wait)
+                self._stop.wait(wait)
         return Verdict(None, None, f"invalid after {attempts} attempt(s): {last_error}", last_kind, attempts, raw)

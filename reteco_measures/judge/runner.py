@@ -179,6 +179,9 @@ def run_items(
                         if bar is not None:
                             bar.update(len(pending[key]))
         except BaseException:
+            cancel = getattr(client, "cancel", None)
+            if cancel is not None:
+                cancel()
             executor.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
