@@ -8,6 +8,7 @@ expected value below follows from the test data, not from running our code.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -618,6 +619,44 @@ def test_cli_temporal_labels(server, tmp_path, capsys):
     assert labels.set_index(["query_id", "doc_id"]).loc[("q1", "d2"), "periods"] == ["2020"]
     # 6 verdicts + q1's 4 pairs x 2 periods = 14 requests
     assert len(server.requests) == 14
+    # the frozen labels drive Track 1's measures (d4's verdict is valid, only its coverage failed)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d1 1\n")
+    values = rm.calc_aggregate(["TR@4", "TC@4", "TP@4"], str(qrels), str(run), labels=str(out), topics=str(topics))
+    by_name = {str(k): v for k, v in values.items()}
+    # TR: q1 top-4 verdicts 1,1,0,1 -> 3/4; q2 returns 2 docs, verdicts 0,1 -> 1/2; mean 0.625
+    assert by_name["TemporalRelevance@4"] == pytest.approx(0.625)
+    # TC: q1 needs 2010 (d1) and 2020 (d1, d2) -> 1.0; q2 has no required period -> not scored
+    assert by_name["TemporalCoverage@4"] == pytest.approx(1.0)
+    # TP (dcg form): w_i = 1/log2(i+1); q1 (1 + 1/log2 3 + 1/log2 5) / (1 + 1/log2 3 + 1/2 + 1/log2 5);
+    # q2 (1/log2 3) / (1 + 1/log2 3)
+    w = [1 / math.log2(i + 1) for i in range(1, 5)]
+    assert by_name["TemporalPrecision@4"] == pytest.approx(
+        ((w[0] + w[1] + w[3]) / sum(w) + w[1] / (w[0] + w[1])) / 2)
+
+
+def test_cli_generation_on_the_real_recor_sample(server, tmp_path):
+    """RECOR's public sample (HTML, entities, string histories, BRIGHT ids) through the whole harness."""
+    root = REPO.parent / "shared" / "data" / "recor_tempo_samples" / "reteco_sample" / "track2_recor"
+    docs = {d["doc_id"]: d["content"] for d in map(json.loads, (root / "documents.jsonl").open(encoding="utf-8"))}
+    context, answers = [], []
+    for conv in map(json.loads, (root / "benchmark.jsonl").open(encoding="utf-8")):
+        for turn in conv["turns"]:
+            tid = f"{conv['id']}_turn_{turn['turn_id']}"
+            context.append({"turn_id": tid, "history": turn["conversation_history"], "question": turn["query"],
+                            "passages": [docs[d] for d in turn["gold_doc_ids"]]})
+            answers.append({"turn_id": tid, "answer": turn["answer"]})
+    assert len(context) == 13
+    out = tmp_path / "recor.jsonl"
+    assert cli_main(["judge", "generation", "--answers", str(write_jsonl(tmp_path / "a.jsonl", answers)),
+                     "--context", str(write_jsonl(tmp_path / "c.jsonl", context)), "--model", "m", "--out", str(out),
+                     "--no-progress"]) == 0
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 13 * 5 and all(r["error"] is None and r["normalized"] == 0.5 for r in rows)
+    assert len(server.requests) == 65
+    # turn 1's history is the literal "No previous conversation." and reaches the coherence prompt as is
+    first = next(r for r in server.requests if r["key"][0] == "coherence" and "ex_3025" not in r["key"][1])
+    assert "Conversation so far:\n" in first["body"]["messages"][1]["content"]
 
 
 def test_temporal_missing_document_is_invalid_not_dropped(server, tmp_path):
