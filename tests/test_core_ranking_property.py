@@ -102,3 +102,16 @@ def test_duplicate_pairs_match_pandas(pairs):
     for keep in ("first", "last"):
         expected = run.duplicated(["query_id", "doc_id"], keep=keep).to_numpy()
         assert (duplicate_pairs(run, keep=keep) == expected).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(DOC_IDS[:6]),
+                          st.sampled_from(SCORES)), max_size=30))
+def test_run_to_dict_equals_naive_dict(rows):
+    from reteco_measures.io.convert import run_to_dict
+
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    naive: dict = {}
+    for q, d, s in rows:  # later rows overwrite earlier ones, as in pytrec_eval's dicts
+        naive.setdefault(q, {})[d] = s
+    assert run_to_dict(run) == naive

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._lines import is_inline_text
 from .readers import read_qrels, read_run
@@ -100,25 +102,37 @@ def as_qrels_frame(qrels: Any) -> pd.DataFrame:
     )
 
 
-def _to_dict(frame: pd.DataFrame, value: str, cast) -> dict[str, dict[str, Any]]:
+def _to_dict(frame: pd.DataFrame, value: str) -> dict[str, dict[str, Any]]:
     if frame.empty:
         return {}
-    # group once: sort by query (stable), split the arrays at query boundaries
-    order = np.argsort(frame["query_id"].to_numpy(dtype=object), kind="stable")
-    q = frame["query_id"].to_numpy(dtype=object)[order]
-    d = frame["doc_id"].to_numpy(dtype=object)[order]
-    v = frame[value].to_numpy()[order].tolist()
-    cuts = np.flatnonzero(q[1:] != q[:-1]) + 1
-    starts = np.r_[0, cuts]
-    ends = np.r_[cuts, len(q)]
-    return {q[s]: dict(zip(d[s:e].tolist(), v[s:e])) for s, e in zip(starts.tolist(), ends.tolist())}
+    # group once: rows of a query are usually contiguous already (a run file is written query by
+    # query); otherwise one stable arrow sort by query makes them so. Then cut at the boundaries.
+    q = pa.array(frame["query_id"].astype("str").array)
+    change = pc.not_equal(q[1:], q[:-1]).to_numpy(zero_copy_only=False)
+    order = None
+    if int(change.sum()) + 1 != pc.count_distinct(q).as_py():
+        order = pc.sort_indices(q)
+        q = q.take(order)
+        change = pc.not_equal(q[1:], q[:-1]).to_numpy(zero_copy_only=False)
+    doc_arr = pa.array(frame["doc_id"].astype("str").array)
+    val_arr = frame[value].to_numpy()
+    if order is not None:
+        doc_arr = doc_arr.take(order)
+        val_arr = val_arr[order.to_numpy()]
+    docs = doc_arr.to_pylist()
+    vals = val_arr.tolist()
+    cuts = (np.flatnonzero(change) + 1).tolist()
+    starts = [0, *cuts]
+    ends = [*cuts, len(docs)]
+    qids = q.take(pa.array(starts)).to_pylist()
+    return {qid: dict(zip(docs[s:e], vals[s:e])) for qid, s, e in zip(qids, starts, ends)}
 
 
 def run_to_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
     """``{query_id: {doc_id: score}}`` (pytrec_eval's input), later duplicates overwrite."""
-    return _to_dict(frame, "score", float)
+    return _to_dict(frame, "score")
 
 
 def qrels_to_dict(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
     """``{query_id: {doc_id: relevance}}``."""
-    return _to_dict(frame, "relevance", int)
+    return _to_dict(frame, "relevance")
