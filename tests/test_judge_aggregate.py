@@ -256,6 +256,44 @@ def test_aggregate_flags_bad_rows_without_losing_good_ones(tmp_path):
     assert any("duplicate" in p.message for p in problems)
 
 
+def test_aggregate_by_topics_domain(tmp_path):
+    path = _judgments(tmp_path)
+    topics = pd.DataFrame({"query_id": ["c1_turn_1", "c1_turn_2", "c2_turn_1", "c2_turn_6"],
+                           "domain": ["law", "law", "drones", "drones"]})
+    f = aggregate_judgments(path, dimensions=["faithfulness"], topics=topics, by="domain").set_index("domain")
+    # law: 0.25, 0.75 -> 0.5; drones: 0.0, 1.0 -> 0.5; macro 0.5; all 0.5
+    assert f["value"].to_dict() == pytest.approx({"drones": 0.5, "law": 0.5, "(macro)": 0.5, "(all)": 0.5})
+    c = aggregate_judgments(path, dimensions=["correctness"], topics=topics, by="domain").set_index("domain")
+    # correctness: law 1.0, 0.5 -> 0.75; drones: invalid + missing -> NaN; macro over defined groups 0.75
+    assert c.loc["law", "value"] == pytest.approx(0.75) and math.isnan(c.loc["drones", "value"])
+    assert tuple(c.loc["drones", ["n", "n_invalid", "n_missing"]]) == (0, 1, 1)
+    assert c.loc["(macro)", "value"] == pytest.approx(0.75)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["relevance", "naturalness"]),
+                          st.one_of(st.none(), st.integers(-1, 6))), max_size=25))
+def test_aggregate_matches_a_plain_loop(rows):
+    frame = pd.DataFrame([{"turn_id": f"t{t}", "dimension": d, "score": s, "normalized": None,
+                           "error": None if s is not None else "invalid after 4 attempt(s): timeout"}
+                          for t, d, s in rows], columns=["turn_id", "dimension", "score", "normalized", "error"])
+    targets = [f"t{i}" for i in range(7)]
+    out = aggregate_judgments(frame, targets=targets, dimensions=["relevance", "naturalness"]).set_index("dimension")
+    for dim, (lo, hi) in (("relevance", (1, 5)), ("naturalness", (0, 4))):
+        seen: dict[str, int | None] = {}
+        for t, d, s in rows:
+            if d == dim:
+                seen.setdefault(f"t{t}", s)  # first row of a (turn, dimension) wins
+        valid = [(s - lo) / (hi - lo) for s in seen.values() if s is not None and lo <= s <= hi]
+        assert out.loc[dim, "n"] == len(valid)
+        assert out.loc[dim, "n_invalid"] == len(seen) - len(valid)
+        assert out.loc[dim, "n_missing"] == 7 - len(seen)
+        if valid:
+            assert out.loc[dim, "value"] == pytest.approx(sum(valid) / len(valid))
+        else:
+            assert math.isnan(out.loc[dim, "value"])
+
+
 def test_cli_aggregate(tmp_path, capsys):
     from reteco_measures.cli.main import main
 

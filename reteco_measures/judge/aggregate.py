@@ -141,7 +141,7 @@ def aggregate_judgments(
             columns.
         targets: the turns that should have been judged; target turns without a row count as
             ``n_missing``, rows of other turns are left out (and reported in ``problems``).
-            Default: every turn that has a row for some dimension.
+            Default: every turn that has a row for some dimension in the files.
         dimensions: dimensions to report (default: those present, in the order first seen).
         scale: force a scale (``reteco`` 1-5, ``ikat`` 0-4); default from the dimension name.
         topics: topics metadata (DataFrame or file) for ``by``.
@@ -161,11 +161,13 @@ def aggregate_judgments(
         dims = [canonical(d) for d in dimensions]
     else:
         dims = list(dict.fromkeys(frame["dimension"].tolist()))
+    # default targets: every turn with a row for any dimension in the files
+    all_turns = list(dict.fromkeys(frame["turn_id"].tolist()))
     frame = frame[frame["dimension"].isin(dims)]
     frame, p = normalize_scores(frame, scale)
     found.extend(p)
     if targets is None:
-        target_ids = list(dict.fromkeys(frame["turn_id"].tolist()))
+        target_ids = all_turns
     else:
         target_ids = list(dict.fromkeys(str(t) for t in targets))
         extra = frame[~frame["turn_id"].isin(set(target_ids))]
