@@ -565,6 +565,34 @@ def test_cli_ikat_with_real_sample_run(server, tmp_path, capsys):
     assert conv["turns"][0]["utterance"] in ground[0]
 
 
+def test_cli_ikat_provenance_text_from_passages_file(server, tmp_path):
+    run = {"run_name": "r", "run_type": "automatic", "turns": [
+        {"turn_id": "1-1_1", "responses": [
+            {"rank": 2, "text": "second SCORE=1", "passage_provenance": [], "ptkb_provenance": []},
+            {"rank": 1, "text": "best SCORE=4", "ptkb_provenance": [], "passage_provenance": [
+                {"id": "cw:1", "score": 1.0, "used": True},
+                {"id": "cw:2", "score": 0.5, "used": False},
+                {"id": "cw:3", "score": 0.3, "used": True, "text": "inline text three"}]}]},
+    ]}
+    run_path = tmp_path / "run.json"
+    run_path.write_text(json.dumps(run))
+    ctx = write_jsonl(tmp_path / "c.jsonl", [{"turn_id": "1-1_1", "question": "q", "history": []}])
+    out = tmp_path / "o.jsonl"
+    base = ["judge", "ikat", "--answers", str(run_path), "--context", str(ctx), "--model", "m", "--out", str(out),
+            "--no-progress"]
+    assert cli_main(base) == 0
+    rows = {r["dimension"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["naturalness"]["score"] == 4  # the rank-1 response is judged
+    assert "cw:1" in rows["groundedness"]["error"] and "--passages" in rows["groundedness"]["error"]
+    passages = write_jsonl(tmp_path / "p.jsonl", [{"passage_id": "cw:1", "passage_text": "file text one"},
+                                                  {"id": "cw:2", "text": "unused two"}])
+    assert cli_main([*base, "--passages", str(passages)]) == 0
+    rows = {r["dimension"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert (rows["groundedness"]["score"], rows["groundedness"]["normalized"]) == (4, 1.0)
+    sent = [r["body"]["messages"][1]["content"] for r in server.requests if r["key"][0] == "groundedness"][-1]
+    assert "[1] file text one\n\n[2] inline text three" in sent and "unused two" not in sent
+
+
 # ------------------------------------------------------------------------------------------------
 # judge temporal -> labels read by load_labels
 
