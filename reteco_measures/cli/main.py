@@ -87,7 +87,7 @@ def _read_ids(path: str | None, column: str):
     from ..io.readers import read_qrels
 
     if path.endswith((".jsonl", ".json")):
-        frame = pd.read_json(path, lines=path.endswith(".jsonl"))
+        frame = pd.read_json(path, lines=path.endswith(".jsonl"), dtype=False)  # ids stay strings ("001")
         for alt in (column, "id", "doc_id", "query_id", "turn_id"):
             if alt in frame.columns:
                 return frame.rename(columns={alt: column})
