@@ -224,6 +224,17 @@ def test_cli_validate(tmp_path, capsys):
     assert "INVALID" in out and f"{bad}:1: q1: tie not in corpus order" in out
 
 
+def test_cli_validate_keeps_numeric_looking_ids_as_strings(tmp_path, capsys):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": d, "text": "t"}) + "\n" for d in ["007", "001"]),
+                      encoding="utf-8")
+    good = write(tmp_path, [line("q1", [("007", 1.0), ("001", 1.0)])], "good.jsonl")
+    assert main(["validate", str(good), "--contract", "chunqiu", "--corpus", str(corpus)]) == 0
+    bad = write(tmp_path, [line("q1", [("001", 1.0), ("007", 1.0)])], "bad.jsonl")
+    assert main(["validate", str(bad), "--contract", "chunqiu", "--corpus", str(corpus)]) == 1
+    assert "tie not in corpus order" in capsys.readouterr().out
+
+
 # ---- properties ----------------------------------------------------------------------------------
 
 DOCS = [f"doc{i:02d}" for i in range(30)]

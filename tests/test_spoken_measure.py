@@ -119,6 +119,8 @@ def test_incomplete_grid_error_mode_and_declared_grid():
     # the full grid declared explicitly: a third condition nobody has is missing everywhere
     with pytest.warns(IncompleteGridWarning, match=r"2 of 6 cells.*\(c1, far\), \(c2, far\)"):
         rm.calc_aggregate(["SpokenMacroNDCG(conditions='clean,noisy,far')@10"], QRELS_FULL, RUN, topics=TOPICS_FULL)
+    with pytest.raises(ValueError, match="missing_cells must be"):
+        rm.calc_aggregate(["SpokenMacroNDCG(missing_cells='zero')@10"], QRELS_FULL, RUN, topics=TOPICS_FULL)
     # a request outside the declared grid cannot be placed
     with pytest.raises(ValueError, match="not in the declared grid"):
         rm.calc_aggregate(["SpokenMacroNDCG(collections='c1')@10"], QRELS_FULL, RUN, topics=TOPICS_FULL)

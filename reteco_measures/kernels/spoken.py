@@ -77,6 +77,9 @@ def spoken_macro_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Data
             outside = sorted(set(cells[col].tolist()) - set(declared))
             if outside:
                 raise ValueError(f"{name}: request {col}(s) {outside} are not in the declared grid {declared}")
+    policy = measure.params.get("missing_cells") or "warn"
+    if policy not in ("warn", "error"):
+        raise ValueError(f"{name}: missing_cells must be 'warn' or 'error', not {policy!r}")
     gaps = missing_cells(cells, topics, collections, conditions)  # type: ignore[arg-type]
     if gaps:
         n_grid = len(gaps) + cells.drop_duplicates().shape[0]
@@ -85,7 +88,7 @@ def spoken_macro_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Data
                    f"no evaluated request: {shown}. The value is the mean over the "
                    f"{n_grid - len(gaps)} cells present (each weighs 1/{n_grid - len(gaps)}), not over the "
                    "full grid.")
-        if (measure.params.get("missing_cells") or "warn") == "error":
+        if policy == "error":
             raise ValueError(message)
         warnings.warn(message, IncompleteGridWarning, stacklevel=2)
     values = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=False), measure.params.get("cutoff"), qids)
