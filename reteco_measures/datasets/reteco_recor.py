@@ -481,9 +481,10 @@ def _check_qrels_topics(
     qrels: pd.DataFrame, topics: pd.DataFrame, path: str | None, problems: list[Problem]
 ) -> None:
     known = set(topics["query_id"].tolist())
-    unknown = ~qrels["query_id"].isin(known).to_numpy()
-    for qid in pd.unique(qrels["query_id"].to_numpy()[unknown]):
-        first = qrels.loc[qrels["query_id"] == qid, "line"].iloc[0]
+    unknown = ~qrels["query_id"].isin(known)
+    for qid, first in (
+        qrels.loc[unknown, ["query_id", "line"]].drop_duplicates("query_id").itertuples(index=False)
+    ):
         problems.append(
             Problem(
                 "qrels topic is not a turn of the benchmark file (kept; check the id form)",
@@ -623,62 +624,49 @@ def map_run_query_ids(
     frame = run.copy().reset_index(drop=True)
     lines = frame["line"].to_numpy() if "line" in frame.columns else np.zeros(len(frame), dtype=np.int64)
     keep = np.ones(len(frame), dtype=bool)
-    fixed, changed = normalise_turn_ids(frame["query_id"])
+    original = frame["query_id"].astype(str).reset_index(drop=True)
+    fixed, changed = normalise_turn_ids(original)
     if changed.any():
-        original = frame["query_id"].astype(str).to_numpy()
-        for qid in pd.unique(original[changed]):
-            i = int(np.flatnonzero(original == qid)[0])
+        firsts = original[changed].drop_duplicates()  # first row of each distinct id (one message per id)
+        for i, qid in firsts.items():
             if hash_turn_ids == "reject":
-                problems.append(
-                    Problem(
-                        f"query id uses the '#turn' form; the release form is {fixed.iloc[i]!r}; "
-                        "rows discarded",
-                        line=int(lines[i]) or None,
-                        query_id=str(qid),
-                        path=path,
-                        kind="id_form",
-                    )
+                message = (
+                    f"query id uses the '#turn' form; the release form is {fixed.iloc[i]!r}; rows discarded"
                 )
             else:
-                problems.append(
-                    Problem(
-                        f"query id in the '#turn' form read as {fixed.iloc[i]!r}",
-                        line=int(lines[i]) or None,
-                        query_id=str(qid),
-                        path=path,
-                        kind="id_form",
-                    )
-                )
+                message = f"query id in the '#turn' form read as {fixed.iloc[i]!r}"
+            problems.append(
+                Problem(message, line=int(lines[i]) or None, query_id=qid, path=path, kind="id_form")
+            )
         if hash_turn_ids == "reject":
             keep &= ~changed
         else:
             frame["query_id"] = fixed.to_numpy()
-    known = set(topics["query_id"].astype(str).tolist())
-    qids = frame["query_id"].astype(str).to_numpy()
     if "release_query_id" in topics.columns:
-        plain = topics.groupby("release_query_id")["query_id"].agg(list)
-        candidates = ~np.isin(qids, list(known)) & np.isin(qids, plain.index.to_numpy(dtype=object))
-        new_ids = qids.copy()
-        for qid in pd.unique(qids[candidates & keep]):
-            targets = plain[qid]
-            rows = qids == qid
-            if len(targets) == 1:
-                new_ids[rows] = targets[0]
-            else:
-                i = int(np.flatnonzero(rows)[0])
-                doms = ", ".join(sorted(topics.loc[topics["release_query_id"] == qid, "domain"].astype(str)))
-                problems.append(
-                    Problem(
-                        f"query id is ambiguous: it names a turn in several domains ({doms}); "
-                        "use '<domain>/<id>'; rows discarded",
-                        line=int(lines[i]) or None,
-                        query_id=str(qid),
-                        path=path,
-                        kind="ambiguous_query",
-                    )
+        qids = frame["query_id"].astype(str).reset_index(drop=True)
+        known = qids.isin(set(topics["query_id"].astype(str)))
+        targets = topics.groupby("release_query_id")["query_id"].agg(list)
+        sizes = targets.str.len()
+        unique_target = targets[sizes == 1].str[0]
+        mapped = qids.map(unique_target)
+        use = (~known & mapped.notna()).to_numpy()
+        ambiguous = (~known & qids.isin(set(targets[sizes > 1].index))).to_numpy() & keep
+        domains = topics.groupby("release_query_id")["domain"].agg(lambda d: ", ".join(sorted(map(str, d))))
+        for i, qid in qids[ambiguous].drop_duplicates().items():
+            problems.append(
+                Problem(
+                    f"query id is ambiguous: it names a turn in several domains ({domains[qid]}); "
+                    "use '<domain>/<id>'; rows discarded",
+                    line=int(lines[i]) or None,
+                    query_id=qid,
+                    path=path,
+                    kind="ambiguous_query",
                 )
-                keep &= ~rows
-        frame["query_id"] = pd.array(new_ids, dtype="str")
+            )
+        keep &= ~ambiguous
+        frame["query_id"] = pd.array(
+            np.where(use, mapped.to_numpy(dtype=object), qids.to_numpy(dtype=object)), dtype="str"
+        )
     return frame[keep].reset_index(drop=True), problems
 
 
