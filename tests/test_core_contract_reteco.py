@@ -82,3 +82,23 @@ def test_never_crashes_on_arbitrary_text(text: str) -> None:
     assert set(report.run.columns) >= {"query_id", "doc_id", "score", "rank"}
     assert not report.run.duplicated(["query_id", "doc_id"]).any()
     assert report.run["doc_id"].isin(["d1", "d2"]).all()
+
+
+def test_ids_from_files_and_folders(tmp_path: Path) -> None:
+    from reteco_measures.contracts.base import id_frame
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "b.jsonl").write_text('{"id": "003", "domain": "law"}\n')
+    (folder / "a.jsonl").write_text('{"id": "001", "domain": "bio"}\n{"id": "002", "domain": "bio"}\n')
+    frame = id_frame(folder, "doc_id")
+    assert frame["doc_id"].tolist() == ["001", "002", "003"]  # files by name; ids stay strings
+    assert frame["domain"].tolist() == ["bio", "bio", "law"]
+    lines = tmp_path / "ids.txt"
+    lines.write_text("d1\nd2 extra\n\n")
+    assert id_frame(lines, "doc_id")["doc_id"].tolist() == ["d1", "d2"]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d 1\nq1 0 e 0\nq2 0 d 1\n")
+    assert id_frame(str(qrels), "query_id")["query_id"].tolist() == ["q1", "q2"]
+    report = rm.validate_run("q1 Q0 d1 1 1.0 r\nq1 Q0 zz 2 0.5 r\n", "reteco", corpus=lines, queries=qrels)
+    assert [p.kind for p in report.errors] == ["unknown_doc", "missing_query"]

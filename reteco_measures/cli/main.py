@@ -82,25 +82,9 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 
 
 def _read_ids(path: str | None, column: str):
-    if path is None:
-        return None
-    from ..io.readers import read_qrels
+    from ..contracts.base import read_ids
 
-    if path.endswith((".jsonl", ".json")):
-        frame = pd.read_json(path, lines=path.endswith(".jsonl"), dtype=False)  # ids stay strings ("001")
-        for alt in (column, "id", "doc_id", "query_id", "turn_id"):
-            if alt in frame.columns:
-                return frame.rename(columns={alt: column})
-        raise ValueError(f"{path}: no {column!r} / 'id' field")
-    if column == "query_id":
-        try:
-            q = read_qrels(path, on_bad_lines="skip")
-            if len(q):
-                return pd.DataFrame({"query_id": pd.unique(q["query_id"])})
-        except Exception:  # noqa: BLE001 - fall back to one id per line
-            pass
-    with open(path, encoding="utf-8") as f:
-        return pd.DataFrame({column: [ln.split()[0] for ln in f if ln.strip()]})
+    return None if path is None else read_ids(path, column)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ..errors import Problem
 
-__all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame"]
+__all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids"]
 
 
 @dataclass
@@ -78,12 +80,44 @@ def contract(name: str) -> Callable[[ContractFn], ContractFn]:
     return deco
 
 
+def read_ids(path: str | os.PathLike, column: str) -> pd.DataFrame:
+    """Ids from a file or folder, in file order: JSONL / JSON records (``column``, ``id``,
+    ``doc_id``, ``query_id`` or ``turn_id`` field, other fields such as ``domain`` kept), a folder
+    of ``*.jsonl`` files (sorted by name, concatenated: a corpus split per collection), TREC qrels
+    (their query ids, for ``column='query_id'``), or one id per line (first field)."""
+    from ..io.readers import read_qrels
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if path.is_dir():
+        files = sorted(path.glob("*.jsonl"))
+        if not files:
+            raise ValueError(f"{path}: folder holds no *.jsonl file")
+        return pd.concat([read_ids(f, column) for f in files], ignore_index=True)
+    name = path.name.lower()
+    if name.endswith((".jsonl", ".json")):
+        frame = pd.read_json(path, lines=name.endswith(".jsonl"), dtype=False)  # ids stay strings ("001")
+        for alt in (column, "id", "doc_id", "query_id", "turn_id"):
+            if alt in frame.columns:
+                return frame.rename(columns={alt: column})
+        raise ValueError(f"{path}: no {column!r} / 'id' field")
+    if column == "query_id":
+        q = read_qrels(path, on_bad_lines="skip")
+        if len(q):
+            return pd.DataFrame({"query_id": pd.unique(q["query_id"])})
+    with open(path, encoding="utf-8") as f:
+        return pd.DataFrame({column: [ln.split()[0] for ln in f if ln.strip()]})
+
+
 def id_frame(values: Any, column: str) -> pd.DataFrame | None:
     """Ids given as a sequence / Series / Index / DataFrame (with ``column`` (+ ``domain``)) or a
     path to a JSONL / TREC file → DataFrame with ``column`` (str), ``position`` (the order
     given) and, when present, ``domain``. None stays None."""
     if values is None:
         return None
+    if isinstance(values, (str, os.PathLike)):
+        values = read_ids(values, column)
     if isinstance(values, pd.DataFrame):
         if column not in values.columns:
             alt = next((c for c in ("id", "doc_id", "query_id", "docno") if c in values.columns), None)
