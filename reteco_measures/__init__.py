@@ -32,7 +32,8 @@ from .measures import (
     TurnNDCG,
     nDCG_FC,
 )
-from .provider import PROVIDER, install as _install
+from .provider import PROVIDER
+from .provider import install as _install
 from .reward import reward
 from .side import current_side_info, load_labels, load_topics, side_info
 

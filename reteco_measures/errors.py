@@ -7,8 +7,8 @@ Every reader and validator returns (or attaches) a list of :class:`Problem`; eac
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 __all__ = ["Problem", "DataFormatError", "DataFormatWarning", "report_problems"]
 

@@ -45,12 +45,12 @@ class SideInfo:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-_CURRENT: contextvars.ContextVar[SideInfo] = contextvars.ContextVar("reteco_side_info", default=SideInfo())
+_CURRENT: contextvars.ContextVar[SideInfo | None] = contextvars.ContextVar("reteco_side_info", default=None)
 
 
 def current_side_info() -> SideInfo:
     """The side information of the innermost active :func:`side_info` context."""
-    return _CURRENT.get()
+    return _CURRENT.get() or SideInfo()
 
 
 @contextlib.contextmanager
@@ -67,7 +67,7 @@ def side_info(
     Values not given are inherited from an enclosing context. ``topics`` and ``labels`` may be
     DataFrames or file paths (read with :func:`load_topics` / :func:`load_labels`).
     """
-    outer = _CURRENT.get()
+    outer = current_side_info()
     info = replace(
         outer,
         topics=load_topics(topics) if topics is not None else outer.topics,

@@ -6,7 +6,16 @@ Importing :mod:`reteco_measures` registers them; the data root is ``$RETECO_DATA
 from __future__ import annotations
 
 from .._plugins import import_present
-from .base import ENV_VAR, REGISTERED_DATASETS, TOPICS_FACTORIES, DataFile, MissingDataError, data_root, register, topics
+from .base import (
+           ENV_VAR,
+           REGISTERED_DATASETS,
+           TOPICS_FACTORIES,
+           DataFile,
+           MissingDataError,
+           data_root,
+           register,
+           topics,
+)
 
 __all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "MissingDataError", "data_root", "register", "topics",
            "DATASET_MODULES"]

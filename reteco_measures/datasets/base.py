@@ -96,7 +96,7 @@ def register(name: str, dataset, topics=None) -> None:
         TOPICS_FACTORIES[name] = topics
 
 
-def topics(dataset) -> "pd.DataFrame":
+def topics(dataset) -> pd.DataFrame:
     """Query metadata of one of our datasets (``domain``, ``parent_id``, ``conversation_id``,
     ``turn``, ``collection``, ``condition``, ``required_periods``, ... as the benchmark has
     them), as a DataFrame keyed by ``query_id``; pass it as ``topics=`` to our measures.

@@ -16,14 +16,14 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Union
+from typing import IO
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pv
 
-Source = Union[str, os.PathLike, IO[str], IO[bytes], bytes]
+Source = str | os.PathLike | IO[str] | IO[bytes] | bytes
 
 __all__ = ["Source", "SplitLines", "split_lines", "source_name", "read_source_bytes", "is_inline_text"]
 
