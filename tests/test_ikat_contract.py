@@ -252,3 +252,10 @@ def test_random_damage_is_reported_and_contained(t_index, r_index, key, kind):
         a = report.run[report.run["query_id"] == other]["doc_id"].tolist()
         b = clean.run[clean.run["query_id"] == other]["doc_id"].tolist()
         assert a == b
+
+
+def test_queries_as_plain_ids_check_turns_only(sample: dict):
+    ids = [t["turn_id"] for t in sample["turns"]][:5]  # 9-1_6 is not expected
+    report = convert_ikat_run(sample, queries=ids)
+    assert [(p.kind, p.query_id) for p in report.errors] == [("unknown_query", "9-1_6")]
+    assert set(report.run["query_id"]) == set(ids)

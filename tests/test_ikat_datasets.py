@@ -135,3 +135,14 @@ def test_missing_topics_file_message(tmp_path: Path, monkeypatch):
         ik.load_ikat_topics("test")
     with pytest.raises(ValueError, match="split"):
         ik.load_ikat_topics("dev")
+
+
+def test_ir_datasets_export_keeps_every_field(ikat_root: Path, capsys):
+    from reteco_measures.cli.main import main
+
+    assert main(["datasets", "export", "ikat/2023/test/judged", "queries", "--format", "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 176
+    first = json.loads(lines[0])
+    assert set(first) == set(ik.IkatQuery._fields)  # nothing skipped (tuples of str / named tuples)
+    assert first["query_id"] == "9-1_3" and first["ptkb"][0][0] == "1" and len(first["history"]) == 2

@@ -249,3 +249,15 @@ def test_perfect_run_on_the_sample_scores_one_whatever_the_id_form(sample_dir: P
         value = rm.calc_aggregate(["TurnNDCG@10"], gold, mapped[["query_id", "doc_id", "score"]])
         assert list(value.values())[0] == pytest.approx(1.0), form
         assert (form == "hash") == any(p.kind == "id_form" for p in problems)
+
+
+def test_ir_datasets_export(release: Path, monkeypatch, capsys):
+    from reteco_measures.cli.main import main
+
+    monkeypatch.setenv("RETECO_DATA", str(release))
+    assert main(["datasets", "export", "reteco/recor/dev", "queries", "--format", "jsonl"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["query_id"] for r in records][:2] == ["biology/2_turn_1", "biology/2_turn_2"]
+    assert set(records[0]) == set(rc.RecorQuery._fields)
+    assert main(["datasets", "export", "reteco/recor/dev", "qrels"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "biology/2_turn_1 0 smell/A_1.txt 1"

@@ -30,7 +30,6 @@ no docs component (statement ids ``1``, ``2``, … are local to a conversation: 
 queries' ``ptkb`` field).
 """
 
-from __future__ import annotations
 
 import bz2
 import gzip
@@ -39,7 +38,7 @@ import os
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets export needs typing.Tuple)
 
 import ir_datasets
 import pandas as pd
@@ -58,6 +57,7 @@ __all__ = [
     "PASSAGE_QRELS_DEFS",
     "IkatQuery",
     "IkatHistoryTurn",
+    "IkatPtkbStatement",
     "IkatPassage",
     "load_ikat_topics",
     "ikat_qrels",
@@ -94,12 +94,19 @@ class IkatHistoryTurn(NamedTuple):
     response: str
 
 
+class IkatPtkbStatement(NamedTuple):
+    """One statement of a conversation's Personal Text Knowledge Base."""
+
+    statement_id: str
+    text: str
+
+
 class IkatQuery(NamedTuple):
     """One iKAT 2023 turn.
 
     ``text`` is the raw user ``utterance`` (what a system sees); ``resolved_utterance`` the manual
     rewrite; ``response`` the canonical response; ``ptkb`` the conversation's PTKB as
-    ``((statement_id, statement), ...)``; ``ptkb_provenance`` / ``response_provenance`` the
+    ``(IkatPtkbStatement(statement_id, text), ...)`` (``dict(q.ptkb)`` gives id → statement); ``ptkb_provenance`` / ``response_provenance`` the
     organisers' provenance ids; ``history`` the previous turns.
     """
 
@@ -112,10 +119,11 @@ class IkatQuery(NamedTuple):
     topic_id: str
     turn: int
     title: str
-    ptkb: tuple[tuple[str, str], ...]
-    ptkb_provenance: tuple[str, ...]
-    response_provenance: tuple[str, ...]
-    history: tuple[IkatHistoryTurn, ...]
+    # typing.Tuple[X, ...]: the form ir_datasets' exporters understand
+    ptkb: Tuple[IkatPtkbStatement, ...]  # noqa: UP006
+    ptkb_provenance: Tuple[str, ...]  # noqa: UP006
+    response_provenance: Tuple[str, ...]  # noqa: UP006
+    history: Tuple[IkatHistoryTurn, ...]  # noqa: UP006
 
     def default_text(self) -> str:
         return self.text
@@ -349,7 +357,7 @@ class _IkatQueries(BaseQueries):
                 r.topic_id,
                 int(r.turn),
                 r.title,
-                tuple(r.ptkb.items()),
+                tuple(IkatPtkbStatement(k, v) for k, v in r.ptkb.items()),
                 tuple(r.ptkb_provenance),
                 tuple(r.response_provenance),
                 tuple(

@@ -31,7 +31,6 @@ rejected (``hash_turn_ids='reject'``: :class:`~reteco_measures.errors.DataFormat
 never left as they are, because a correct run would then silently score 0.
 """
 
-from __future__ import annotations
 
 import json
 import os
@@ -40,7 +39,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets export needs typing.Tuple)
 
 import ir_datasets
 import numpy as np
@@ -121,7 +120,7 @@ class RecorQuery(NamedTuple):
     domain: str
     history: str
     answer: str
-    gold_doc_ids: tuple[str, ...]
+    gold_doc_ids: Tuple[str, ...]  # noqa: UP006  (the form ir_datasets' exporters understand)
 
     def default_text(self) -> str:
         return self.text
