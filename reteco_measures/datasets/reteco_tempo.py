@@ -183,14 +183,13 @@ def read_documents(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLin
     report_problems(problems, on_bad_lines, str(p))
 
 
-_ID_FIELD = re.compile(rb'(?:^\s*\{|,)\s*"(?:id|doc_id)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_ID_FIRST = re.compile(rb'^\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.)*)"\s*[,}]')
 
 
 def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
     """Document ids of a ``documents.jsonl`` in corpus order (``doc_id``, ``domain``), without
-    decoding the passage texts: a regex finds the ``"id"`` / ``"doc_id"`` key after ``{`` or ``,``
-    (inside a JSON string every quote is escaped, so text cannot fake it); a line with no or
-    several such keys is decoded in full."""
+    decoding the passage text when the line starts with the ``"id"`` key (as the release writes
+    it); any other line is decoded in full (``id``, else ``doc_id``)."""
     p = _require(path, f"TEMPO {domain} documents".replace("  ", " "))
     ids: list[str] = []
     problems: list[Problem] = []
@@ -198,9 +197,9 @@ def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
         for i, raw in enumerate(f, start=1):
             if not raw.strip():
                 continue
-            found = _ID_FIELD.findall(raw)
-            if len(found) == 1:  # exactly one id key outside strings: take it without decoding the text
-                ids.append(json.loads(b'"' + found[0] + b'"'))
+            m = _ID_FIRST.match(raw)
+            if m is not None:  # the release writes "id" first: read it without decoding the text
+                ids.append(json.loads(b'"' + m.group(1) + b'"'))
                 continue
             try:
                 rec = json.loads(raw)
