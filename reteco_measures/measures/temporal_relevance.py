@@ -3,9 +3,12 @@
 ``TR@k = Σᵢ≤k vᵢ / n`` where vᵢ is the temporal verdict at rank i and n is
 
 * ``over='returned'`` (default): the number of documents actually returned within the top k;
-* ``over='k'``: k itself (a short ranking is penalised).
+* ``over='k'``: k itself (a short ranking is penalised); needs a cutoff (``TR(over='k')`` without
+  ``@k`` is an error, not a silent fallback).
 
-An empty ranking (or a query missing from the run) scores 0. Source: RETECO evaluation plan
+An empty ranking (or a query missing from the run) scores 0. Without a cutoff the whole ranking
+counts. Verdicts: frozen ``labels`` or the starter-kit oracle (qrels grade ≥ 1), as for
+``TemporalPrecision``. Source: RETECO evaluation plan
 ("the fraction of the top ten results judged temporally relevant").
 """
 
