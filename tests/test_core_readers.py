@@ -148,14 +148,14 @@ def test_property_good_rows_never_lost(rows) -> None:
 def test_fast_and_general_paths_agree(trec_eval_dir: Path, tmp_path: Path) -> None:
     from reteco_measures.io.readers import _fast_trec_run
 
-    original = (trec_eval_dir / "results.test").read_bytes()  # tab + space padded: general path
-    assert _fast_trec_run(original) is None
+    original = (trec_eval_dir / "results.test").read_bytes()  # tabs, scores padded with spaces
+    assert _fast_trec_run(original) is not None
     normalised = b"\n".join(b" ".join(line.split()) for line in original.splitlines()) + b"\n"
     assert _fast_trec_run(normalised) is not None  # single spaces: fast path
     tabbed = normalised.replace(b" ", b"\t")
     assert _fast_trec_run(tabbed) is not None
-    general, _ = read_run_with_problems(original)
-    for data in (normalised, tabbed):
+    general, _ = read_run_with_problems(original + b"\n# a comment line forces the general path\n")
+    for data in (original, normalised, tabbed):
         fast, problems = read_run_with_problems(data)
         assert problems == []
         pd.testing.assert_frame_equal(fast.reset_index(drop=True), general.reset_index(drop=True), check_dtype=False)
@@ -165,6 +165,7 @@ def test_fast_path_declines_suspicious_files() -> None:
     from reteco_measures.io.readers import _fast_trec_run
 
     assert _fast_trec_run(b"q Q0  1 0.5 r\nq Q0 d 1 0.5 r\n") is None  # empty doc id field
-    assert _fast_trec_run(b"q\tQ0\td x\t1\t0.5\tr\n") is None  # space inside a tab-separated field
+    assert _fast_trec_run(b"q\tQ0\td x\t1\t0.5\tr\n") is None  # space inside a tab-separated id field
+    assert _fast_trec_run(b"q Q0 d\t1 0.5 r\n") is None  # a tab in a space-separated file
     assert _fast_trec_run(b"# c\tQ0\td\t1\t0.5\tr\n") is None  # comment line
     assert _fast_trec_run(b"q Q0 d 1 nan r\n") is None  # NaN score gets reported by the general path

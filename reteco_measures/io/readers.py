@@ -81,13 +81,15 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
     if not data:
         return None
     head = data[: data.find(b"\n")] if b"\n" in data else data
-    sep, other = (b"\t", b" ") if b"\t" in head else (b" ", b"\t")
-    # One separator kind only (a single-byte scan is fast). A doubled, leading or trailing
-    # separator makes a 7th (empty) field, which the parser rejects; an empty field inside a
-    # 6-field line is caught after parsing.
-    if other in data:
+    tabbed = b"\t" in head
+    # Space-separated: a tab anywhere needs the general path (a single-byte scan is fast).
+    # Tab-separated: spaces may pad numbers (trec_eval's own test runs do; arrow's number parser
+    # accepts them) but must not appear inside the id fields, checked after parsing. A doubled,
+    # leading or trailing separator makes a 7th (empty) field, which the parser rejects; an empty
+    # field inside a 6-field line is caught after parsing.
+    if not tabbed and b"\t" in data:
         return None
-    delimiter = sep.decode()
+    delimiter = "\t" if tabbed else " "
     try:
         table = pv.read_csv(
             io.BytesIO(data),
@@ -109,8 +111,11 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
         return None
     if pc.any(pc.starts_with(table["query_id"], "#")).as_py() or pc.any(pc.is_nan(table["score"])).as_py():
         return None
-    if any(pc.any(pc.equal(pc.binary_length(table[c]), 0)).as_py() for c in ("query_id", "doc_id", "run_id")):
-        return None
+    for c in ("query_id", "doc_id", "run_id"):
+        if pc.any(pc.equal(pc.binary_length(table[c]), 0)).as_py():
+            return None
+        if tabbed and pc.any(pc.match_substring(table[c], " ")).as_py():
+            return None
     frame = table.drop_columns(["q0"]).to_pandas()
     frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
     frame = frame[[*RUN_COLUMNS, "line"]]
