@@ -224,3 +224,21 @@ def test_console_script_demo_runs():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "StepNDCG@10" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_labels_that_cannot_match_are_reported(release, capsys, tmp_path):
+    labels = tmp_path / "labels.jsonl"
+    write_jsonl(labels, [{"query_id": "100_1", "doc_id": "bitcoin/a.txt", "temporal": 1, "periods": ["1999"]},
+                         {"query_id": "100_1_step1", "doc_id": "bitcoin/a.txt", "temporal": 1, "periods": []}])
+    out = score(capsys, "reteco-1a", str(tmp_path / "run1a.txt"), "--data", str(release), "--labels", str(labels))
+    notes = " | ".join(out["notes"])
+    assert "1 label row(s) name topics that are not evaluated" in notes
+    assert "none of the labels' periods is a required period" in notes
+    assert rows_by(out["scores"], "measure")["TC@10"]["value"] == 0.0  # 1999 is not 2017/2021
+    # 1a labels on the 1b view: nothing matches the step topics
+    out = score(capsys, "reteco-1b", str(tmp_path / "run1b.txt"), "--data", str(release), "--labels", str(labels))
+    assert not any("no label row names an evaluated topic" in n for n in out["notes"])  # 100_1_step1 matches
+    write_jsonl(labels, [{"query_id": "100_1", "doc_id": "bitcoin/a.txt", "temporal": 1, "periods": []}])
+    out = score(capsys, "reteco-1b", str(tmp_path / "run1b.txt"), "--data", str(release), "--labels", str(labels))
+    assert any("no label row names an evaluated topic" in n for n in out["notes"])
+    assert rows_by(out["scores"], "measure")["TR@10"]["value"] == 0.0

@@ -157,6 +157,29 @@ def _scores(by_domain: pd.DataFrame, labels: list[str], names: dict[str, str]) -
     return pd.DataFrame(rows, columns=["measure", "value", "n", "role"])
 
 
+def _label_notes(labels: pd.DataFrame | None, topics: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
+    """Warnings about frozen labels that cannot be what the user meant (wrong ids, wrong periods)."""
+    if labels is None:
+        return []
+    notes = []
+    evaluated = set(qrels["query_id"].astype(str))
+    unknown = int((~labels["query_id"].isin(evaluated)).sum())
+    if unknown:
+        notes.append(f"{unknown} label row(s) name topics that are not evaluated (ignored)")
+    used = labels[labels["query_id"].isin(evaluated)]
+    if len(labels) and used.empty:
+        notes.append("no label row names an evaluated topic: every verdict is 0 (wrong labels file or split?)")
+    required = topics.drop_duplicates("query_id").set_index("query_id")["required_periods"]
+    pairs = used[["query_id", "periods"]].explode("periods").dropna(subset=["periods"])
+    if len(pairs):
+        req = pairs["query_id"].map(required)
+        known = [p in r if isinstance(r, (list, tuple)) else False for p, r in zip(pairs["periods"], req, strict=True)]
+        if not any(known):
+            notes.append("none of the labels' periods is a required period of its topic, so TC counts nothing "
+                         "(check --periods guidance|steps against the labels)")
+    return notes
+
+
 def _labels_name(labels: Any) -> str:
     if labels is None:
         return "oracle"
@@ -202,7 +225,7 @@ def score_reteco_1a(
     meta = data.topics.drop_duplicates("query_id").set_index("query_id")["domain"]
     per_query.insert(1, "domain", per_query["query_id"].map(meta).to_numpy())
     scores = _scores(tidy, labs, names)
-    notes = _notes(data.qrels, data.topics, "query")
+    notes = _notes(data.qrels, data.topics, "query") + _label_notes(label_frame, data.topics, qrels)
     tc = per_query[names[labs[3]]]
     if tc.isna().any():
         notes.append(f"{int(tc.isna().sum())} query(ies) have no required period: not scored by TC / nDCG|FC")
@@ -290,7 +313,7 @@ def score_reteco_1b(
     tidy = tidy.sort_values("measure", key=lambda s: s.map(order), kind="stable")
     by_domain = _wide(tidy, columns, {c: c for c in columns}, columns[0])
     scores = _scores(tidy, columns, {c: c for c in columns})
-    notes = _notes(data.qrels, data.topics, "step")
+    notes = _notes(data.qrels, data.topics, "step") + _label_notes(label_frame, data.topics, qrels)
     return Track1Score(official=float(scores["value"].iloc[0]), scores=scores, by_domain=by_domain,
                        per_query=per_query.sort_values(["domain", "query_id"], kind="stable").reset_index(drop=True),
                        report=report, n_queries=len(per_query), n_steps=int(qrels["query_id"].nunique()),
