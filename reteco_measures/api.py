@@ -22,7 +22,7 @@ from .measures.base import REGISTERED
 from .provider import PROVIDER
 from .side import load_topics, side_info
 
-__all__ = ["parse_measures", "calc_aggregate", "iter_calc", "evaluate", "measure_label", "depth_group"]
+__all__ = ["parse_measures", "calc_aggregate", "iter_calc", "evaluate", "measure_label", "depth_group", "group_frame"]
 
 _DISPLAY_TO_NAME = {"nDCG|FC": "nDCG_FC", "MAP": "AP", "MRR": "RR"}
 
@@ -161,7 +161,11 @@ def depth_group(turn: Any) -> str:
 _TURN_ID = re.compile(r"^(?P<conv>.+)_turn_(?P<turn>\d+)$")
 
 
-def _group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]) -> pd.DataFrame:
+def group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]) -> pd.DataFrame:
+    """The grouping columns ``by`` for each query id: topics columns joined on ``query_id``, and
+    ``depth`` (T1..T4, T5+) from the topics' ``turn`` or the ``<conversation>_turn_<t>`` id form.
+    Queries without a value land in ``"(none)"``; an unknown column is a ValueError. This is the
+    grouping of :func:`evaluate` (and of the judge aggregation)."""
     frame = pd.DataFrame({"query_id": query_ids.astype(str)})
     if topics is not None:
         cols = [c for c in by if c in topics.columns and c != "query_id"]
@@ -241,7 +245,7 @@ def evaluate(
             rows.append({"measure": label, "value": value, "n": n})
         return pd.DataFrame(rows, columns=["measure", "value", "n"])
 
-    groups = _group_frame(frame["query_id"], topics_df, by_cols)
+    groups = group_frame(frame["query_id"], topics_df, by_cols)
     frame = pd.concat([frame.reset_index(drop=True), groups[by_cols].reset_index(drop=True)], axis=1)
     for label in order:
         sub = frame[frame["measure"] == label]

@@ -199,11 +199,11 @@ def aggregate_judgments(
             rows.append({"dimension": dim, **stats(full[full["dimension"] == dim])})
         return pd.DataFrame(rows, columns=["dimension", "value", "n", "n_invalid", "n_missing"])
 
-    from ..api import _group_frame  # the same grouping rules as rm.evaluate(by=...)
+    from ..api import group_frame  # the same grouping rules as rm.evaluate(by=...)
     from ..side import load_topics
 
     topics_df = load_topics(topics) if topics is not None else None
-    groups = _group_frame(full["turn_id"], topics_df, by_cols)
+    groups = group_frame(full["turn_id"], topics_df, by_cols)
     full = pd.concat([full.reset_index(drop=True), groups[by_cols].reset_index(drop=True)], axis=1)
     for dim in dims:
         sub = full[full["dimension"] == dim]
