@@ -259,3 +259,11 @@ def test_queries_as_plain_ids_check_turns_only(sample: dict):
     report = convert_ikat_run(sample, queries=ids)
     assert [(p.kind, p.query_id) for p in report.errors] == [("unknown_query", "9-1_6")]
     assert set(report.run["query_id"]) == set(ids)
+
+
+def test_queries_as_topics_json_path(sample_path: Path, shared_data: Path, sample: dict):
+    bad = copy.deepcopy(sample)
+    bad["turns"][0]["responses"][0]["ptkb_provenance"][0]["id"] = "42"
+    report = rm.validate_run(bad, "ikat", queries=shared_data / "ikat2023" / "2023_test_topics.json")
+    assert len(report.missing_queries) == 326
+    assert any(p.query_id == "9-1_1" and "'42' is not a statement" in p.message for p in report.errors)
