@@ -164,3 +164,35 @@ def test_cli(root: Path, shared_data: Path, capsys, monkeypatch):
     bad.write_text("{not json", encoding="utf-8")
     assert main(["score", "ikat-2023", str(bad)]) == 1
     assert "not valid JSON" in capsys.readouterr().out  # table output: problems on stdout
+
+
+# --------------------------------------------------------------------------------------------
+# the bundled synthetic iKAT-like sample (made-up data in the real formats)
+
+
+def test_bundled_sample_demo_and_determinism(tmp_path: Path, capsys):
+    from reteco_measures.presets import PRESETS
+    from reteco_measures.sample import generate_ikat2023 as gen
+
+    sample = gen.DEFAULT_ROOT
+    for path in gen.main(tmp_path):
+        assert path.read_bytes() == (sample / path.relative_to(tmp_path)).read_bytes(), path
+    argv = PRESETS["ikat-2023"].demo(sample)
+    assert main(["score", "ikat-2023", *argv, "--format", "json", "--per-query"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["validation"]["valid"]
+    assert doc["validation"]["problem_counts"] == {"missing_query": 1, "unknown_doc": 1}
+    # independent check of one number: nDCG@3 per judged turn with pytrec_eval on the converted run
+    qrels = ikat_qrels(root=sample)
+    run = json.loads((sample / "runs" / "ikat2023_run.json").read_text(encoding="utf-8"))
+    order = {}
+    for turn in run["turns"]:
+        ids: list[str] = []
+        for resp in sorted(turn["responses"], key=lambda r: r["rank"]):
+            ids += [p["id"] for p in resp["passage_provenance"] if p["id"] not in ids]
+        order[turn["turn_id"]] = ids
+    expected = _pytrec(qrels, order, {"ndcg_cut.3"})
+    judged = sorted(qrels["query_id"].unique())
+    want = sum(expected.get(q, {}).get("ndcg_cut_3", 0.0) for q in judged) / len(judged)
+    got = next(s["value"] for s in doc["scores"] if s["measure"] == "nDCG@3")
+    assert got == pytest.approx(want, abs=1e-9)

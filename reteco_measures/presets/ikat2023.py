@@ -26,6 +26,7 @@ import math
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
@@ -167,6 +168,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--places", type=int, default=4)
 
 
+def _demo(sample_root: Path) -> list[str]:
+    return [str(sample_root / "runs" / "ikat2023_run.json"), "--data", str(sample_root)]
+
+
 def _records(frame: pd.DataFrame) -> list[dict]:
     return [
         {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
@@ -178,6 +183,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
     "ikat-2023",
     "TREC iKAT 2023: passage ranking (nDCG@3/5/1000, AP, RR, P, R at rel>=2) and PTKB ranking",
     _configure,
+    demo=_demo,
 )
 def run_ikat_2023(args: argparse.Namespace) -> int:
     topics = load_ikat_topics("test", root=args.data)
