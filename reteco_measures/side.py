@@ -23,13 +23,17 @@ import contextlib
 import contextvars
 import json
 import os
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+from .errors import DataFormatWarning
 
 __all__ = ["SideInfo", "side_info", "current_side_info", "load_topics", "load_labels"]
 
@@ -130,12 +134,39 @@ def _normalise_labels(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     frame["query_id"] = frame["query_id"].astype(str)
     frame["doc_id"] = frame["doc_id"].astype(str)
+    problems: list[str] = []
     if "temporal" not in frame.columns:
         frame["temporal"] = 0
-    frame["temporal"] = pd.to_numeric(frame["temporal"], errors="coerce").fillna(0).astype(int)
+    raw = frame["temporal"]
+    verdict = pd.to_numeric(raw.where(~raw.map(lambda v: isinstance(v, str))), errors="coerce")
+    # null = a judgment recorded as invalid: verdict 0, as a document missing from the labels
+    bad = ~(verdict.isin([0, 1]) | raw.isna())
+    for i in np.flatnonzero(bad.to_numpy())[:5]:
+        problems.append(f"row {i + 1} ({frame['query_id'].iat[i]}, {frame['doc_id'].iat[i]}): "
+                        f"temporal {raw.iat[i]!r} is not 0/1")
+    n_bad_verdicts = int(bad.sum())
+    frame["temporal"] = verdict.where(~bad, 0).fillna(0).astype(int)
     if "periods" not in frame.columns:
         frame["periods"] = [[] for _ in range(len(frame))]
-    frame["periods"] = [list(p) if isinstance(p, (list, tuple)) else [] for p in frame["periods"]]
+    periods, n_bad_periods = [], 0
+    for i, p in enumerate(frame["periods"]):
+        if isinstance(p, (list, tuple, np.ndarray)):
+            periods.append([str(x) for x in p])
+        else:
+            if not (p is None or (isinstance(p, float) and np.isnan(p))):
+                n_bad_periods += 1
+                if n_bad_periods <= 5:
+                    problems.append(f"row {i + 1} ({frame['query_id'].iat[i]}, {frame['doc_id'].iat[i]}): "
+                                    f"periods {p!r} is not a list")
+            periods.append([])
+    frame["periods"] = periods
+    if n_bad_verdicts or n_bad_periods:
+        warnings.warn(
+            f"labels: {n_bad_verdicts} verdict(s) not 0/1 read as 0 and {n_bad_periods} 'periods' value(s) "
+            f"that are not lists read as no period:\n  " + "\n  ".join(problems),
+            DataFormatWarning,
+            stacklevel=4,
+        )
     return frame
 
 

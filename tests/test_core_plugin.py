@@ -201,3 +201,16 @@ def test_evaluate_by_depth_from_turn_ids() -> None:
     assert got == {"T1": 1.0, "T2": 0.0, "T5+": 1.0, "(macro)": pytest.approx(2 / 3), "(all)": pytest.approx(2 / 3)}
     with pytest.raises(ValueError, match="cannot group by"):
         rm.evaluate([Probe @ 10], qrels, run, by="domain")
+
+
+def test_labels_normalisation_warns_on_bad_values() -> None:
+    from reteco_measures.errors import DataFormatWarning
+
+    frame = pd.DataFrame(
+        {"query_id": ["q", "q", "q", "q"], "doc_id": ["a", "b", "c", "d"],
+         "temporal": [1, "yes", None, 3], "periods": [["p1"], "p2", None, ("p3",)]}
+    )
+    with pytest.warns(DataFormatWarning, match="2 verdict\\(s\\) not 0/1 read as 0 and 1 'periods'"):
+        labels = rm.load_labels(frame)
+    assert labels["temporal"].tolist() == [1, 0, 0, 0]
+    assert labels["periods"].tolist() == [["p1"], [], [], ["p3"]]
