@@ -14,7 +14,7 @@ equals trec_eval's ``ndcg_cut_k`` on the binary RETECO qrels.
 * ``'step'`` (upstream TEMPO code): per-step metrics carry the step id, aggregate = mean over
   all steps.
 
-``DEFAULT`` is NaN, not 0: when StepNDCG is evaluated together with measures of another provider
+``DEFAULT`` is NaN, not 0 (as for all our measures, see ``RetecoMeasure.DEFAULT``): when StepNDCG is evaluated together with measures of another provider
 (``ir_measures.calc_aggregate([StepNDCG@10, nDCG@10], ...)``), ir_measures adds a DEFAULT value
 for every (measure, qrels topic) pair a provider did not report. With ``average='query'`` the
 qrels topics are *steps* while StepNDCG reports *queries*, so those filler rows carry NaN ("not
@@ -31,7 +31,6 @@ class _StepNDCG(RetecoMeasure):
     NAME = __name__
     PRETTY_NAME = "Step-wise nDCG"
     SHORT_DESC = "Binary nDCG@k per step topic, averaged per query (RETECO 1b)."
-    DEFAULT = float("nan")
     SUPPORTED_PARAMS = common_params(
         average=ParamInfo(dtype=str, choices=["query", "step"], default="query", desc="aggregation unit"),
         rel=ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant"),
