@@ -176,11 +176,11 @@ def group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]
             frame = frame.join(meta, on="query_id")
     for col in by:
         if col == "depth":
+            # the topics' turn number where given, else the <conversation>_turn_<t> id form
+            turns = pd.to_numeric(frame["query_id"].str.extract(_TURN_ID)["turn"], errors="coerce")
             if "turn" in frame.columns:
-                frame["depth"] = [depth_group(t) for t in frame["turn"]]
-            else:
-                turns = frame["query_id"].str.extract(_TURN_ID)["turn"]
-                frame["depth"] = [depth_group(t) for t in turns]
+                turns = pd.to_numeric(frame["turn"], errors="coerce").fillna(turns)
+            frame["depth"] = [depth_group(t) for t in turns]
         elif col not in frame.columns:
             raise ValueError(f"cannot group by {col!r}: not a topics column (give topics=... with that column)")
     for col in by:

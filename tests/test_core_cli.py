@@ -79,3 +79,12 @@ def test_help_works(args, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         main(args)
     assert info.value.code == 0
+
+
+def test_validate_ikat_with_topics_json(shared_data: Path, capsys) -> None:
+    data = shared_data / "ikat2023"
+    code = main(["validate", str(data / "2023_sample_run.json"), "--contract", "ikat",
+                 "--queries", str(data / "2023_test_topics.json"), "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["contract"] == "ikat" and code in (0, 1)
+    assert out["rows"] > 0

@@ -214,3 +214,11 @@ def test_labels_normalisation_warns_on_bad_values() -> None:
         labels = rm.load_labels(frame)
     assert labels["temporal"].tolist() == [1, 0, 0, 0]
     assert labels["periods"].tolist() == [["p1"], [], [], ["p3"]]
+
+
+def test_depth_falls_back_to_turn_ids_when_topics_lack_a_query() -> None:
+    qrels = pd.DataFrame({"query_id": ["c_turn_1", "c_turn_6"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": ["c_turn_1"], "doc_id": ["a"], "score": [1.0]})
+    topics = pd.DataFrame({"query_id": ["c_turn_1"], "turn": [2]})  # topics turn wins; c_turn_6 from its id
+    frame = rm.evaluate([Probe @ 10], qrels, run, topics=topics, by="depth")
+    assert {r.depth: r.value for r in frame.itertuples()} == {"T2": 1.0, "T5+": 0.0, "(macro)": 0.5, "(all)": 0.5}

@@ -81,20 +81,14 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 # validate
 
 
-def _read_ids(path: str | None, column: str):
-    from ..contracts.base import read_ids
-
-    return None if path is None else read_ids(path, column)
-
-
 def _cmd_validate(args: argparse.Namespace) -> int:
     from ..contracts import validate_run
 
     report = validate_run(
         args.run,
         args.contract,
-        corpus=_read_ids(args.corpus, "doc_id"),
-        queries=_read_ids(args.queries, "query_id"),
+        corpus=args.corpus,  # paths go through: each contract reads its own id files
+        queries=args.queries,
         top_k=args.top_k,
     )
     if args.format == "json":
