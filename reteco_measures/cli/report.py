@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 from typing import TextIO
 
 import pandas as pd
 
-__all__ = ["OUTPUT_FORMATS", "format_frame", "print_frame"]
+__all__ = ["OUTPUT_FORMATS", "format_frame", "print_frame", "frame_records", "print_run_checks"]
 
 OUTPUT_FORMATS = ["table", "tsv", "json"]
 
@@ -20,15 +21,19 @@ def _fmt_value(value, places: int) -> str:
     return str(value)
 
 
+def frame_records(frame: pd.DataFrame) -> list[dict]:
+    """``frame`` as JSON-ready records: one dict per row, NaN as None (JSON null)."""
+    return [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
+        for rec in frame.to_dict(orient="records")
+    ]
+
+
 def format_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4) -> str:
     """Render ``frame`` as ``table`` (aligned, for people), ``tsv`` or ``json`` (records; NaN →
     null)."""
     if fmt == "json":
-        records = [
-            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
-            for rec in frame.to_dict(orient="records")
-        ]
-        return json.dumps(records, indent=2, default=str)
+        return json.dumps(frame_records(frame), indent=2, default=str)
     cells = [[_fmt_value(v, places) for v in row] for row in frame.itertuples(index=False)]
     header = [str(c) for c in frame.columns]
     if fmt == "tsv":
@@ -47,3 +52,34 @@ def format_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4) -> st
 
 def print_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4, file: TextIO | None = None) -> None:
     print(format_frame(frame, fmt, places), file=file or sys.stdout)
+
+
+def print_run_checks(
+    report,
+    *,
+    table: bool,
+    limit: int,
+    notes: list[str] = (),
+    data_problems: list = (),
+    rows: str = "row(s)",
+    show_state: bool = False,
+) -> None:
+    """The end of a preset's text report: notes, data problems, then what the run contract found
+    (counts per kind and the first ``limit`` problems). Goes to stdout for ``table`` output and to
+    stderr otherwise, so TSV stays machine-readable."""
+    stream = sys.stdout if table else sys.stderr
+    for note in notes:
+        print(f"note: {note}", file=stream)
+    for p in list(data_problems)[:limit]:
+        print(f"data: {p}", file=stream)
+    if report.errors:
+        kinds = Counter(p.kind for p in report.errors)
+        summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        state = f" ({'valid' if report.valid else 'INVALID'})" if show_state else ""
+        print(f"\nrun checks{state}: {len(report.run)} {rows} kept; {summary}", file=stream)
+        for p in report.errors[:limit]:
+            print(f"  {p}", file=stream)
+        if len(report.errors) > limit:
+            print(f"  ... and {len(report.errors) - limit} more (--limit)", file=stream)
+    elif table:
+        print(f"\nrun checks: ok, {len(report.run)} {rows}")

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +30,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from ..api import iter_calc, measure_label, parse_measures
-from ..cli.report import OUTPUT_FORMATS, format_frame
+from ..cli.report import OUTPUT_FORMATS, format_frame, frame_records, print_run_checks
 from ..contracts.base import ValidationReport
 from ..contracts.ikat import PassageScore, convert_ikat_run
 from ..datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
@@ -172,12 +170,6 @@ def _demo(sample_root: Path) -> list[str]:
     return [str(sample_root / "runs" / "ikat2023_run.json"), "--data", str(sample_root)]
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
-    return [
-        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
-        for rec in frame.to_dict("records")
-    ]
-
 
 @preset(
     "ikat-2023",
@@ -203,7 +195,7 @@ def run_ikat_2023(args: argparse.Namespace) -> int:
             "run_name": report.extra.get("run_name"),
             "run_type": report.extra.get("run_type"),
             "passage_score": args.passage_score,
-            "scores": _records(result.scores),
+            "scores": frame_records(result.scores),
             "validation": {
                 "ok": report.ok,
                 "valid": report.valid,
@@ -214,7 +206,7 @@ def run_ikat_2023(args: argparse.Namespace) -> int:
             "notes": result.notes,
         }
         if args.per_query:
-            out["per_query"] = _records(result.per_query)
+            out["per_query"] = frame_records(result.per_query)
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
         return 0 if report.valid else 1
     table = args.format == "table"
@@ -224,17 +216,6 @@ def run_ikat_2023(args: argparse.Namespace) -> int:
     if args.per_query:
         print()
         print(format_frame(result.per_query, args.format, args.places))
-    stream = sys.stdout if table else sys.stderr
-    for note in result.notes:
-        print(f"note: {note}", file=stream)
-    if report.errors:
-        summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-        state = "valid" if report.valid else "INVALID"
-        print(f"\nrun checks ({state}): {len(report.run)} passage row(s) kept; {summary}", file=stream)
-        for p in report.errors[: args.limit]:
-            print(f"  {p}", file=stream)
-        if len(report.errors) > args.limit:
-            print(f"  ... and {len(report.errors) - args.limit} more (--limit)", file=stream)
-    elif table:
-        print(f"\nrun checks: ok, {len(report.run)} passage row(s)")
+    print_run_checks(report, table=table, limit=args.limit, notes=result.notes, rows="passage row(s)",
+                     show_state=True)
     return 0 if report.valid else 1

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..api import evaluate, iter_calc, measure_label, parse_measures
-from ..cli.report import OUTPUT_FORMATS, format_frame
+from ..cli.report import OUTPUT_FORMATS, format_frame, frame_records, print_run_checks
 from ..contracts.base import ValidationReport
 from ..contracts.reteco import load_run_rows, validate_reteco
 from ..datasets.reteco_tempo import TempoData, load_tempo
@@ -342,10 +340,6 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--places", type=int, default=4)
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
-            for rec in frame.to_dict("records")]
-
 
 def _print(result: Track1Score, data: TempoData, args: argparse.Namespace, benchmark: str) -> int:
     report = result.report
@@ -360,15 +354,15 @@ def _print(result: Track1Score, data: TempoData, args: argparse.Namespace, bench
             "labels": result.labels,
             "official": {"measure": result.scores["measure"].iloc[0], "value": result.official,
                          "aggregation": "mean over queries" + (" of the mean over their steps" if data.steps else "")},
-            "scores": _records(result.scores),
-            "by_domain": _records(result.by_domain),
+            "scores": frame_records(result.scores),
+            "by_domain": frame_records(result.by_domain),
             "validation": {"ok": report.ok, "valid": report.valid, "rows_kept": len(report.run),
                            "problem_counts": dict(kinds), "problems": [p.as_dict() for p in report.errors]},
             "data_problems": [p.as_dict() for p in data.problems],
             "notes": result.notes,
         }
         if args.per_query:
-            out["per_query"] = _records(result.per_query)
+            out["per_query"] = frame_records(result.per_query)
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
         return 0
     table = args.format == "table"
@@ -382,20 +376,7 @@ def _print(result: Track1Score, data: TempoData, args: argparse.Namespace, bench
     if args.per_query:
         print()
         print(format_frame(result.per_query, args.format, args.places))
-    stream = sys.stdout if table else sys.stderr
-    for note in result.notes:
-        print(f"note: {note}", file=stream)
-    for p in data.problems[: args.limit]:
-        print(f"data: {p}", file=stream)
-    if report.errors:
-        summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-        print(f"\nrun checks: {len(report.run)} row(s) kept; {summary}", file=stream)
-        for p in report.errors[: args.limit]:
-            print(f"  {p}", file=stream)
-        if len(report.errors) > args.limit:
-            print(f"  ... and {len(report.errors) - args.limit} more (--limit)", file=stream)
-    elif table:
-        print(f"\nrun checks: ok, {len(report.run)} row(s)")
+    print_run_checks(report, table=table, limit=args.limit, notes=result.notes, data_problems=data.problems)
     return 0
 
 

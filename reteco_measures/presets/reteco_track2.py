@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..api import depth_group, evaluate, iter_calc, measure_label, parse_measures
-from ..cli.report import OUTPUT_FORMATS, format_frame
+from ..cli.report import OUTPUT_FORMATS, format_frame, frame_records, print_run_checks
 from ..contracts.base import ValidationReport
 from ..contracts.reteco import load_run_rows, validate_reteco
 from ..datasets.reteco_recor import HashPolicy, RecorData, load_recor, map_run_query_ids
@@ -245,12 +243,6 @@ def _demo(sample_root: Path) -> list[str]:
     return [str(sample_root / "runs" / "reteco_track2.txt"), "--data", str(sample_root), "--split", "dev"]
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
-    return [
-        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
-        for rec in frame.to_dict("records")
-    ]
-
 
 @preset(
     "reteco-2a",
@@ -277,9 +269,9 @@ def run_reteco_2a(args: argparse.Namespace) -> int:
             "domains": data.domains,
             "turns": result.n_turns,
             "official": {"measure": result.scores["measure"].iloc[0], "value": result.official},
-            "scores": _records(result.scores),
-            "by_domain": _records(result.by_domain),
-            "by_depth": _records(result.by_depth),
+            "scores": frame_records(result.scores),
+            "by_domain": frame_records(result.by_domain),
+            "by_depth": frame_records(result.by_depth),
             "validation": {
                 "ok": report.ok,
                 "valid": report.valid,
@@ -291,7 +283,7 @@ def run_reteco_2a(args: argparse.Namespace) -> int:
             "notes": result.notes,
         }
         if args.per_query:
-            out["per_query"] = _records(result.per_query)
+            out["per_query"] = frame_records(result.per_query)
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
         return 0
     table = args.format == "table"
@@ -307,18 +299,5 @@ def run_reteco_2a(args: argparse.Namespace) -> int:
     if args.per_query:
         print()
         print(format_frame(result.per_query, args.format, args.places))
-    stream = sys.stdout if table else sys.stderr
-    for note in result.notes:
-        print(f"note: {note}", file=stream)
-    for p in data.problems[: args.limit]:
-        print(f"data: {p}", file=stream)
-    if report.errors:
-        summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-        print(f"\nrun checks: {len(report.run)} row(s) kept; {summary}", file=stream)
-        for p in report.errors[: args.limit]:
-            print(f"  {p}", file=stream)
-        if len(report.errors) > args.limit:
-            print(f"  ... and {len(report.errors) - args.limit} more (--limit)", file=stream)
-    elif table:
-        print(f"\nrun checks: ok, {len(report.run)} row(s)")
+    print_run_checks(report, table=table, limit=args.limit, notes=result.notes, data_problems=data.problems)
     return 0

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from ..api import evaluate
-from ..cli.report import OUTPUT_FORMATS, format_frame
+from ..cli.report import OUTPUT_FORMATS, format_frame, frame_records
 from ..contracts.base import ValidationReport
 from ..contracts.spoken import validate_spoken
 from ..datasets import spoken as sp
@@ -154,10 +153,6 @@ def _demo(sample_root: Path) -> list[str]:
     return [str(sample_root / "runs" / "spoken.jsonl"), "--data", str(sample_root)]
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in frame.to_dict("records")]
-
 
 @preset("spoken", "Spoken-Query: row-level contract, SpokenMacroNDCG@10 (collection x condition), reward",
         _configure, demo=_demo)
@@ -174,10 +169,10 @@ def run_spoken(args: argparse.Namespace) -> int:
             "benchmark": "spoken",
             "quality": result.quality,
             "reward": result.reward,
-            "summary": _records(result.summary),
-            "grid": _records(result.grid),
-            "by_collection": _records(result.by_collection),
-            "by_condition": _records(result.by_condition),
+            "summary": frame_records(result.summary),
+            "grid": frame_records(result.grid),
+            "by_collection": frame_records(result.by_collection),
+            "by_condition": frame_records(result.by_condition),
             "invalid_queries": report.invalid_queries,
             "missing_queries": report.missing_queries,
             "problems": [p.as_dict() for p in report.errors],
