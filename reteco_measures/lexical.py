@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import Problem
+from .io.jsonl import iter_jsonl
 
 __all__ = [
     "METRICS",
@@ -288,30 +289,21 @@ def read_references(path: str | os.PathLike) -> tuple[dict[str, list[str]], list
     problems: list[Problem] = []
     out: dict[str, list[str]] = {}
     p = str(path)
-    with open(path, encoding="utf-8-sig") as f:
-        for i, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON ({exc.msg})", line=i, path=p))
-                continue
-            tid = next((str(obj[k]) for k in ("turn_id", "query_id", "id") if isinstance(obj, dict) and k in obj),
-                       None)
-            if tid is None:
-                problems.append(Problem("no 'turn_id'", line=i, path=p))
-                continue
-            refs: Any = next((obj[k] for k in ("references", "gold_answers", "reference", "answer") if k in obj), None)
-            refs = [refs] if isinstance(refs, str) else refs
-            if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
-                problems.append(Problem("no reference text ('answer', 'reference', 'references')", line=i, path=p,
-                                        query_id=tid))
-                continue
-            if tid in out:
-                problems.append(Problem("duplicate turn; ignored", line=i, path=p, query_id=tid, kind="duplicate"))
-                continue
-            out[tid] = refs
+    for i, obj in iter_jsonl(path, problems):
+        tid = next((str(obj[k]) for k in ("turn_id", "query_id", "id") if k in obj), None)
+        if tid is None:
+            problems.append(Problem("no 'turn_id'", line=i, path=p))
+            continue
+        refs: Any = next((obj[k] for k in ("references", "gold_answers", "reference", "answer") if k in obj), None)
+        refs = [refs] if isinstance(refs, str) else refs
+        if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+            problems.append(Problem("no reference text ('answer', 'reference', 'references')", line=i, path=p,
+                                    query_id=tid))
+            continue
+        if tid in out:
+            problems.append(Problem("duplicate turn; ignored", line=i, path=p, query_id=tid, kind="duplicate"))
+            continue
+        out[tid] = refs
     return out, problems
 
 

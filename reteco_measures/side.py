@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DataFormatWarning
+from .errors import DataFormatError, DataFormatWarning
+from .io.jsonl import iter_jsonl
 
 __all__ = ["SideInfo", "side_info", "current_side_info", "load_topics", "load_labels"]
 
@@ -96,13 +97,10 @@ def _read_records(path: Path) -> pd.DataFrame:
     text = path.read_text(encoding="utf-8-sig")
     if text.lstrip().startswith("["):
         return pd.DataFrame(json.loads(text))
-    rows = []
-    for i, raw in enumerate(text.splitlines(), start=1):
-        if raw.strip():
-            try:
-                rows.append(json.loads(raw))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{i}: not valid JSON: {exc.msg}") from None
+    problems: list = []
+    rows = [rec for _, rec in iter_jsonl(path, problems)]
+    if problems:
+        raise DataFormatError(problems)
     return pd.DataFrame(rows)
 
 

@@ -24,7 +24,6 @@ Malformed lines are skipped with a :class:`~reteco_measures.errors.DataFormatWar
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -36,6 +35,7 @@ from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.indices import Docstore
 
 from ..errors import Problem, report_problems
+from ..io.jsonl import iter_jsonl
 from .base import DataFile, register
 
 __all__ = [
@@ -99,27 +99,6 @@ def files(root: str | os.PathLike | None = None) -> dict[str, DataFile]:
 
 # ------------------------------------------------------------------------------------------------
 # reading
-
-
-def iter_jsonl(path: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line, object)`` for every JSON-object line of ``path``; bad lines go to ``problems``."""
-    with open(path, encoding="utf-8-sig", errors="strict") as f:
-        try:
-            for i, raw in enumerate(f, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    rec = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    problems.append(Problem(f"not valid JSON: {exc.msg} (column {exc.colno})", line=i, path=path))
-                    continue
-                if not isinstance(rec, dict):
-                    problems.append(Problem("a line must be a JSON object", line=i, path=path))
-                    continue
-                yield i, rec
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(f"not valid UTF-8 ({exc.reason}); the rest of the file was not read",
-                                    path=path, kind="encoding"))
 
 
 def _require(rec: dict, fields: tuple[str, ...], line: int, path: str, problems: list[Problem],

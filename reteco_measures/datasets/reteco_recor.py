@@ -47,6 +47,7 @@ import pandas as pd
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 
 from ..errors import DataFormatError, DataFormatWarning, Problem
+from ..io.jsonl import iter_jsonl
 from ..io.readers import read_qrels_with_problems
 from .base import DataFile, MissingDataError, data_root, register
 
@@ -372,22 +373,14 @@ def read_documents(path: str | os.PathLike, domain: str, *, text: bool = True) -
     if not path.exists():
         raise MissingDataError(f"missing RECOR documents file: {path}")
     ids, texts, problems = [], [], []
-    with open(path, encoding="utf-8-sig") as f:
-        for i, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON: {exc.msg}", line=i, path=str(path)))
-                continue
-            did = rec.get("doc_id", rec.get("id")) if isinstance(rec, dict) else None
-            if did is None:
-                problems.append(Problem("no 'doc_id'", line=i, path=str(path), kind="field"))
-                continue
-            ids.append(str(did))
-            if text:
-                texts.append(str(rec.get("content", rec.get("text", ""))))
+    for i, rec in iter_jsonl(path, problems):
+        did = rec.get("doc_id", rec.get("id"))
+        if did is None:
+            problems.append(Problem("no 'doc_id'", line=i, path=str(path), kind="field"))
+            continue
+        ids.append(str(did))
+        if text:
+            texts.append(str(rec.get("content", rec.get("text", ""))))
     if problems:
         raise DataFormatError(problems)
     frame = pd.DataFrame({"doc_id": pd.array(ids, dtype="str")})

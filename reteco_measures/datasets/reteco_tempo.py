@@ -59,6 +59,7 @@ from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.indices import Docstore, PickleLz4FullStore
 
 from ..errors import DataFormatError, Problem, report_problems
+from ..io.jsonl import iter_jsonl
 from ..io.readers import read_qrels_with_problems
 from .base import DataFile, MissingDataError, data_root, register
 
@@ -137,22 +138,6 @@ class TempoStep(NamedTuple):
 # low-level readers (usable on any file, e.g. the organisers' stripped sample)
 
 
-def _iter_records(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict]]:
-    with open(path, encoding="utf-8-sig") as f:
-        for i, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON: {exc.msg} (column {exc.colno})", line=i, path=str(path)))
-                continue
-            if not isinstance(rec, dict):
-                problems.append(Problem("a line must be a JSON object", line=i, path=str(path)))
-                continue
-            yield i, rec
-
-
 def _require(path: str | os.PathLike, what: str) -> Path:
     p = Path(path)
     if not p.exists():
@@ -174,7 +159,7 @@ def read_documents(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLin
     """
     p = _require(path, f"TEMPO {domain} documents")
     problems: list[Problem] = []
-    for line, rec in _iter_records(p, problems):
+    for line, rec in iter_jsonl(p, problems):
         did = rec.get("id", rec.get("doc_id"))
         if did is None:
             problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
@@ -220,7 +205,7 @@ def read_examples(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLine
     p = _require(path, f"TEMPO {domain} queries")
     problems: list[Problem] = []
     rows = []
-    for line, rec in _iter_records(p, problems):
+    for line, rec in iter_jsonl(p, problems):
         if rec.get("id") is None:
             problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
             continue
@@ -264,7 +249,7 @@ def read_steps(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines =
     p = _require(path, f"TEMPO {domain} steps")
     problems: list[Problem] = []
     rows = []
-    for line, rec in _iter_records(p, problems):
+    for line, rec in iter_jsonl(p, problems):
         if rec.get("id") is None:
             problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
             continue
@@ -287,7 +272,7 @@ def read_guidance(path: str | os.PathLike, *, on_bad_lines: BadLines = "warn") -
     p = _require(path, "TEMPO guidance")
     problems: list[Problem] = []
     rows = []
-    for line, rec in _iter_records(p, problems):
+    for line, rec in iter_jsonl(p, problems):
         if rec.get("id") is None:
             problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
             continue

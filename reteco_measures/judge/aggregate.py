@@ -10,7 +10,6 @@ turns with no row at all. Nothing is silently dropped.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Problem
+from ..io.jsonl import iter_jsonl
 from .prompts import FAMILIES, canonical
 
 __all__ = ["SCALES", "read_judgments", "aggregate_judgments", "normalize_scores"]
@@ -49,19 +49,11 @@ def read_judgments(source: JudgmentSource | Sequence[JudgmentSource]) -> tuple[p
             continue
         path = str(src)
         rows: list[dict[str, Any]] = []
-        with open(path, encoding="utf-8-sig") as fh:
-            for i, raw in enumerate(fh, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    problems.append(Problem(f"not valid JSON ({exc.msg})", line=i, path=path))
-                    continue
-                if not isinstance(obj, dict) or "turn_id" not in obj or "dimension" not in obj:
-                    problems.append(Problem("a judgment needs 'turn_id' and 'dimension'", line=i, path=path))
-                    continue
-                rows.append({**obj, "line": i, "path": path})
+        for i, obj in iter_jsonl(path, problems):
+            if "turn_id" not in obj or "dimension" not in obj:
+                problems.append(Problem("a judgment needs 'turn_id' and 'dimension'", line=i, path=path))
+                continue
+            rows.append({**obj, "line": i, "path": path})
         frames.append(pd.DataFrame(rows))
     cols = ["turn_id", "dimension", "score", "normalized", "model", "prompt_sha256", "error", "line", "path"]
     frame = pd.concat([f.reindex(columns=cols) for f in frames], ignore_index=True) if frames else pd.DataFrame(

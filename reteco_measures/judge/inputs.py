@@ -15,12 +15,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import Problem
+from ..io.jsonl import iter_jsonl
 
 __all__ = [
     "Answer",
@@ -60,24 +61,6 @@ class Context:
     line: int | None = None
 
 
-def _jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every JSON object line; other lines become problems."""
-    p = str(path)
-    with open(path, encoding="utf-8-sig") as f:
-        for i, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON ({exc.msg})", line=i, path=p))
-                continue
-            if not isinstance(obj, dict):
-                problems.append(Problem("a line must be a JSON object", line=i, path=p))
-                continue
-            yield i, obj
-
-
 def _first_json_char(path: str | Path) -> str:
     with open(path, encoding="utf-8-sig") as f:
         while True:
@@ -104,7 +87,7 @@ def read_answers(path: str | Path, passages: dict[str, str] | None = None) -> tu
         return _read_ikat_run(path, passages or {}, problems), problems
     out: dict[str, Answer] = {}
     p = str(path)
-    for line, obj in _jsonl(path, problems):
+    for line, obj in iter_jsonl(path, problems):
         tid = _id(obj, ("turn_id",))
         if tid is None:
             problems.append(Problem("no 'turn_id'", line=line, path=p))
@@ -185,7 +168,7 @@ def read_context(path: str | Path) -> tuple[dict[str, Context], list[Problem]]:
         return _read_ikat_topics(path, problems), problems
     out: dict[str, Context] = {}
     p = str(path)
-    for line, obj in _jsonl(path, problems):
+    for line, obj in iter_jsonl(path, problems):
         tid = _id(obj, ("turn_id",))
         if tid is None:
             problems.append(Problem("no 'turn_id'", line=line, path=p))
@@ -277,7 +260,7 @@ def read_passages(path: str | Path) -> dict[str, str]:
     ``text``/``passage_text``/``contents``/``content``."""
     problems: list[Problem] = []
     out: dict[str, str] = {}
-    for line, obj in _jsonl(path, problems):
+    for line, obj in iter_jsonl(path, problems):
         pid = _id(obj, ("passage_id", "doc_id", "id"))
         text = next((obj[k] for k in ("text", "passage_text", "contents", "content") if isinstance(obj.get(k), str)),
                     None)
@@ -295,7 +278,7 @@ def read_temporal_topics(path: str | Path) -> tuple[dict[str, dict[str, Any]], l
     problems: list[Problem] = []
     out: dict[str, dict[str, Any]] = {}
     p = str(path)
-    for line, obj in _jsonl(path, problems):
+    for line, obj in iter_jsonl(path, problems):
         qid = _id(obj, ("query_id", "id", "qid"))
         if qid is None:
             problems.append(Problem("no 'query_id' / 'id'", line=line, path=p))
@@ -322,7 +305,7 @@ def read_documents(path: str | Path, wanted: set[str] | None = None) -> tuple[di
     problems: list[Problem] = []
     out: dict[str, str] = {}
     p = str(path)
-    for line, obj in _jsonl(path, problems):
+    for line, obj in iter_jsonl(path, problems):
         did = _id(obj, ("doc_id", "id", "docid"))
         if did is None:
             problems.append(Problem("no 'doc_id' / 'id'", line=line, path=p))
