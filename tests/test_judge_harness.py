@@ -559,10 +559,12 @@ def test_cli_ikat_with_real_sample_run(server, tmp_path, capsys):
     ground = [r["body"]["messages"][1]["content"] for r in server.requests if r["key"][0] == "groundedness"]
     first = sample["turns"][0]["responses"][0]
     n_used = sum(1 for p in first["passage_provenance"] if p.get("used"))
-    assert ground[0].count("some passage text") == n_used
-    # the context came from the real topics: utterance of turn 9-1_1 is the question
+    # every sample response uses the same number of passages; requests arrive in any order
+    # (bounded concurrency), so check them all rather than the first to arrive
+    assert len(ground) == 4 and all(c.count("some passage text") == n_used for c in ground)
+    # the context came from the real topics: utterance of turn 9-1_1 is the question of one request
     conv = json.loads(topics.read_text())[0]
-    assert conv["turns"][0]["utterance"] in ground[0]
+    assert any(conv["turns"][0]["utterance"] in c for c in ground)
 
 
 def test_cli_ikat_provenance_text_from_passages_file(server, tmp_path):

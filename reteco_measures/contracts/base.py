@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import Problem
+from ..errors import DataFormatError, Problem
+from ..io.jsonl import iter_jsonl
 
 __all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids"]
 
@@ -97,7 +99,15 @@ def read_ids(path: str | os.PathLike, column: str) -> pd.DataFrame:
         return pd.concat([read_ids(f, column) for f in files], ignore_index=True)
     name = path.name.lower()
     if name.endswith((".jsonl", ".json")):
-        frame = pd.read_json(path, lines=name.endswith(".jsonl"), dtype=False)  # ids stay strings ("001")
+        problems: list[Problem] = []
+        if name.endswith(".json"):
+            records = json.loads(path.read_text(encoding="utf-8-sig"))
+            records = records if isinstance(records, list) else [records]
+        else:
+            records = [rec for _, rec in iter_jsonl(path, problems)]
+        if problems:
+            raise DataFormatError(problems)
+        frame = pd.DataFrame([r for r in records if isinstance(r, dict)])
         for alt in (column, "id", "doc_id", "query_id", "turn_id"):
             if alt in frame.columns:
                 return frame.rename(columns={alt: column})

@@ -52,7 +52,6 @@ __all__ = [
     "ParsedResults",
     "Record",
     "score_value",
-    "read_id_list",
     "sort_problems",
     "item_problems",
 ]
@@ -323,33 +322,6 @@ def _parse_frame(frame: pd.DataFrame, allow_extra_fields: bool) -> ParsedResults
     return parsed
 
 
-def read_id_list(source: Any, column: str) -> Any:
-    """Ids (in file order) from a JSONL file (field ``column``, else ``id``), keeping a
-    ``domain`` field when every line has one. Non-path values are returned unchanged."""
-    if not isinstance(source, (str, os.PathLike)):
-        return source
-    path = Path(source)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    rows: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8-sig") as f:
-        for i, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{i}: not valid JSON: {exc.msg}") from None
-            key = column if column in rec else ("id" if "id" in rec else None)
-            if not isinstance(rec, dict) or key is None:
-                raise ValueError(f"{path}:{i}: no field {column!r} or 'id'")
-            rows.append({column: str(rec[key]), "domain": rec.get("domain")})
-    frame = pd.DataFrame(rows, columns=[column, "domain"])
-    if frame["domain"].isna().any():
-        frame = frame.drop(columns="domain")
-    return frame
-
-
 def sort_problems(problems: Iterable[Problem]) -> list[Problem]:
     """Problems ordered by line (problems without a line last); stable otherwise."""
     big = np.iinfo(np.int64).max
@@ -482,7 +454,7 @@ def validate_chunqiu(
             problems.append(Problem(f"{len(rec.results)} results, more than top_k = {top_k}", line=rec.line,
                                     query_id=rec.query_id, path=path, kind="too_many"))
 
-    corpus_frame = id_frame(read_id_list(corpus, "doc_id"), "doc_id")
+    corpus_frame = id_frame(corpus, "doc_id")
     corpus_pos = None
     if corpus_frame is not None:
         corpus_pos = corpus_positions(pd.Series(items["doc_id"].fillna("").astype(str)), corpus_frame["doc_id"])
@@ -500,7 +472,7 @@ def validate_chunqiu(
                                     kind="repeated_query"))
         else:
             first_line[q] = line
-    expected = id_frame(read_id_list(queries, "query_id"), "query_id")
+    expected = id_frame(queries, "query_id")
     missing: list[str] = []
     if expected is not None:
         known_q = set(expected["query_id"].tolist())

@@ -36,7 +36,7 @@ import pandas as pd
 from ..errors import Problem
 from ..kernels.ranking import corpus_positions
 from .base import ValidationReport, contract, id_frame
-from .chunqiu import _cleaned_run, item_problems, parse_results, read_id_list, sort_problems
+from .chunqiu import _cleaned_run, item_problems, parse_results, sort_problems
 
 __all__ = ["validate_spoken"]
 
@@ -87,8 +87,8 @@ def validate_spoken(
                                     line=rec.line, query_id=rec.query_id, path=path, kind="too_many"))
     skipped: list[str] = []
 
-    corpus_frame = id_frame(read_id_list(corpus, "doc_id"), "doc_id")
-    query_frame = id_frame(read_id_list(queries, "query_id"), "query_id")
+    corpus_frame = id_frame(corpus, "doc_id")
+    query_frame = id_frame(queries, "query_id")
     doc_ids = pd.Series(items["doc_id"].fillna("").astype(str))
     corpus_pos = None
     if corpus_frame is not None:
