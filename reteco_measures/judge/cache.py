@@ -31,6 +31,27 @@ def cache_key(prompt_sha256: str, model: str, inputs: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+
+def atomic_write_text(path: str | Path, text: str, *, fsync: bool = False) -> None:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then a rename,
+    so a reader (or a resumed run) never sees a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:16]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
 class JudgmentCache:
     """A folder of cached judgments (``None`` directory = no caching)."""
 
@@ -61,21 +82,8 @@ class JudgmentCache:
         """Store ``entry`` atomically (temporary file + rename)."""
         if self.directory is None:
             return
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({**entry, "key": key}, f, ensure_ascii=False, sort_keys=True)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        text = json.dumps({**entry, "key": key}, ensure_ascii=False, sort_keys=True)
+        atomic_write_text(self._path(key), text, fsync=True)
 
     def __len__(self) -> int:
         if self.directory is None:

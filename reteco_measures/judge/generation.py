@@ -9,14 +9,13 @@ written out and counted, never dropped.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from .cache import atomic_write_text
 from .inputs import Answer, Context, render_history, render_passages
 from .prompts import FAMILIES, Prompt, canonical, family_of, load_prompt
 from .runner import JudgeItem, Outcome
@@ -140,17 +139,4 @@ def summary_frame(rows: Sequence[dict[str, Any]], dimensions: Sequence[str] | No
 
 def write_jsonl(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
     """Write rows as UTF-8 JSONL atomically (temporary file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
