@@ -14,6 +14,7 @@ our provider first in ir_measures' default pipeline::
 from __future__ import annotations
 
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
+from . import plot
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, parse_measures
 from .contracts import ValidationReport, validate_run
 from .datasets import topics
@@ -51,6 +52,7 @@ __all__ = [
     "validate_run",
     "topics",
     "reward",
+    "plot",
     "side_info",
     "current_side_info",
     "load_topics",
