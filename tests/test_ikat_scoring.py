@@ -173,11 +173,15 @@ def test_cli(root: Path, shared_data: Path, capsys, monkeypatch):
 def test_bundled_sample_demo_and_determinism(tmp_path: Path, capsys):
     from reteco_measures.presets import PRESETS
     from reteco_measures.sample import generate_ikat2023 as gen
+    from reteco_measures.sample import ikat_sample_root
 
-    sample = gen.DEFAULT_ROOT
-    for path in gen.main(tmp_path):
-        assert path.read_bytes() == (sample / path.relative_to(tmp_path)).read_bytes(), path
-    argv = PRESETS["ikat-2023"].demo(sample)
+    sample = ikat_sample_root(tmp_path / "sample")
+    again = gen.main(tmp_path / "again")  # deterministic: a second generation is byte-identical
+    assert again
+    for path in again:
+        assert path.read_bytes() == (sample / path.relative_to(tmp_path / "again")).read_bytes(), path
+    argv = [str(sample / "runs" / "ikat2023_run.json"), "--data", str(sample)]
+    assert PRESETS["ikat-2023"].demo(sample)[0].endswith("ikat2023_run.json")
     assert main(["score", "ikat-2023", *argv, "--format", "json", "--per-query"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["validation"]["valid"]

@@ -34,6 +34,7 @@ from ..cli.report import OUTPUT_FORMATS, format_frame, frame_records, print_run_
 from ..contracts.base import ValidationReport
 from ..contracts.ikat import PassageScore, convert_ikat_run
 from ..datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
+from ..sample import ikat_sample_root
 from . import preset
 
 __all__ = ["score_ikat_2023", "IkatScore", "PASSAGE_MEASURES", "ptkb_measures"]
@@ -167,7 +168,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(sample_root: Path) -> list[str]:
-    return [str(sample_root / "runs" / "ikat2023_run.json"), "--data", str(sample_root)]
+    # the iKAT-like sample is generated on first use, not shipped (see ikat_sample_root)
+    root = ikat_sample_root()
+    return [str(root / "runs" / "ikat2023_run.json"), "--data", str(root)]
 
 
 

@@ -7,9 +7,12 @@ sample runs under ``runs/``; every generator is ``generate_<benchmark>.py`` in t
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
-__all__ = ["sample_root", "sample_path"]
+__all__ = ["sample_root", "sample_path", "ikat_sample_root"]
 
 
 def sample_root() -> Path:
@@ -23,3 +26,28 @@ def sample_path(*parts: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"{path}: not part of the bundled sample")
     return path
+
+
+def ikat_sample_root(root: str | os.PathLike | None = None) -> Path:
+    """A folder laid out like ``$RETECO_DATA`` holding the synthetic iKAT-2023-like sample
+    (``ikat2023/`` with the benchmark's file names, ``runs/ikat2023_run.json``).
+
+    It is *generated* (deterministically, by :mod:`.generate_ikat2023`) rather than shipped, so
+    that no file in the package carries the name of a real NIST/iKAT file while holding made-up
+    data. Generated once into ``root`` (default: a folder in the system temp dir) and reused.
+    """
+    from . import generate_ikat2023
+
+    target = Path(root) if root is not None else Path(tempfile.gettempdir()) / "reteco-measures-ikat2023-sample"
+    marker = target / ".complete"
+    if not marker.exists():
+        staging = Path(tempfile.mkdtemp(prefix=".ikat-sample-", dir=target.parent if root is None else None))
+        generate_ikat2023.main(staging)
+        (staging / ".complete").write_text(str(generate_ikat2023.SEED))
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(staging, target)
+        except OSError:  # another process won the race: use its copy
+            shutil.rmtree(staging, ignore_errors=True)
+    return target

@@ -2,7 +2,8 @@
 
 The real iKAT topics and qrels are not bundled (tests read them in place); this made-up sample
 has the same file names and formats so that ``reteco-measures score ikat-2023`` and the ``ikat``
-contract run out of the box. Writes, under ``ROOT`` (default: this package's ``sample/data``)::
+contract run out of the box. It is not shipped either: :func:`reteco_measures.sample.ikat_sample_root`
+generates it on first use. Writes, under ``ROOT``::
 
     ikat2023/2023_test_topics.json      3 conversations, 4-7 turns, PTKB of 5-8 statements
     ikat2023/2023_train_topics.json     1 conversation
@@ -14,7 +15,7 @@ contract run out of the box. Writes, under ``ROOT`` (default: this package's ``s
                                         judged turn missing
 
 Passage ids look like ClueWeb22 passage ids (``clueweb22-en0042-17-03311:4``) but are invented;
-every text is made up from word lists. Run ``python -m reteco_measures.sample.generate_ikat2023 [ROOT]``.
+every text is made up from word lists. Run ``python -m reteco_measures.sample.generate_ikat2023 ROOT``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import sys
 from pathlib import Path
 
 SEED = 20230701
-DEFAULT_ROOT = Path(__file__).resolve().parent / "data"
 
 THEMES = {
     "Choosing a bike": (
@@ -171,9 +171,9 @@ def build(rng: random.Random) -> dict[str, str]:
     return files
 
 
-def main(root: str | Path | None = None) -> list[Path]:
-    """Write the sample under ``root`` (default: the package's ``sample/data``); return the paths."""
-    root = Path(root) if root is not None else DEFAULT_ROOT
+def main(root: str | Path) -> list[Path]:
+    """Write the sample under ``root``; return the paths."""
+    root = Path(root)
     files = build(random.Random(SEED))
     written = []
     for rel, text in sorted(files.items()):
@@ -185,5 +185,7 @@ def main(root: str | Path | None = None) -> list[Path]:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    for p in main(sys.argv[1] if len(sys.argv) > 1 else None):
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m reteco_measures.sample.generate_ikat2023 ROOT")
+    for p in main(sys.argv[1]):
         print(p)
