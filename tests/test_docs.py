@@ -59,3 +59,14 @@ def test_benchmark_pages_record_their_choices() -> None:
 def test_public_api_is_documented() -> None:
     undocumented = [n for n in rm.__all__ if callable(getattr(rm, n)) and not (getattr(rm, n).__doc__ or "").strip()]
     assert not undocumented, undocumented
+
+
+def test_mkdocs_site_builds_strictly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
