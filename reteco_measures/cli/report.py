@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections import Counter
 from typing import TextIO
 
 import pandas as pd
@@ -73,8 +72,7 @@ def print_run_checks(
     for p in list(data_problems)[:limit]:
         print(f"data: {p}", file=stream)
     if report.errors:
-        kinds = Counter(p.kind for p in report.errors)
-        summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        summary = ", ".join(f"{n} {kind}" for kind, n in report.problem_counts().items())
         state = f" ({'valid' if report.valid else 'INVALID'})" if show_state else ""
         print(f"\nrun checks{state}: {len(report.run)} {rows} kept; {summary}", file=stream)
         for p in report.errors[:limit]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,16 @@ class ValidationReport:
 
     def __bool__(self) -> bool:
         return self.ok
+
+    def problem_counts(self) -> dict[str, int]:
+        """How many problems of each kind (``duplicate``, ``unknown_doc``, ...), by kind name."""
+        return dict(sorted(Counter(p.kind for p in self.errors).items()))
+
+    def as_dict(self, rows_key: str = "rows_kept") -> dict[str, Any]:
+        """The report for JSON output: ok, valid, rows kept (under ``rows_key``), problem counts
+        and every problem as a dict."""
+        return {"ok": self.ok, "valid": self.valid, rows_key: len(self.run),
+                "problem_counts": self.problem_counts(), "problems": [p.as_dict() for p in self.errors]}
 
     def summary(self, limit: int = 20) -> str:
         """A readable multi-line summary (first ``limit`` problems)."""

@@ -210,15 +210,7 @@ def convert_ikat_run(
         raise ValueError(f"passage_score must be 'position' or 'provenance', not {passage_score!r}")
     data, path, text, problem = _load_json(run)
     out = _Collector(path)
-    empty = pd.DataFrame(
-        {
-            "query_id": pd.array([], dtype="str"),
-            "doc_id": pd.array([], dtype="str"),
-            "score": np.zeros(0),
-            "rank": np.zeros(0, dtype=np.int64),
-            "line": np.zeros(0, dtype=np.int64),
-        }
-    )
+    empty = _empty_run()
     extra: dict[str, Any] = {
         "passage_score": passage_score,
         "ptkb_run": empty.drop(columns="line"),
@@ -522,21 +514,25 @@ def _natural(value: str) -> tuple[int, str]:
     return (int(value), "") if value.isdigit() else (1 << 30, value)
 
 
+def _empty_run() -> pd.DataFrame:
+    """A run with no row, with the columns and dtypes of a converted passage run."""
+    return pd.DataFrame(
+        {
+            "query_id": pd.array([], dtype="str"),
+            "doc_id": pd.array([], dtype="str"),
+            "score": np.zeros(0),
+            "rank": np.zeros(0, dtype=np.int64),
+            "line": np.zeros(0, dtype=np.int64),
+        }
+    )
+
+
 def _first_occurrence(
     turn: list, doc: list, score: list, line: list, resp: list, pos: list, passage_score: str
 ) -> pd.DataFrame:
     """Order by (turn, response rank, response index, position); keep first (turn, doc); rank."""
     if not doc:
-        frame = pd.DataFrame(
-            {
-                "query_id": pd.array([], dtype="str"),
-                "doc_id": pd.array([], dtype="str"),
-                "score": np.zeros(0),
-                "rank": np.zeros(0, dtype=np.int64),
-                "line": np.zeros(0, dtype=np.int64),
-            }
-        )
-        return frame
+        return _empty_run()
     resp_arr = np.asarray(resp, dtype=np.float64).reshape(-1, 2)
     frame = pd.DataFrame(
         {

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -191,7 +190,6 @@ def run_ikat_2023(args: argparse.Namespace) -> int:
         args.run, topics=topics, qrels=qrels, ptkb=ptkb, passage_score=args.passage_score, ptkb_k=args.ptkb_k
     )
     report = result.report
-    kinds = Counter(p.kind for p in report.errors)
     if args.format == "json":
         out = {
             "benchmark": "ikat-2023",
@@ -199,13 +197,7 @@ def run_ikat_2023(args: argparse.Namespace) -> int:
             "run_type": report.extra.get("run_type"),
             "passage_score": args.passage_score,
             "scores": frame_records(result.scores),
-            "validation": {
-                "ok": report.ok,
-                "valid": report.valid,
-                "passages_kept": len(report.run),
-                "problem_counts": dict(kinds),
-                "problems": [p.as_dict() for p in report.errors],
-            },
+            "validation": report.as_dict("passages_kept"),
             "notes": result.notes,
         }
         if args.per_query:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -343,7 +342,6 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 def _print(result: Track1Score, data: TempoData, args: argparse.Namespace, benchmark: str) -> int:
     report = result.report
-    kinds = Counter(p.kind for p in report.errors)
     if args.format == "json":
         out = {
             "benchmark": benchmark,
@@ -356,8 +354,7 @@ def _print(result: Track1Score, data: TempoData, args: argparse.Namespace, bench
                          "aggregation": "mean over queries" + (" of the mean over their steps" if data.steps else "")},
             "scores": frame_records(result.scores),
             "by_domain": frame_records(result.by_domain),
-            "validation": {"ok": report.ok, "valid": report.valid, "rows_kept": len(report.run),
-                           "problem_counts": dict(kinds), "problems": [p.as_dict() for p in report.errors]},
+            "validation": report.as_dict(),
             "data_problems": [p.as_dict() for p in data.problems],
             "notes": result.notes,
         }

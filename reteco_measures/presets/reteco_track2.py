@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -261,7 +260,6 @@ def run_reteco_2a(args: argparse.Namespace) -> int:
         hash_turn_ids=args.hash_turn_ids,
     )
     report = result.report
-    kinds = Counter(p.kind for p in report.errors)
     if args.format == "json":
         out = {
             "benchmark": "reteco-2a",
@@ -272,13 +270,7 @@ def run_reteco_2a(args: argparse.Namespace) -> int:
             "scores": frame_records(result.scores),
             "by_domain": frame_records(result.by_domain),
             "by_depth": frame_records(result.by_depth),
-            "validation": {
-                "ok": report.ok,
-                "valid": report.valid,
-                "rows_kept": len(report.run),
-                "problem_counts": dict(kinds),
-                "problems": [p.as_dict() for p in report.errors],
-            },
+            "validation": report.as_dict(),
             "data_problems": [p.as_dict() for p in data.problems],
             "notes": result.notes,
         }

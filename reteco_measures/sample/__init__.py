@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["sample_root", "sample_path", "ikat_sample_root"]
+__all__ = ["sample_root", "sample_path", "ikat_sample_root", "write_files"]
 
 
 def sample_root() -> Path:
@@ -26,6 +26,18 @@ def sample_path(*parts: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"{path}: not part of the bundled sample")
     return path
+
+
+def write_files(root: str | os.PathLike, files: dict[str, str]) -> list[Path]:
+    """Write ``{relative path: text}`` under ``root`` (UTF-8, LF), in path order; return the paths.
+    The generators build their whole sample in memory, then call this."""
+    written = []
+    for rel, text in sorted(files.items()):
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+        written.append(path)
+    return written
 
 
 def ikat_sample_root(root: str | os.PathLike | None = None) -> Path:

@@ -25,6 +25,8 @@ import random
 import sys
 from pathlib import Path
 
+from . import write_files
+
 SEED = 20230701
 
 THEMES = {
@@ -175,13 +177,7 @@ def main(root: str | Path) -> list[Path]:
     """Write the sample under ``root``; return the paths."""
     root = Path(root)
     files = build(random.Random(SEED))
-    written = []
-    for rel, text in sorted(files.items()):
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
-    return written
+    return write_files(root, files)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,6 +27,8 @@ import random
 import sys
 from pathlib import Path
 
+from . import write_files
+
 SEED = 20270202
 DEFAULT_ROOT = Path(__file__).resolve().parent / "data"
 TRACK = Path("reteco") / "track2_recor"
@@ -260,13 +262,7 @@ def main(root: str | Path | None = None) -> list[Path]:
     qualified, plain = build_run(rng, dev_turns, corpus)
     files[str(Path("runs") / "reteco_track2.txt")] = qualified
     files[str(Path("runs") / "reteco_track2_plain_ids.txt")] = plain
-    written = []
-    for rel, text in sorted(files.items()):
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
-    return written
+    return write_files(root, files)
 
 
 if __name__ == "__main__":  # pragma: no cover
