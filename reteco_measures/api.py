@@ -104,7 +104,7 @@ def calc_aggregate(
         topics: query metadata (DataFrame or file) for measures that need it.
         labels: frozen temporal labels (DataFrame or JSONL file).
         corpus: doc ids in corpus order (for ``tie_break='corpus_order'``).
-        tie_break: ``'trec_eval'`` (default), ``'run_order'`` or ``'corpus_order'``; applies to
+        tie_break: ``'trec_eval'`` (default), ``'stable'``, ``'run_order'`` or ``'corpus_order'``; applies to
             standard measures too (the run is re-scored so pytrec_eval sees the same order).
 
     Returns:

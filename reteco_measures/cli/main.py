@@ -19,6 +19,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import DataFormatError
+from ..kernels.ranking import TIE_BREAKS
 from .report import OUTPUT_FORMATS, print_frame
 
 __all__ = ["main", "build_parser", "COMMANDS", "command"]
@@ -71,7 +72,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labels", help="frozen temporal labels JSONL")
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
     p.add_argument("--per-query", action="store_true", help="one row per query and measure, then 'all'")
-    p.add_argument("--tie-break", default="trec_eval", choices=["trec_eval", "run_order", "corpus_order"])
+    p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
     p.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
     p.add_argument("--places", type=int, default=4, help="decimals in table/tsv output")
     p.set_defaults(func=_cmd_eval)

@@ -1,11 +1,15 @@
-"""The ranking core: sort a whole run once, with one of three tie policies.
+"""The ranking core: sort a whole run once, with one of four tie policies.
 
 ``tie_break`` (SPEC §4):
 
 * ``'trec_eval'`` (default) — what trec_eval / pytrec_eval do: score descending, compared at
   *single precision* (trec_eval keeps scores as C ``float``: 1.0 and 1.0+1e-9 tie), then doc id
   descending in byte order (``strcmp``). The rank column of a TREC file is ignored.
-* ``'run_order'`` — the order the rows have in the file/list (JSONL results lists).
+* ``'stable'`` — score descending (double precision), equal scores in the order the rows have
+  in the file/list: what Python's ``sorted(rows, key=score, reverse=True)`` gives (a stable
+  sort), and so what TEMPO's reference ``temporal_metrics.py`` ranks by. NaN scores go last.
+* ``'run_order'`` — the order the rows have in the file/list (JSONL results lists); scores
+  are ignored entirely.
 * ``'corpus_order'`` — score descending (double precision), ties broken by the documents'
   position in the corpus (ChunQiu); documents missing from the corpus go after known ones,
   in run order.
@@ -24,8 +28,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-TieBreak = Literal["trec_eval", "run_order", "corpus_order"]
-TIE_BREAKS: tuple[str, ...] = ("trec_eval", "run_order", "corpus_order")
+TieBreak = Literal["trec_eval", "stable", "run_order", "corpus_order"]
+#: every tie policy :func:`rank_run` accepts (the CLI and measure parameters list these)
+TIE_BREAKS: tuple[str, ...] = ("trec_eval", "stable", "run_order", "corpus_order")
 
 __all__ = ["TieBreak", "TIE_BREAKS", "rank_run", "corpus_positions", "group_rank", "top_k", "duplicate_pairs"]
 
@@ -68,9 +73,9 @@ def rank_run(
 
     Args:
         run: DataFrame with ``query_id``, ``doc_id``, ``score`` (other columns are carried).
-            Row order matters for ``'run_order'`` (and among unknown docs for
-            ``'corpus_order'``).
-        tie_break: ``'trec_eval'``, ``'run_order'`` or ``'corpus_order'``.
+            Row order matters for ``'run_order'``, among equal scores for ``'stable'`` and
+            among unknown docs for ``'corpus_order'``.
+        tie_break: ``'trec_eval'``, ``'stable'``, ``'run_order'`` or ``'corpus_order'``.
         corpus: doc ids in corpus order (required for ``'corpus_order'``).
 
     Returns:
@@ -86,6 +91,11 @@ def rank_run(
         score32 = np.asarray(run["score"], dtype=np.float64).astype(np.float32)
         table = pa.table({"q": qid, "s": pa.array(score32), "d": _as_arrow_strings(run["doc_id"]), "p": position})
         keys = [("q", "ascending"), ("s", "descending"), ("d", "descending"), ("p", "ascending")]
+    elif tie_break == "stable":
+        score = np.asarray(run["score"], dtype=np.float64)
+        # NaN last (as null): arrow orders NaN above every number in a descending sort
+        table = pa.table({"q": qid, "s": pa.array(score, mask=np.isnan(score)), "p": position})
+        keys = [("q", "ascending"), ("s", "descending"), ("p", "ascending")]
     elif tie_break == "run_order":
         table = pa.table({"q": qid, "p": position})
         keys = [("q", "ascending"), ("p", "ascending")]

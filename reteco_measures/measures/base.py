@@ -14,6 +14,8 @@ from typing import Any
 import ir_measures
 from ir_measures.measures.base import Agg, ParamInfo
 
+from ..kernels.ranking import TIE_BREAKS
+
 __all__ = [
     "RetecoMeasure",
     "WeightedValue",
@@ -85,7 +87,7 @@ def common_params(**extra: ParamInfo) -> dict[str, ParamInfo]:
         "labels": ParamInfo(dtype=str, desc="path of a frozen temporal labels JSONL file"),
         "tie_break": ParamInfo(
             dtype=str,
-            choices=["trec_eval", "run_order", "corpus_order"],
+            choices=list(TIE_BREAKS),
             desc="tie policy; default: the active side_info() policy, else 'trec_eval'",
         ),
     }
