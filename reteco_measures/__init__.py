@@ -37,6 +37,7 @@ from .provider import PROVIDER
 from .provider import install as _install
 from .reward import reward
 from .side import current_side_info, load_labels, load_topics, side_info
+from .stats import Comparison, compare, tie_sensitivity
 
 __version__ = "0.1.0"
 
@@ -76,4 +77,7 @@ __all__ = [
     "TurnNDCG",
     "SpokenMacroNDCG",
     "Likert",
+    "compare",
+    "Comparison",
+    "tie_sensitivity",
 ]

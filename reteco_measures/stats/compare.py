@@ -1,0 +1,442 @@
+"""``rm.compare`` and :class:`Comparison`: several runs, several measures, with statistics.
+
+Per-query values are computed once (:func:`reteco_measures.api.iter_calc`); aggregates, confidence
+intervals, tests, tables and plots all derive from that one per-query frame.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .design import unit_columns, unit_kind
+from .tests import (
+    CORRECTIONS,
+    TESTS,
+    Paired,
+    adjust,
+    bootstrap_aggregates,
+    bootstrap_pvalues,
+    build_paired,
+    effect_size,
+    paired_t,
+    paired_wilcoxon,
+    randomization_pvalues,
+    tukey_pvalues,
+    win_tie_loss,
+)
+
+__all__ = ["Comparison", "compare", "compare_frame", "per_query_frame", "ALL"]
+
+#: group value of the rows computed over all queries when ``by=`` is given
+ALL = "(all)"
+
+SUMMARY_COLUMNS = ["run", "measure", "value", "ci_low", "ci_high", "n"]
+PAIRWISE_COLUMNS = ["run", "other", "measure", "delta", "p_value", "p_adjusted", "significant", "effect_size",
+                    "wins", "ties", "losses"]
+
+
+@dataclass
+class Comparison:
+    """Runs compared on several measures: aggregates with confidence intervals and paired tests.
+
+    Attributes:
+        summary: one row per (run, measure) [per group]: ``run, measure, value, ci_low, ci_high, n``
+            (+ the ``by`` columns first; + ``tie_min, tie_max`` — the aggregate under the worst
+            and best order of tied scores — when ties change some value).
+        pairwise: ``run, other, measure, delta, p_value, p_adjusted, significant, effect_size,
+            wins, ties, losses`` (+ ``by`` columns): ``delta = value(run) − value(other)``;
+            against ``baseline`` (``other`` is the baseline) when given, else every pair.
+        per_query: ``run, measure, query_id, value, weight, unit, stratum`` (+ ``by`` columns,
+            ``tie_min``/``tie_max`` where computed).
+        design: one row per measure: the resampled ``unit``, the ``strata`` and ``n_units``.
+        runs / measures: their order; names: report label → name ``ir_measures.parse_measure``
+            accepts (``nDCG|FC@10`` → ``nDCG_FC@10``).
+        params: the statistical settings used (test, correction, alpha, ci, n_resamples, seed,
+            baseline, by).
+    """
+
+    summary: pd.DataFrame
+    pairwise: pd.DataFrame
+    per_query: pd.DataFrame
+    design: pd.DataFrame
+    runs: list[str]
+    measures: list[str]
+    names: dict[str, str]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_per_query(cls, per_query: pd.DataFrame, **kwargs: Any) -> Comparison:
+        """Build a Comparison from an already computed per-query frame (see :func:`compare_frame`)."""
+        return compare_frame(per_query, **kwargs)
+
+    @property
+    def by(self) -> list[str]:
+        return list(self.params.get("by") or [])
+
+    # -- presentation (reteco_measures.report) ----------------------------------------------------
+    def to_frame(self, *, ci: bool = False) -> pd.DataFrame:
+        """Wide table: one row per run (per group), one column per measure (+ CI columns)."""
+        from ..report.tables import wide_frame
+
+        return wide_frame(self, ci=ci)
+
+    def to_markdown(self, places: int = 4) -> str:
+        """Markdown table, runs × measures, with significance superscripts (see :meth:`to_latex`)."""
+        from ..report.tables import to_markdown
+
+        return to_markdown(self, places=places)
+
+    def to_latex(self, places: int = 4, caption: str | None = None, label: str | None = None) -> str:
+        """LaTeX (booktabs) table as ranx prints it: runs labelled a, b, c, ...; a value carries the
+        superscript letters of the runs it is significantly better than; best value in bold."""
+        from ..report.tables import to_latex
+
+        return to_latex(self, places=places, caption=caption, label=label)
+
+    def to_json(self) -> str:
+        """JSON with ``summary``, ``pairwise`` and ``params`` (measure names parseable by ir_measures)."""
+        from ..report.tables import to_json
+
+        return to_json(self)
+
+    def to_text(self, places: int = 4) -> str:
+        """Plain-text summary and pairwise tables."""
+        from ..report.tables import to_text
+
+        return to_text(self, places=places)
+
+    def plot(self, kind: str = "runs", **kwargs: Any):
+        """Draw the comparison (matplotlib): ``kind='runs'`` (values with CI bars), ``'delta'``
+        (sorted per-query differences to the baseline), ``'heatmap'`` (a two-column ``by`` grid,
+        e.g. domain × depth or collection × condition), ``'depth'`` (curves T1..T5+ per run).
+        See :mod:`reteco_measures.report.plots`."""
+        from ..report.plots import plot_comparison
+
+        return plot_comparison(self, kind=kind, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Comparison({len(self.runs)} runs, measures={self.measures})\n" + self.to_text()
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def _pairs(runs: list[str], baseline: str | None) -> tuple[np.ndarray, np.ndarray]:
+    if baseline is not None:
+        if baseline not in runs:
+            raise ValueError(f"baseline {baseline!r} is not one of the runs {runs}")
+        bi = runs.index(baseline)
+        a = np.array([i for i in range(len(runs)) if i != bi], dtype=np.int64)
+        return a, np.full(len(a), bi, dtype=np.int64)
+    ii, jj = np.triu_indices(len(runs), k=1)
+    return ii.astype(np.int64), jj.astype(np.int64)
+
+
+def _label_to_name(label: str) -> str:
+    return label.replace("nDCG|FC", "nDCG_FC")
+
+
+def _check(test: str, correction: str | None, alpha: float, ci: float, n_resamples: int) -> None:
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, not {test!r}")
+    if correction not in CORRECTIONS and correction != "none":
+        raise ValueError(f"correction must be one of {CORRECTIONS}, not {correction!r}")
+    if not 0 < alpha < 1 or not 0 < ci < 1:
+        raise ValueError("alpha and ci must be in (0, 1)")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+
+
+def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resamples: int,
+             rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    aggregates = bootstrap_aggregates(P, n_resamples, rng)
+    q = (1.0 - ci) / 2.0
+    ok = ~np.all(np.isnan(aggregates), axis=0)
+    lo = np.full(len(P.runs), np.nan)
+    hi = np.full(len(P.runs), np.nan)
+    if ok.any():
+        lo[ok], hi[ok] = np.nanquantile(aggregates[:, ok], [q, 1.0 - q], axis=0)
+    summary = pd.DataFrame({"run": P.runs, "value": P.estimate, "ci_low": lo, "ci_high": hi, "n": P.n})
+    a, b = _pairs(P.runs, baseline)
+    if test == "t":
+        p = paired_t(P, a, b)[1]
+    elif test == "wilcoxon":
+        p = paired_wilcoxon(P, a, b)
+    elif test == "randomization":
+        p = randomization_pvalues(P, a, b, n_resamples, rng)
+    elif test == "bootstrap":
+        p = bootstrap_pvalues(P, a, b, aggregates)
+    else:
+        p = tukey_pvalues(P, a, b, n_resamples, rng)
+    wins, ties, losses = win_tie_loss(P, a, b)
+    runs = np.asarray(P.runs, dtype=object)
+    pairwise = pd.DataFrame({
+        "run": runs[a], "other": runs[b], "delta": P.estimate[a] - P.estimate[b], "p_value": p,
+        "effect_size": effect_size(P, a, b), "wins": wins, "ties": ties, "losses": losses,
+    })
+    return summary, pairwise
+
+
+def compare_frame(
+    per_query: pd.DataFrame,
+    *,
+    measures: Sequence[str] | None = None,
+    runs: Sequence[str] | None = None,
+    names: Mapping[str, str] | None = None,
+    empties: Mapping[str, float] | None = None,
+    units: Mapping[str, tuple[str, str | None]] | None = None,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    alpha: float = 0.05,
+    ci: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    by: str | Sequence[str] | None = None,
+) -> Comparison:
+    """A :class:`Comparison` from an already computed per-query frame (no evaluation happens).
+
+    Args:
+        per_query: long frame with ``run, measure, query_id, value, weight`` (``measure`` = report
+            label, e.g. ``nDCG|FC@10``; ``weight`` = the weight of the value in the measure's
+            aggregate; NaN ``value`` = not defined for that query) and optionally ``unit`` /
+            ``stratum`` (what resampling draws; default: the query, one stratum; see
+            :func:`reteco_measures.stats.unit_columns`), the ``by`` columns, and ``tie_min`` /
+            ``tie_max`` (per-query value under the worst / best order of tied scores).
+        measures: measure labels in report order (default: order of appearance).
+        runs: run names in report order (default: order of appearance).
+        names: label → name ``ir_measures.parse_measure`` accepts (default: ``|`` → ``_``).
+        empties: label → aggregate when no query is defined (default NaN).
+        units: label → ``(unit name, strata name or None)`` for :attr:`Comparison.design`.
+        baseline, test, correction, alpha, ci, n_resamples, seed, by: as :func:`compare`.
+
+    Returns:
+        The :class:`Comparison`. Point estimates are the NaN-skipping weighted means of the
+        per-query values summed in row order (so they equal ``rm.calc_aggregate``).
+    """
+    _check(test, correction, alpha, ci, n_resamples)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    need = ["run", "measure", "query_id", "value"]
+    absent = [c for c in need + by_cols if c not in per_query.columns]
+    if absent:
+        raise ValueError(f"the per-query frame lacks column(s) {absent}")
+    frame = per_query.reset_index(drop=True)
+    if "weight" not in frame.columns:
+        frame = frame.assign(weight=1.0)
+    frame = frame.assign(run=frame["run"].astype(str), measure=frame["measure"].astype(str))
+    run_order = list(runs) if runs is not None else list(dict.fromkeys(frame["run"]))
+    if len(run_order) < 2:
+        raise ValueError("a comparison needs at least two runs")
+    if len(set(run_order)) != len(run_order):
+        raise ValueError(f"run names must be distinct: {run_order}")
+    measure_order = list(measures) if measures is not None else list(dict.fromkeys(frame["measure"]))
+    names = {m: (names or {}).get(m, _label_to_name(m)) for m in measure_order}
+    empties = dict(empties or {})
+    corr = None if correction in (None, "none") else correction
+    ties = {"tie_min", "tie_max"} <= set(frame.columns)
+
+    summaries, pairs, design = [], [], []
+    for mi, label in enumerate(measure_order):
+        sub = frame[frame["measure"] == label]
+        empty = float(empties.get(label, float("nan")))
+        groups: list[tuple[tuple, pd.DataFrame]] = []
+        if by_cols:
+            for key, part in sub.groupby(by_cols, sort=True):
+                groups.append((key if isinstance(key, tuple) else (key,), part))
+            groups.append((tuple(ALL for _ in by_cols), sub))
+        else:
+            groups.append(((), sub))
+        for gi, (key, part) in enumerate(groups):
+            rng = np.random.default_rng([int(seed), mi, gi])
+            P = build_paired(part, run_order, empty)
+            if gi == len(groups) - 1:
+                unit, strata = (units or {}).get(label, ("query", None))
+                design.append({"measure": label, "unit": unit, "strata": strata or "", "n_units": P.n_units})
+            s, pw = _analyse(P, baseline=baseline, test=test, ci=ci, n_resamples=n_resamples, rng=rng)
+            if ties:
+                s["tie_min"] = build_paired(part.assign(value=part["tie_min"]), run_order, empty).estimate
+                s["tie_max"] = build_paired(part.assign(value=part["tie_max"]), run_order, empty).estimate
+            if test == "tukey":
+                pw["p_adjusted"] = pw["p_value"]  # already adjusted for every pair of runs
+            else:
+                pw["p_adjusted"] = adjust(pw["p_value"].to_numpy(), corr)
+            pw["significant"] = pw["p_adjusted"].to_numpy() < alpha
+            for col, value in zip(by_cols, key):
+                s[col] = value
+                pw[col] = value
+            s["measure"] = label
+            pw["measure"] = label
+            summaries.append(s)
+            pairs.append(pw)
+    sum_cols = [*by_cols, *SUMMARY_COLUMNS]
+    summary = pd.concat(summaries, ignore_index=True)
+    if ties:
+        changed = (summary["tie_min"] != summary["value"]) | (summary["tie_max"] != summary["value"])
+        if (changed & summary["tie_min"].notna()).any():
+            sum_cols += ["tie_min", "tie_max"]
+    summary = summary[sum_cols]
+    pairwise = pd.concat(pairs, ignore_index=True)[[*by_cols, *PAIRWISE_COLUMNS]]
+    pairwise["significant"] = pairwise["significant"].astype(bool)
+    params = {"test": test, "correction": corr, "alpha": alpha, "ci": ci, "n_resamples": n_resamples,
+              "seed": seed, "baseline": baseline, "by": by_cols}
+    return Comparison(summary=summary, pairwise=pairwise, per_query=frame, design=pd.DataFrame(design),
+                      runs=run_order, measures=measure_order, names=names, params=params)
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def _run_items(runs: Any) -> list[tuple[str, Any]]:
+    if isinstance(runs, Mapping):
+        return [(str(k), v) for k, v in runs.items()]
+    if isinstance(runs, (str, os.PathLike)):
+        raise TypeError("runs must be a {name: run} mapping or a list of run files, not a single path")
+    items: list[tuple[str, Any]] = []
+    for i, run in enumerate(runs):
+        if isinstance(run, (str, os.PathLike)):
+            name = Path(run).name
+            for suffix in (".gz", ".txt", ".trec", ".run", ".jsonl", ".json", ".tsv"):
+                if name.endswith(suffix) and len(name) > len(suffix):
+                    name = name[: -len(suffix)]
+            items.append((name, run))
+        else:
+            items.append((f"run{i + 1}", run))
+    names = [n for n, _ in items]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"two runs have the same name {dup}: pass a {{name: run}} mapping instead")
+    return items
+
+
+def per_query_frame(
+    runs: Any,
+    qrels: Any,
+    measures: Any,
+    *,
+    topics: pd.DataFrame | str | None = None,
+    labels: pd.DataFrame | str | None = None,
+    by: str | Sequence[str] | None = None,
+    corpus: Sequence[str] | None = None,
+    tie_break: str = "trec_eval",
+    ties: bool = True,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Evaluate every run once: the long per-query frame :func:`compare_frame` takes, and the
+    keyword arguments (``measures, runs, names, empties, units``) that describe it.
+
+    With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
+    ``tie_max`` per query (:func:`reteco_measures.stats.tie_sensitivity`)."""
+    from ..api import group_frame, iter_calc, measure_label, parse_measures
+    from ..io.convert import as_qrels_frame, as_run_frame, is_source
+    from ..side import load_labels, load_topics
+    from .ties import has_ties, tie_sensitivity
+
+    measure_objs = parse_measures(measures)
+    labels_list = [measure_label(m) for m in measure_objs]
+    if len(set(labels_list)) != len(labels_list):
+        raise ValueError(f"a measure is given twice: {labels_list}")
+    topics_df = load_topics(topics) if topics is not None else None
+    labels_df = load_labels(labels) if labels is not None else None
+    qrels_df = as_qrels_frame(qrels) if is_source(qrels) else qrels
+    items = _run_items(runs)
+    if len(items) < 2:
+        raise ValueError("a comparison needs at least two runs")
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    parts = []
+    for name, run in items:
+        run_df = as_run_frame(run)
+        metrics = list(iter_calc(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df,
+                                 corpus=corpus, tie_break=tie_break))
+        part = pd.DataFrame({
+            "run": name,
+            "measure": [measure_label(m.measure) for m in metrics],
+            "query_id": [str(m.query_id) for m in metrics],
+            "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
+            "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
+        })
+        if ties and tie_break == "trec_eval" and has_ties(run_df):
+            extra = []
+            for m, label in zip(measure_objs, labels_list):
+                ts = tie_sensitivity(qrels_df, run_df, m, topics=topics_df, labels=labels_df, corpus=corpus)
+                extra.append(ts.assign(measure=label)[["measure", "query_id", "min", "max"]])
+            bounds = pd.concat(extra, ignore_index=True).rename(columns={"min": "tie_min", "max": "tie_max"})
+            bounds = bounds.drop_duplicates(["measure", "query_id"])
+            part = part.merge(bounds, on=["measure", "query_id"], how="left", sort=False)
+        parts.append(part)
+    frame = pd.concat(parts, ignore_index=True)
+    if ties and {"tie_min", "tie_max"} & set(frame.columns):
+        for col in ("tie_min", "tie_max"):
+            frame[col] = frame[col].where(frame[col].notna(), frame["value"]) if col in frame else frame["value"]
+    design = []
+    for m, label in zip(measure_objs, labels_list):
+        rows = frame["measure"] == label
+        cols = unit_columns(m, frame.loc[rows, "query_id"], topics_df)
+        design.append(cols.set_index(frame.index[rows])[["unit", "stratum"]])
+    frame = frame.join(pd.concat(design)) if design else frame
+    if by_cols:
+        groups = group_frame(frame["query_id"], topics_df, by_cols)
+        for col in by_cols:
+            frame[col] = groups[col].to_numpy()
+    kwargs = {
+        "measures": labels_list,
+        "runs": [n for n, _ in items],
+        "names": {label: str(m) for m, label in zip(measure_objs, labels_list)},
+        "empties": {label: (m.empty_value() if hasattr(m, "empty_value") else float("nan"))
+                    for m, label in zip(measure_objs, labels_list)},
+        "units": {label: unit_kind(m) for m, label in zip(measure_objs, labels_list)},
+    }
+    return frame, kwargs
+
+
+def compare(
+    runs: Any,
+    qrels: Any,
+    measures: Any,
+    *,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    alpha: float = 0.05,
+    ci: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    topics: pd.DataFrame | str | None = None,
+    labels: pd.DataFrame | str | None = None,
+    by: str | Sequence[str] | None = None,
+    tie_break: str = "trec_eval",
+    corpus: Sequence[str] | None = None,
+) -> Comparison:
+    """Compare runs on measures with confidence intervals and paired significance tests.
+
+    Args:
+        runs: ``{name: run}`` (DataFrame, dict-of-dict or path) or a list of run files (names
+            from the file stems).
+        qrels: qrels (DataFrame, dict-of-dict or path).
+        measures: measures or strings (``"nDCG@10"``, ``"TC@10"``, ``"nDCG|FC@10"``).
+        baseline: a run name: compare every other run against it; None: every pair.
+        test: ``'t'``, ``'wilcoxon'``, ``'randomization'``, ``'bootstrap'`` or ``'tukey'``.
+        correction: ``'holm'``, ``'bonferroni'``, ``'bh'`` or None, applied per measure (and
+            group) over its pairs; ``'tukey'`` is already adjusted for all pairs.
+        alpha: significance level for ``significant`` (on the adjusted p-value).
+        ci: confidence level of the percentile bootstrap intervals.
+        n_resamples: bootstrap / randomization resamples.
+        seed: seed of the resampling (results are reproducible).
+        topics, labels, corpus, tie_break: as :func:`reteco_measures.calc_aggregate`.
+        by: a topics column, a list of them, or ``"depth"``: statistics per group, plus
+            ``"(all)"`` rows over all queries.
+
+    Every test and interval resamples the unit the measure aggregates over (queries; whole
+    conversations for ``TurnNDCG(average='conversation')``; requests within collection ×
+    condition cells for ``SpokenMacroNDCG``): see :mod:`reteco_measures.stats`.
+    """
+    _check(test, correction, alpha, ci, n_resamples)
+    frame, kwargs = per_query_frame(runs, qrels, measures, topics=topics, labels=labels, by=by, corpus=corpus,
+                                    tie_break=tie_break)
+    return compare_frame(frame, baseline=baseline, test=test, correction=correction, alpha=alpha, ci=ci,
+                         n_resamples=n_resamples, seed=seed, by=by, **kwargs)
