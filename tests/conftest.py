@@ -1,23 +1,97 @@
-"""Shared fixtures: the oracle data in ../shared/data (read in place, never copied)."""
+"""Shared fixtures: the oracle data in ../shared/data (read in place, never copied).
+
+The oracles (trec_eval's test files, small hand-checked cases, real iKAT 2023 files, the RETECO
+organisers' public sample) live beside the repository, in ``../shared/data``. A fresh clone does
+not have them: every test that reads them gets its path from a fixture below, which *skips* the
+test with a reason naming the missing folder or file. With ``RETECO_MEASURES_REQUIRE_ORACLES=1``
+(CI sets it) a missing oracle *fails* the test instead, so CI never passes by skipping.
+
+Tests never build paths to ``../shared`` themselves: they ask for a fixture, or call
+:func:`require_oracle` through the ``oracle`` fixture for a single file.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+#: set to 1 (CI does) to turn "oracle missing" skips into failures
+REQUIRE_ENV = "RETECO_MEASURES_REQUIRE_ORACLES"
+
+
+def oracles_required() -> bool:
+    """True when the environment asks for every oracle to be present (``RETECO_MEASURES_REQUIRE_ORACLES``
+    set to anything but empty, ``0``, ``false``, ``no``)."""
+    return os.environ.get(REQUIRE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def missing_oracle(what: str, path: Path) -> NoReturn:
+    """Skip (or, when oracles are required, fail) the running test: ``what`` at ``path`` is absent."""
+    message = (f"oracle data missing: {what} not found at {path} "
+               "(the oracles are read from ../shared/data beside the repository)")
+    if oracles_required():
+        pytest.fail(f"{message}; {REQUIRE_ENV} is set, so a missing oracle is a failure", pytrace=False)
+    pytest.skip(message)
+
+
+def require_oracle(*parts: str, what: str | None = None, base: Path | None = None) -> Path:
+    """``base/parts...`` (``base`` defaults to ``../shared/data``) if it exists; otherwise skip or fail
+    the test through :func:`missing_oracle`. The base folder is checked first, so the reason names
+    the outermost missing piece."""
+    root = SHARED_DATA if base is None else Path(base)
+    if not root.is_dir():
+        missing_oracle("the shared oracle folder", root)
+    path = root.joinpath(*parts)
+    if not path.exists():
+        missing_oracle(what or "/".join(parts), path)
+    return path
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The folder of real oracles (trec_eval tests, small cases, iKAT 2023, RETECO samples)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"oracle data not found at {SHARED_DATA} (the project expects ../shared/data beside it)")
-    return SHARED_DATA
+    return require_oracle()
 
 
 @pytest.fixture(scope="session")
-def trec_eval_dir(shared_data: Path) -> Path:
-    return shared_data / "trec_eval_tests"
+def oracle() -> Callable[..., Path]:
+    """``oracle("ikat2023", "2023_sample_run.json")``: one oracle file or folder, or skip/fail."""
+    return require_oracle
+
+
+@pytest.fixture(scope="session")
+def trec_eval_dir() -> Path:
+    """trec_eval 10's own test files (``qrels.test``, ``results.test``, ``out.test.*``)."""
+    return require_oracle("trec_eval_tests", what="trec_eval's test files")
+
+
+@pytest.fixture(scope="session")
+def ir_small_cases_dir() -> Path:
+    """Small hand-checked nDCG cases (``cases.json``)."""
+    return require_oracle("ir_small_cases", what="the small nDCG cases")
+
+
+@pytest.fixture(scope="session")
+def ikat2023_dir() -> Path:
+    """Real TREC iKAT 2023 topics, passage and PTKB qrels, and the organisers' sample run."""
+    return require_oracle("ikat2023", what="the real iKAT 2023 files")
+
+
+@pytest.fixture(scope="session")
+def tempo_sample_dir() -> Path:
+    """The RETECO organisers' public TEMPO sample (``examples``/``steps``/``documents.jsonl``, ``qrels.txt``)."""
+    return require_oracle("recor_tempo_samples", "reteco_sample", "track1_tempo",
+                          what="the organisers' TEMPO sample")
+
+
+@pytest.fixture(scope="session")
+def recor_sample_dir() -> Path:
+    """The RETECO organisers' public RECOR sample (``benchmark.jsonl``, ``documents.jsonl``, ``qrels.txt``)."""
+    return require_oracle("recor_tempo_samples", "reteco_sample", "track2_recor",
+                          what="the organisers' RECOR sample")

@@ -81,8 +81,8 @@ def test_help_works(args, capsys) -> None:
     assert info.value.code == 0
 
 
-def test_validate_ikat_with_topics_json(shared_data: Path, capsys) -> None:
-    data = shared_data / "ikat2023"
+def test_validate_ikat_with_topics_json(ikat2023_dir: Path, capsys) -> None:
+    data = ikat2023_dir
     code = main(["validate", str(data / "2023_sample_run.json"), "--contract", "ikat",
                  "--queries", str(data / "2023_test_topics.json"), "--format", "json"])
     out = json.loads(capsys.readouterr().out)

@@ -70,8 +70,8 @@ def test_ndcg_equals_pytrec_eval_per_query(trec_eval_dir: Path, qrels_name: str,
             assert abs(ours[qid] - vals[f"ndcg_cut_{k}"]) < 1e-9, (qid, k)
 
 
-def test_small_cases_ndcg(shared_data: Path) -> None:
-    cases = json.loads((shared_data / "ir_small_cases" / "cases.json").read_text())["cases"]
+def test_small_cases_ndcg(ir_small_cases_dir: Path) -> None:
+    cases = json.loads((ir_small_cases_dir / "cases.json").read_text())["cases"]
     checked = 0
     for case in cases:
         qrels = pd.DataFrame(

@@ -20,8 +20,8 @@ from reteco_measures.datasets.ikat2023 import load_ikat_topics
 
 
 @pytest.fixture(scope="module")
-def sample_path(shared_data: Path) -> Path:
-    return shared_data / "ikat2023" / "2023_sample_run.json"
+def sample_path(ikat2023_dir: Path) -> Path:
+    return ikat2023_dir / "2023_sample_run.json"
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +30,9 @@ def sample(sample_path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def topics(shared_data: Path, tmp_path_factory) -> pd.DataFrame:
+def topics(ikat2023_dir: Path, tmp_path_factory) -> pd.DataFrame:
     root = tmp_path_factory.mktemp("ikroot")
-    (root / "ikat2023").symlink_to(shared_data / "ikat2023", target_is_directory=True)
+    (root / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
     return load_ikat_topics("test", root=root)
 
 
@@ -184,8 +184,8 @@ def test_corpus_filters_unknown_passages():
     assert [p.kind for p in report.errors] == ["unknown_doc"]
 
 
-def test_validate_run_accepts_a_dataset_name(sample_path: Path, shared_data: Path, tmp_path: Path, monkeypatch):
-    (tmp_path / "ikat2023").symlink_to(shared_data / "ikat2023", target_is_directory=True)
+def test_validate_run_accepts_a_dataset_name(sample_path: Path, ikat2023_dir: Path, tmp_path: Path, monkeypatch):
+    (tmp_path / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
     monkeypatch.setenv("RETECO_DATA", str(tmp_path))
     report = rm.validate_run(sample_path, "ikat", queries="ikat/2023/test/judged")
     assert report.valid and len(report.missing_queries) == 176 - 6 + sum(
@@ -212,14 +212,11 @@ def _damage(obj: dict, kind: str, key: str) -> None:
         obj[key] = []
 
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
 @functools.lru_cache(maxsize=1)
-def _sample_and_topics() -> tuple[dict, pd.DataFrame, object]:
-    sample = json.loads((SHARED / "ikat2023" / "2023_sample_run.json").read_text(encoding="utf-8"))
+def _sample_and_topics(ikat2023_dir: Path) -> tuple[dict, pd.DataFrame, object]:
+    sample = json.loads((ikat2023_dir / "2023_sample_run.json").read_text(encoding="utf-8"))
     root = Path(tempfile.mkdtemp(prefix="ikroot"))
-    (root / "ikat2023").symlink_to(SHARED / "ikat2023", target_is_directory=True)
+    (root / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
     topics = load_ikat_topics("test", root=root)
     return sample, topics, convert_ikat_run(sample, queries=topics)
 
@@ -228,10 +225,10 @@ def _sample_and_topics() -> tuple[dict, pd.DataFrame, object]:
 @given(st.integers(0, 5), st.integers(0, 2), st.sampled_from(["rank", "text", "passage_provenance",
                                                               "ptkb_provenance", "responses", "turn_id",
                                                               "score", "id", "used"]), _DAMAGE)
-def test_random_damage_is_reported_and_contained(t_index, r_index, key, kind):
+def test_random_damage_is_reported_and_contained(ikat2023_dir, t_index, r_index, key, kind):
     # benign: "NaN" is a valid response text; `used` is optional (the official schema defaults it to false)
     assume((key, kind) not in {("text", "nan_string"), ("used", "drop_field")})
-    sample, topics, clean = _sample_and_topics()
+    sample, topics, clean = _sample_and_topics(ikat2023_dir)
     run = copy.deepcopy(sample)
     turn = run["turns"][t_index]
     if key in ("responses", "turn_id"):
@@ -261,9 +258,9 @@ def test_queries_as_plain_ids_check_turns_only(sample: dict):
     assert set(report.run["query_id"]) == set(ids)
 
 
-def test_queries_as_topics_json_path(sample_path: Path, shared_data: Path, sample: dict):
+def test_queries_as_topics_json_path(sample_path: Path, ikat2023_dir: Path, sample: dict):
     bad = copy.deepcopy(sample)
     bad["turns"][0]["responses"][0]["ptkb_provenance"][0]["id"] = "42"
-    report = rm.validate_run(bad, "ikat", queries=shared_data / "ikat2023" / "2023_test_topics.json")
+    report = rm.validate_run(bad, "ikat", queries=ikat2023_dir / "2023_test_topics.json")
     assert len(report.missing_queries) == 326
     assert any(p.query_id == "9-1_1" and "'42' is not a statement" in p.message for p in report.errors)

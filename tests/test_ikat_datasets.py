@@ -19,15 +19,15 @@ from reteco_measures.datasets import ikat2023 as ik
 
 
 @pytest.fixture()
-def ikat_root(tmp_path: Path, shared_data: Path, monkeypatch) -> Path:
-    (tmp_path / "ikat2023").symlink_to(shared_data / "ikat2023", target_is_directory=True)
+def ikat_root(tmp_path: Path, ikat2023_dir: Path, monkeypatch) -> Path:
+    (tmp_path / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
     monkeypatch.setenv("RETECO_DATA", str(tmp_path))
     return tmp_path
 
 
 @pytest.fixture()
-def raw_test(shared_data: Path) -> list[dict]:
-    return json.loads((shared_data / "ikat2023" / "2023_test_topics.json").read_text(encoding="utf-8"))
+def raw_test(ikat2023_dir: Path) -> list[dict]:
+    return json.loads((ikat2023_dir / "2023_test_topics.json").read_text(encoding="utf-8"))
 
 
 def test_turn_counts(ikat_root: Path):
@@ -39,7 +39,7 @@ def test_turn_counts(ikat_root: Path):
     assert len({q.conversation_id for q in ir_datasets.load("ikat/2023/train").queries_iter()}) == 11
 
 
-def test_passage_qrels(ikat_root: Path, shared_data: Path):
+def test_passage_qrels(ikat_root: Path, ikat2023_dir: Path):
     qrels = list(ir_datasets.load("ikat/2023/test/judged").qrels_iter())
     assert len(qrels) == 34183
     assert len({q.query_id for q in qrels}) == 176
@@ -47,7 +47,7 @@ def test_passage_qrels(ikat_root: Path, shared_data: Path):
     assert grades == {0: 25467, 1: 4131, 2: 2733, 3: 1542, 4: 310}
     assert ("9-1_3", "clueweb22-en0000-06-17856:4", 2) in {(q.query_id, q.doc_id, q.relevance) for q in qrels}
     # the qrels DataFrame accessor agrees with the file parsed here
-    raw = [line.split() for line in (shared_data / "ikat2023" / "2023-qrels.all-turns.txt").open()]
+    raw = [line.split() for line in (ikat2023_dir / "2023-qrels.all-turns.txt").open()]
     frame = ik.ikat_qrels()
     assert list(zip(frame["query_id"], frame["doc_id"], frame["relevance"], strict=True)) == [
         (r[0], r[2], int(r[3])) for r in raw]
@@ -108,14 +108,14 @@ def test_ptkb_qrels_both_versions(ikat_root: Path, raw_test: list[dict]):
         ik.ptkb_qrels("nsit")
 
 
-def test_passage_collection_is_the_users_copy(ikat_root: Path, tmp_path: Path, shared_data: Path, monkeypatch):
+def test_passage_collection_is_the_users_copy(ikat_root: Path, tmp_path: Path, ikat2023_dir: Path, monkeypatch):
     with pytest.raises(ik.MissingDataError, match=r"licensed.*ikat2023/passages"):
         next(iter(ir_datasets.load("ikat/2023/test").docs_iter()))
     # a user root with the files linked one by one and a (tiny, made-up) passages folder
     root = tmp_path / "user"
     folder = root / "ikat2023"
     (folder / "passages").mkdir(parents=True)
-    for f in (shared_data / "ikat2023").iterdir():
+    for f in ikat2023_dir.iterdir():
         (folder / f.name).symlink_to(f)
     (folder / "passages" / "a.jsonl").write_text(
         json.dumps({"id": "clueweb22-en0000-00-00001:0", "contents": "made-up text", "url": "http://x"}) + "\n",

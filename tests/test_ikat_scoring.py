@@ -17,9 +17,9 @@ from reteco_measures.presets.ikat2023 import score_ikat_2023
 
 
 @pytest.fixture(scope="module")
-def root(shared_data: Path, tmp_path_factory) -> Path:
+def root(ikat2023_dir: Path, tmp_path_factory) -> Path:
     r = tmp_path_factory.mktemp("ikroot")
-    (r / "ikat2023").symlink_to(shared_data / "ikat2023", target_is_directory=True)
+    (r / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
     return r
 
 
@@ -147,8 +147,8 @@ def test_perfect_passage_run_scores_one_on_ndcg(data):
     assert per.loc[has_rel[has_rel].index, "R(rel=2)@1000"].tolist() == pytest.approx([1.0] * int(has_rel.sum()))
 
 
-def test_cli(root: Path, shared_data: Path, capsys, monkeypatch):
-    sample = str(shared_data / "ikat2023" / "2023_sample_run.json")
+def test_cli(root: Path, ikat2023_dir: Path, capsys, monkeypatch):
+    sample = str(ikat2023_dir / "2023_sample_run.json")
     assert main(["score", "ikat-2023", sample, "--data", str(root)]) == 0
     out = capsys.readouterr().out
     assert "nDCG@1000" in out and "AP(rel=2)@1000" in out and "nist" in out and "org" in out

@@ -36,7 +36,6 @@ from reteco_measures.judge import (  # noqa: E402
 )
 
 REPO = Path(__file__).resolve().parents[1]
-IKAT = REPO.parent / "shared" / "data" / "ikat2023"
 
 _DIM_MARK = {
     "CORRECTNESS": "correctness", "COMPLETENESS": "completeness", "RELEVANCE": "relevance",
@@ -542,9 +541,9 @@ def test_killed_run_resumes_without_asking_twice(server, generation_files, tmp_p
 # judge ikat on the real iKAT 2023 sample run and topics
 
 
-def test_cli_ikat_with_real_sample_run(server, tmp_path, capsys):
-    run = IKAT / "2023_sample_run.json"
-    topics = IKAT / "2023_test_topics.json"
+def test_cli_ikat_with_real_sample_run(server, tmp_path, capsys, ikat2023_dir):
+    run = ikat2023_dir / "2023_sample_run.json"
+    topics = ikat2023_dir / "2023_test_topics.json"
     sample = json.loads(run.read_text())
     turn_ids = [t["turn_id"] for t in sample["turns"]]
     targets = write_jsonl(tmp_path / "targets.jsonl", [{"turn_id": t} for t in turn_ids[:4]])
@@ -665,9 +664,9 @@ def test_cli_temporal_labels(server, tmp_path, capsys):
         ((w[0] + w[1] + w[3]) / sum(w) + w[1] / (w[0] + w[1])) / 2)
 
 
-def test_cli_generation_on_the_real_recor_sample(server, tmp_path):
+def test_cli_generation_on_the_real_recor_sample(server, tmp_path, recor_sample_dir):
     """RECOR's public sample (HTML, entities, string histories, BRIGHT ids) through the whole harness."""
-    root = REPO.parent / "shared" / "data" / "recor_tempo_samples" / "reteco_sample" / "track2_recor"
+    root = recor_sample_dir
     docs = {d["doc_id"]: d["content"] for d in map(json.loads, (root / "documents.jsonl").open(encoding="utf-8"))}
     context, answers = [], []
     for conv in map(json.loads, (root / "benchmark.jsonl").open(encoding="utf-8")):

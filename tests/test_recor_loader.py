@@ -188,12 +188,8 @@ def test_map_run_query_ids(release: Path):
 
 
 @pytest.fixture(scope="module")
-def sample_dir() -> Path:
-    folder = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "recor_tempo_samples" / \
-        "reteco_sample" / "track2_recor"
-    if not folder.is_dir():
-        pytest.fail(f"organiser sample not found at {folder}")
-    return folder
+def sample_dir(recor_sample_dir: Path) -> Path:
+    return recor_sample_dir
 
 
 def test_organiser_sample_parses_and_maps_hash_ids(sample_dir: Path):

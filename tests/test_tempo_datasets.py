@@ -229,8 +229,8 @@ def test_export_console_script_missing_file(release):
 
 
 @pytest.fixture(scope="module")
-def organiser(shared_data: Path) -> Path:
-    return shared_data / "recor_tempo_samples" / "reteco_sample" / "track1_tempo"
+def organiser(tempo_sample_dir: Path) -> Path:
+    return tempo_sample_dir
 
 
 def test_organiser_sample_ids_html_and_qrels_consistency(organiser):
