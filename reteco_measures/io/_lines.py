@@ -1,31 +1,52 @@
-"""Fast line access for whitespace-separated files (TREC runs and qrels).
+"""Line access for whitespace-separated files (TREC runs and qrels), robust to any byte.
 
-The file is read as one string column with pyarrow's multi-threaded CSV reader (one field per
-line), then each block of lines is trimmed and split on ASCII whitespace with vectorised arrow
-kernels, blocks in parallel threads (arrow releases the GIL). Every line is kept (blank ones
-included), so row i is line i+1, which the validators need for their messages; tabs, runs of
-spaces, leading blanks and trailing extra fields are tolerated, as trec_eval does (C
-``isspace``: ASCII whitespace only, so UTF-8 ids are never split).
+The file's bytes are cut into lines with one vectorised newline search and wrapped, without
+copying, as arrow binary arrays (one per block of about 8 MB). Each block is checked to be
+UTF-8 in one arrow cast; a block that fails is bisected until the undecodable lines are found,
+so an invalid byte costs its own line and nothing else, and no line length limit exists. The
+good lines are then trimmed and split on ASCII whitespace with vectorised arrow kernels, blocks
+in parallel threads (arrow releases the GIL). Every line is kept (blank ones included), so row
+i is line i+1, which the validators need for their messages; tabs, runs of spaces, leading
+blanks and trailing extra fields are tolerated, as trec_eval does (C ``isspace``: ASCII
+whitespace only, so UTF-8 ids are never split; any other byte, control characters included,
+belongs to a field).
 """
 
 from __future__ import annotations
 
+import bz2
 import gzip
-import io
+import lzma
 import os
+import zlib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pv
 
 Source = str | os.PathLike | IO[str] | IO[bytes] | bytes
 
-__all__ = ["Source", "SplitLines", "split_lines", "source_name", "read_source_bytes", "is_inline_text"]
+__all__ = [
+    "Source",
+    "SplitLines",
+    "split_lines",
+    "source_name",
+    "read_source_bytes",
+    "is_inline_text",
+    "line_blocks",
+    "valid_utf8_mask",
+    "strip_compression_suffix",
+    "COMPRESSION_SUFFIXES",
+]
+
+#: file name endings read transparently, with their decompressors
+COMPRESSION_SUFFIXES = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}
+_MAGIC = {b"\x1f\x8b": ".gz", b"\xfd7zXZ\x00": ".xz"}  # bytes no UTF-8 text starts with
+_BLOCK_BYTES = 1 << 23
 
 
 def is_inline_text(source: object) -> bool:
@@ -41,41 +62,156 @@ def source_name(source: object) -> str | None:
     return str(name) if isinstance(name, str) else None
 
 
+def strip_compression_suffix(name: str) -> str:
+    """``run.jsonl.gz`` → ``run.jsonl`` (lower-cased), for format detection by extension."""
+    lowered = name.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if lowered.endswith(suffix):
+            return lowered[: -len(suffix)]
+    return lowered
+
+
+def _decompress(data: bytes, suffix: str | None, name: str | None) -> bytes:
+    if suffix is None:
+        suffix = next((s for magic, s in _MAGIC.items() if data.startswith(magic)), None)
+        if suffix is None:
+            return data
+    try:
+        return COMPRESSION_SUFFIXES[suffix](data)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
+        from ..errors import DataFormatError, Problem
+
+        raise DataFormatError([Problem(f"not a readable {suffix} file ({exc})", path=name, kind="encoding")]) from None
+
+
 def read_source_bytes(source: Source) -> bytes:
-    """The raw bytes of a path (``.gz`` transparently), inline text, bytes or a file object."""
-    if isinstance(source, bytes):
-        return source
+    """The raw bytes of a path (``.gz``, ``.bz2``, ``.xz`` decompressed), inline text, bytes or a
+    file object (compressed bytes are recognised by their gzip / xz signature).
+
+    Raises:
+        FileNotFoundError: the path does not exist or is a folder.
+        DataFormatError: a compressed file cannot be decompressed.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _decompress(bytes(source), None, None)
     if is_inline_text(source):
-        return source.encode("utf-8")  # type: ignore[union-attr]
+        return source.encode("utf-8", errors="surrogateescape")  # type: ignore[union-attr]
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if path.is_dir():
+            raise FileNotFoundError(f"{path}: is a folder, not a file")
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as f:
-                return f.read()
-        return path.read_bytes()
+        suffix = next((s for s in COMPRESSION_SUFFIXES if path.name.lower().endswith(s)), None)
+        return _decompress(path.read_bytes(), suffix, str(path))
     data = source.read()  # file-like
-    return data.encode("utf-8") if isinstance(data, str) else data
+    if isinstance(data, str):
+        return data.encode("utf-8", errors="surrogateescape")
+    return _decompress(bytes(data), None, source_name(source))
+
+
+def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES) -> list[pa.Array]:
+    """The lines of ``data`` as zero-copy arrow binary arrays of about ``block_bytes`` each.
+
+    Line i holds its bytes without the line break (``\\n``; a ``\\r`` before it stays and is
+    whitespace to the splitter). A final line without a newline counts; a trailing newline
+    does not start an empty line. A leading UTF-8 byte-order mark is dropped.
+    """
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    if len(data) <= start:
+        return []
+    raw = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(raw == 10)
+    ends = nl if (len(nl) and nl[-1] == len(data) - 1) else np.append(nl, len(data))
+    starts = np.empty(len(ends), dtype=np.int64)
+    starts[0] = start
+    starts[1:] = ends[:-1] + 1
+    buf = pa.py_buffer(data)
+    blocks = []
+    # cut into blocks of whole lines, each with its own 32-bit offsets
+    cuts = np.searchsorted(starts, np.arange(start, len(data), block_bytes)[1:], side="left")
+    bounds = [0, *[int(c) for c in np.unique(cuts) if 0 < c < len(starts)], len(starts)]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        s, e = starts[lo:hi], ends[lo:hi]
+        base = int(s[0])
+        # arrow binary values are contiguous: value i runs from line i's start to line i+1's
+        # start (its newline included: whitespace, trimmed by the splitter and by text_of)
+        offsets = np.empty(hi - lo + 1, dtype=np.int64)
+        offsets[:-1] = s - base
+        offsets[-1] = int(e[-1]) - base
+        if offsets[-1] >= 2**31:  # a block over 2 GB (one huge line): 64-bit offsets
+            arr = pa.Array.from_buffers(pa.large_binary(), hi - lo, [None, pa.py_buffer(offsets), buf.slice(base)])
+        else:
+            arr = pa.Array.from_buffers(
+                pa.binary(), hi - lo, [None, pa.py_buffer(offsets.astype(np.int32)), buf.slice(base)]
+            )
+        blocks.append(arr)
+    return blocks
+
+
+def valid_utf8_mask(block: pa.Array) -> np.ndarray | None:
+    """None when every value of a binary array is valid UTF-8, else a boolean mask of the valid
+    ones (found by bisection: a few arrow casts per bad value, not a Python loop per line)."""
+    try:
+        pc.cast(block, pa.string())
+        return None
+    except pa.ArrowInvalid:
+        pass
+    mask = np.ones(len(block), dtype=bool)
+
+    def visit(lo: int, hi: int) -> None:
+        if hi - lo <= 32:
+            for i, value in enumerate(block.slice(lo, hi - lo).to_pylist()):
+                try:
+                    value.decode("utf-8")
+                except UnicodeDecodeError:
+                    mask[lo + i] = False
+            return
+        mid = (lo + hi) // 2
+        for a, b in ((lo, mid), (mid, hi)):
+            try:
+                pc.cast(block.slice(a, b - a), pa.string())
+            except pa.ArrowInvalid:
+                visit(a, b)
+
+    visit(0, len(block))
+    return mask
+
+
+def _utf8_problem(value: bytes) -> str:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 text (byte 0x{value[exc.start]:02x} at column {exc.start + 1})"
+    return "not valid UTF-8 text"  # pragma: no cover
 
 
 @dataclass
 class SplitLines:
     """Whitespace-split lines: the first ``n_columns`` fields (null where a line is shorter),
-    the number of fields of every line, and the raw lines (for error messages)."""
+    the number of fields of every line (0 for blank and undecodable lines), the raw lines (for
+    error messages) and the undecodable lines (index → reason)."""
 
     columns: list[pa.ChunkedArray]
     n_fields: np.ndarray
     raw: pa.ChunkedArray
+    undecodable: dict[int, str] = field(default_factory=dict)
 
     def column(self, i: int, mask: np.ndarray | None = None) -> pa.ChunkedArray:
         """Field ``i`` of every line (or of the lines where ``mask`` is true)."""
         col = self.columns[i]
         return col.filter(pa.array(mask)) if mask is not None else col
 
+    def text_of(self, i: int) -> str:
+        """Line index ``i`` as text (undecodable bytes replaced), without its line break."""
+        value = self.raw[i].as_py() or b""
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", errors="replace")
+        return value.rstrip("\r\n")
+
     def fields_of(self, i: int) -> list[str]:
         """All fields of line index ``i`` (for messages about that line)."""
-        return (self.raw[i].as_py() or "").split()
+        return self.text_of(i).split()
 
     def is_comment(self) -> np.ndarray:
         """Lines whose first field starts with ``#`` (trec_eval 10 comment lines)."""
@@ -88,38 +224,30 @@ class SplitLines:
         return len(self.n_fields)
 
 
-def _read_line_table(data: bytes) -> pa.ChunkedArray:
-    if not data:
-        return pa.chunked_array([], pa.string())
-    if data.startswith(b"\xef\xbb\xbf"):  # UTF-8 byte-order mark
-        data = data[3:]
-    table = pv.read_csv(
-        io.BytesIO(data),
-        read_options=pv.ReadOptions(column_names=["line"], block_size=1 << 23),
-        parse_options=pv.ParseOptions(
-            delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=False, newlines_in_values=False
-        ),
-        convert_options=pv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False),
-    )
-    return table["line"]
-
-
-def _split_chunk(chunk: pa.Array, n_columns: int) -> tuple[list[pa.Array], np.ndarray]:
-    trimmed = pc.ascii_trim_whitespace(chunk)
+def _split_chunk(chunk: pa.Array, n_columns: int) -> tuple[list[pa.Array], np.ndarray, dict[int, str]]:
+    bad: dict[int, str] = {}
+    mask = valid_utf8_mask(chunk)
+    if mask is not None:
+        for i in np.flatnonzero(~mask).tolist():
+            bad[i] = _utf8_problem(chunk[i].as_py())
+        chunk = pc.if_else(pa.array(mask), chunk, pa.scalar(b"", chunk.type))
+    text = pc.cast(chunk, pa.large_string() if chunk.type == pa.large_binary() else pa.string())
+    trimmed = pc.ascii_trim_whitespace(text)
     fields = pc.ascii_split_whitespace(trimmed)
     n = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
     n = np.where(pc.equal(trimmed, "").to_numpy(zero_copy_only=False), 0, n)
     fixed = pc.list_slice(fields, 0, n_columns, return_fixed_size_list=True)
-    return [pc.list_element(fixed, i) for i in range(n_columns)], n.astype(np.int64)
+    cols = [pc.cast(pc.list_element(fixed, i), pa.string()) for i in range(n_columns)]
+    return cols, n.astype(np.int64), bad
 
 
-def split_lines(source: Source, n_columns: int) -> SplitLines:
+def split_lines(source: Source | bytes, n_columns: int) -> SplitLines:
     """Read ``source`` and split every line on ASCII whitespace, keeping ``n_columns`` fields."""
-    lines = _read_line_table(read_source_bytes(source))
-    chunks = [c for c in lines.chunks if len(c)]
+    data = source if isinstance(source, bytes) else read_source_bytes(source)
+    chunks = line_blocks(data)
     if not chunks:
         empty = pa.chunked_array([], pa.string())
-        return SplitLines([empty] * n_columns, np.zeros(0, np.int64), empty)
+        return SplitLines([empty] * n_columns, np.zeros(0, np.int64), pa.chunked_array([], pa.binary()))
     workers = min(len(chunks), os.cpu_count() or 1)
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
@@ -128,4 +256,11 @@ def split_lines(source: Source, n_columns: int) -> SplitLines:
         parts = [_split_chunk(c, n_columns) for c in chunks]
     columns = [pa.chunked_array([p[0][i] for p in parts], pa.string()) for i in range(n_columns)]
     n_fields = np.concatenate([p[1] for p in parts])
-    return SplitLines(columns, n_fields, pa.chunked_array(chunks, pa.string()))
+    undecodable: dict[int, str] = {}
+    base = 0
+    for chunk, part in zip(chunks, parts):
+        undecodable.update({base + i: msg for i, msg in part[2].items()})
+        base += len(chunk)
+    raw = pa.chunked_array(chunks) if len({c.type for c in chunks}) == 1 else pa.chunked_array(
+        [c.cast(pa.large_binary()) for c in chunks])
+    return SplitLines(columns, n_fields, raw, undecodable)

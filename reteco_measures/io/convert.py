@@ -11,10 +11,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import DataFormatError, Problem
 from ._lines import is_inline_text
-from .readers import read_qrels, read_run
+from .readers import read_qrels, read_run, read_run_with_problems
 
-__all__ = ["as_run_frame", "as_qrels_frame", "run_to_dict", "qrels_to_dict", "is_source"]
+__all__ = ["as_run_frame", "as_qrels_frame", "run_frame_with_problems", "run_to_dict", "qrels_to_dict", "is_source"]
 
 
 def is_source(value: Any) -> bool:
@@ -44,39 +45,87 @@ def _from_dict_of_dict(data: dict, value_name: str) -> pd.DataFrame:
     return pd.DataFrame({"query_id": _str_col(qids), "doc_id": _str_col([str(d) for d in docs]), value_name: vals})
 
 
-def as_run_frame(run: Any) -> pd.DataFrame:
-    """A run as a DataFrame with ``query_id, doc_id, score`` (str, str, float64), order kept."""
+def _bad_value_problems(frame: pd.DataFrame, bad: np.ndarray, value: str, raw: Any, what: str) -> list[Problem]:
+    rows = np.flatnonzero(bad)
+    qids = frame["query_id"].to_numpy()[rows]
+    docs = frame["doc_id"].to_numpy()[rows]
+    values = np.asarray(raw, dtype=object)[rows] if raw is not None else [None] * len(rows)
+    return [
+        Problem(f"row {int(r) + 1}: {value} {v!r} is not {what}", line=int(r) + 1, query_id=str(q), kind="score"
+                if value == "score" else "format", doc_id=str(d))
+        for r, q, d, v in zip(rows.tolist(), qids, docs, values)
+    ]
+
+
+def _scores(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """float64 scores and a mask of those that are not finite numbers (NaN, ±inf, text, None)."""
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    num = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    return num, ~np.isfinite(num)
+
+
+def run_frame_with_problems(run: Any) -> tuple[pd.DataFrame, list[Problem]]:
+    """Like :func:`as_run_frame` for in-memory runs, but rows whose score is not a finite number
+    (NaN, ±inf, text, None) are dropped and returned as problems (``line`` = row position + 1)
+    instead of raising. Files are read as :func:`~reteco_measures.read_run` reads them."""
     if is_source(run):
         if isinstance(run, str) and not is_inline_text(run) and not os.path.exists(run):
             raise FileNotFoundError(f"{run}: no such run file")
-        return read_run(run)
+        frame, problems = read_run_with_problems(run)
+        return frame.drop(columns="line"), problems
     if isinstance(run, pd.DataFrame):
         missing = {"query_id", "doc_id", "score"} - set(run.columns)
         if missing:
             raise ValueError(f"run DataFrame lacks column(s) {sorted(missing)} (found {list(run.columns)})")
-        out = pd.DataFrame(
-            {
-                "query_id": _str_col(run["query_id"]),
-                "doc_id": _str_col(run["doc_id"]),
-                "score": pd.to_numeric(run["score"]).to_numpy(dtype=np.float64),
-            }
-        )
+        raw = run["score"]
+        score, bad = _scores(raw)
+        out = pd.DataFrame({"query_id": _str_col(run["query_id"]), "doc_id": _str_col(run["doc_id"]), "score": score})
         for extra in ("rank", "line"):
             if extra in run.columns:
                 out[extra] = run[extra].to_numpy()
-        return out
-    if isinstance(run, dict):
-        frame = _from_dict_of_dict(run, "score")
-        frame["score"] = frame["score"].astype(np.float64)
-        return frame
-    rows = [(str(r.query_id), str(r.doc_id), float(r.score)) for r in run]  # namedtuple iterable
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).astype(
-        {"query_id": "str", "doc_id": "str"}
-    )
+    elif isinstance(run, dict):
+        out = _from_dict_of_dict(run, "score")
+        raw = out["score"]
+        score, bad = _scores(raw)
+        out["score"] = score
+    else:
+        rows = [(r.query_id, r.doc_id, r.score) for r in run]  # namedtuple iterable
+        raw = [r[2] for r in rows]
+        score, bad = _scores(raw)
+        out = pd.DataFrame({"query_id": _str_col([str(r[0]) for r in rows]),
+                            "doc_id": _str_col([str(r[1]) for r in rows]), "score": score})
+    if not bad.any():
+        return out, []
+    problems = _bad_value_problems(out, bad, "score", raw, "a finite number")
+    return out[~bad].reset_index(drop=True), problems
+
+
+def as_run_frame(run: Any) -> pd.DataFrame:
+    """A run as a DataFrame with ``query_id, doc_id, score`` (str, str, float64), order kept.
+
+    Files are read by :func:`~reteco_measures.read_run` (bad lines skipped with a warning). An
+    in-memory run (DataFrame, ``{query: {doc: score}}``, scored-document tuples) whose scores
+    are not all finite numbers raises :class:`~reteco_measures.errors.DataFormatError` naming
+    every such row: a NaN score has no place in a ranking, and evaluators disagree about it.
+    """
+    if is_source(run):
+        if isinstance(run, str) and not is_inline_text(run) and not os.path.exists(run):
+            raise FileNotFoundError(f"{run}: no such run file")
+        return read_run(run)
+    frame, problems = run_frame_with_problems(run)
+    if problems:
+        raise DataFormatError(problems)
+    return frame
 
 
 def as_qrels_frame(qrels: Any) -> pd.DataFrame:
-    """Qrels as a DataFrame with ``query_id, doc_id, relevance`` (str, str, int64)."""
+    """Qrels as a DataFrame with ``query_id, doc_id, relevance`` (str, str, int64).
+
+    In-memory relevance values must be integers (or floats with an integral value) within 64
+    bits; any other value (NaN, 1.5, text) raises
+    :class:`~reteco_measures.errors.DataFormatError` naming the rows, never becomes another
+    number.
+    """
     if is_source(qrels):
         if isinstance(qrels, str) and not is_inline_text(qrels) and not os.path.exists(qrels):
             raise FileNotFoundError(f"{qrels}: no such qrels file")
@@ -85,21 +134,33 @@ def as_qrels_frame(qrels: Any) -> pd.DataFrame:
         missing = {"query_id", "doc_id", "relevance"} - set(qrels.columns)
         if missing:
             raise ValueError(f"qrels DataFrame lacks column(s) {sorted(missing)} (found {list(qrels.columns)})")
-        return pd.DataFrame(
-            {
-                "query_id": _str_col(qrels["query_id"]),
-                "doc_id": _str_col(qrels["doc_id"]),
-                "relevance": qrels["relevance"].to_numpy(dtype=np.int64),
-            }
-        )
-    if isinstance(qrels, dict):
-        frame = _from_dict_of_dict(qrels, "relevance")
-        frame["relevance"] = frame["relevance"].astype(np.int64)
-        return frame
-    rows = [(str(r.query_id), str(r.doc_id), int(r.relevance)) for r in qrels]
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]).astype(
-        {"query_id": "str", "doc_id": "str"}
-    )
+        out = pd.DataFrame({"query_id": _str_col(qrels["query_id"]), "doc_id": _str_col(qrels["doc_id"])})
+        raw = qrels["relevance"]
+    elif isinstance(qrels, dict):
+        out = _from_dict_of_dict(qrels, "relevance")
+        raw = out.pop("relevance")
+    else:
+        rows = [(r.query_id, r.doc_id, r.relevance) for r in qrels]
+        out = pd.DataFrame({"query_id": _str_col([str(r[0]) for r in rows]),
+                            "doc_id": _str_col([str(r[1]) for r in rows])})
+        raw = [r[2] for r in rows]
+    out["relevance"] = _relevance(out, raw)
+    return out
+
+
+def _relevance(frame: pd.DataFrame, raw: Any) -> np.ndarray:
+    values = raw if isinstance(raw, pd.Series) else pd.Series(list(raw), dtype=object)
+    values = values.reset_index(drop=True)
+    dtype = values.dtype
+    if (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not values.isna().any():
+        return values.to_numpy(dtype=np.int64)
+    num = pd.to_numeric(values, errors="coerce")
+    num = num.to_numpy(dtype=np.float64, na_value=np.nan)
+    # integral values only, and within 2**53 so that the float detour cannot change them
+    bad = ~(np.isfinite(num) & (np.abs(num) < 2.0**53) & (num == np.round(num)))
+    if bad.any():
+        raise DataFormatError(_bad_value_problems(frame, bad, "relevance", values, "an integer"))
+    return num.astype(np.int64)
 
 
 def _to_dict(frame: pd.DataFrame, value: str) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +22,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pv
 
 from ..errors import Problem, report_problems
-from ._lines import Source, is_inline_text, read_source_bytes, source_name, split_lines
+from ._lines import (
+    Source,
+    is_inline_text,
+    read_source_bytes,
+    source_name,
+    split_lines,
+    strip_compression_suffix,
+)
+from .jsonl import JSONTextError, json_id, json_number, loads
 
 __all__ = ["read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS"]
 
@@ -34,38 +41,91 @@ Format = Literal["auto", "trec", "jsonl"]
 
 
 # --------------------------------------------------------------------------------------------
-# format detection
+# format detection and the values each format allows
+
+#: an integer field (rank, relevance): optional sign and at most 18 decimal digits (always within
+#: 64 bits); hexadecimal, decimals ("1.0"), "nan" and longer numbers are reported, never changed
+INT_PATTERN = r"^[+-]?[0-9]{1,18}$"
+INT_LIMIT = 10**18
 
 
 def _detect_format(source: Source, data: bytes) -> str:
-    name = source_name(source) or ""
-    lowered = name.lower().removesuffix(".gz")
-    if lowered.endswith((".jsonl", ".json", ".ndjson")):
+    name = strip_compression_suffix(source_name(source) or "")
+    if name.endswith((".jsonl", ".json", ".ndjson")):
         return "jsonl"
     head = data.lstrip()[:1]
     return "jsonl" if head in (b"{", b"[") else "trec"
 
 
-def _parse_numbers(values: pa.ChunkedArray, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised string -> number with a mask of what failed (fast path: one arrow cast)."""
-    target = pa.float64() if kind == "float" else pa.int64()
-    if len(values) == 0:
-        return np.zeros(0, dtype=target.to_pandas_dtype()), np.zeros(0, dtype=bool)
+def _cast_mask(values: pa.Array | pa.ChunkedArray, target: pa.DataType) -> tuple[pa.Array, np.ndarray]:
+    """Cast strings to ``target`` with arrow's own parser (the one the fast path's CSV reader
+    uses, so a value is read the same way whatever the other lines hold); values it refuses
+    are found by bisection and come back as a mask (their slots hold 0)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    bad = np.zeros(len(values), dtype=bool)
     try:
-        return pc.cast(values, target).to_numpy(), np.zeros(len(values), dtype=bool)
+        return pc.cast(values, target), bad
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        text = pd.Series(values.to_numpy(zero_copy_only=False), dtype=object)
-        num = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
-        bad = np.isnan(num) & (text.str.lower() != "nan").to_numpy()
-        if kind == "int":
-            bad |= ~np.isnan(num) & (num != np.round(num))
-            num = np.where(bad | np.isnan(num), 0, num).astype(np.int64)
-        return num, bad
+        pass
+
+    def visit(lo: int, hi: int) -> None:
+        if hi - lo <= 16:
+            for i in range(lo, hi):
+                try:
+                    pc.cast(values.slice(i, 1), target)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    bad[i] = True
+            return
+        mid = (lo + hi) // 2
+        for a, b in ((lo, mid), (mid, hi)):
+            try:
+                pc.cast(values.slice(a, b - a), target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                visit(a, b)
+
+    visit(0, len(values))
+    cleaned = pc.if_else(pa.array(bad), pa.scalar("0", values.type), values)
+    return pc.cast(cleaned, target), bad
+
+
+def parse_scores(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Score strings → float64 and a mask of the refused ones: a score is a decimal or
+    scientific-notation number (arrow's float parser) whose value is finite; ``nan``, ``inf``,
+    hexadecimal and numbers beyond the float64 range (``1e400``) are refused."""
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=bool)
+    num, bad = _cast_mask(values, pa.float64())
+    out = num.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    bad |= ~np.isfinite(out)
+    return np.where(bad, 0.0, out), bad
+
+
+def parse_ints(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer strings → int64 and a mask of the refused ones (see :data:`INT_PATTERN`)."""
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    ok = pc.fill_null(pc.match_substring_regex(values, INT_PATTERN), False).to_numpy(zero_copy_only=False)
+    cleaned = pc.if_else(pa.array(ok), pc.replace_substring_regex(values, r"^\+", ""), "0")
+    return pc.cast(cleaned, pa.int64()).to_numpy(zero_copy_only=False), ~ok
+
+
+def _score_fault(text: str) -> str:
+    """Why a score string was refused, in words."""
+    try:
+        float(text)
+    except ValueError:
+        return "is not a number"
+    return "is not a finite number (NaN, infinite or beyond the float64 range)"
 
 
 def _str_array(values: pa.ChunkedArray | pa.Array) -> pd.api.extensions.ExtensionArray:
     """An arrow string array as a pandas string column without copying through Python objects."""
     return pd.Series(pa.table({"v": values}).to_pandas()["v"]).array
+
+
+def _undecodable_problems(lines, path: str | None) -> list[Problem]:
+    return [Problem(msg, line=i + 1, path=path, kind="encoding") for i, msg in sorted(lines.undecodable.items())]
 
 
 # --------------------------------------------------------------------------------------------
@@ -76,30 +136,34 @@ _RUN_NAMES = ["query_id", "q0", "doc_id", "rank", "score", "run_id"]
 
 def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
     """The common case in one multi-threaded pass: fields separated by one space (or one tab),
-    exactly 6 fields, no blank or comment lines, numeric rank and score. Returns None when
-    the file needs the general (line-by-line checking) path."""
+    exactly 6 fields, no blank or comment lines, numeric rank and finite score. Returns None
+    when the file needs the general (line-by-line checking) path, which reads every line the
+    fast path accepts to the same values."""
     if not data:
         return None
     head = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = b"\t" in head
-    # Space-separated: a tab anywhere needs the general path (a single-byte scan is fast).
-    # Tab-separated: spaces may pad numbers (trec_eval's own test runs do; arrow's number parser
-    # accepts them) but must not appear inside the id fields, checked after parsing. A doubled,
-    # leading or trailing separator makes a 7th (empty) field, which the parser rejects; an empty
-    # field inside a 6-field line is caught after parsing.
-    if not tabbed and b"\t" in data:
+    # Space-separated: any other ASCII whitespace (tab, CR, VT, FF) needs the general path (a
+    # single-byte scan is fast). Tab-separated: spaces may pad numbers (trec_eval's own test
+    # runs do; arrow's number parser accepts them) but must not appear inside the id fields,
+    # checked after parsing. A doubled, leading or trailing separator makes a 7th (empty) field,
+    # which the parser rejects; an empty field inside a 6-field line is caught after parsing.
+    # Arrow's integer parser reads hexadecimal ("0x10"), which a rank is not: such files too.
+    others = (b"\r", b"\x0b", b"\x0c", b"0x", b"0X") + (() if tabbed else (b"\t",))
+    if data.startswith(b"\xef\xbb\xbf") or any(c in data for c in others):
         return None
     delimiter = "\t" if tabbed else " "
     try:
         table = pv.read_csv(
             io.BytesIO(data),
-            read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 24),
+            read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 20),
             parse_options=pv.ParseOptions(
                 delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=False
             ),
             convert_options=pv.ConvertOptions(
                 column_types={"query_id": pa.string(), "q0": pa.string(), "doc_id": pa.string(), "rank": pa.int64(),
                               "score": pa.float64(), "run_id": pa.string()},
+                include_columns=["query_id", "doc_id", "rank", "score", "run_id"],
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
                 null_values=[],
@@ -109,16 +173,18 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
         return None
     if len(table) == 0:
         return None
-    if pc.any(pc.starts_with(table["query_id"], "#")).as_py() or pc.any(pc.is_nan(table["score"])).as_py():
+    if not pc.all(pc.is_finite(table["score"])).as_py() or pc.any(pc.starts_with(table["query_id"], "#")).as_py():
+        return None
+    rank = table["rank"]
+    if pc.any(pc.greater_equal(pc.abs(rank), INT_LIMIT)).as_py():
         return None
     for c in ("query_id", "doc_id", "run_id"):
         if pc.any(pc.equal(pc.binary_length(table[c]), 0)).as_py():
             return None
         if tabbed and pc.any(pc.match_substring(table[c], " ")).as_py():
             return None
-    frame = table.drop_columns(["q0"]).to_pandas()
+    frame = table.select(["query_id", "doc_id", "score", "rank", "run_id"]).to_pandas()
     frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
-    frame = frame[[*RUN_COLUMNS, "line"]]
     return frame.astype({"query_id": "str", "doc_id": "str", "run_id": "str"})
 
 
@@ -128,8 +194,9 @@ def _read_trec_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Prob
         return fast, []
     path = source_name(source)
     lines = split_lines(data, 6)
+    del data
     n = lines.n_fields
-    problems: list[Problem] = []
+    problems: list[Problem] = _undecodable_problems(lines, path)
     blank = n == 0
     comment = lines.is_comment()
     short = (n > 0) & (n < 6) & ~comment
@@ -146,30 +213,35 @@ def _read_trec_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Prob
     keep = ~(blank | comment | short)
     line_no = np.flatnonzero(keep) + 1
     qid, doc, rank_s, score_s, run_id = (lines.column(i, keep) for i in (0, 2, 3, 4, 5))
-    score, bad_score = _parse_numbers(score_s, "float")
-    bad_score |= np.isnan(score)
-    rank, bad_rank = _parse_numbers(rank_s, "int")
+    lines.columns = []  # drop the unfiltered columns early (peak memory)
+    score, bad_score = parse_scores(score_s)
+    rank, bad_rank = parse_ints(rank_s)
     bad_rows = np.flatnonzero(bad_score | bad_rank)
     for j in bad_rows.tolist():
         q, d = qid[j].as_py(), doc[j].as_py()
         if bad_score[j]:
-            msg, kind = f"score {score_s[j].as_py()!r} is not a number", "score"
+            msg, kind = f"score {score_s[j].as_py()!r} {_score_fault(score_s[j].as_py())}", "score"
         else:
-            msg, kind = f"rank {rank_s[j].as_py()!r} is not an integer", "format"
+            msg, kind = f"rank {rank_s[j].as_py()!r} is not an integer (at most 18 digits)", "format"
         problems.append(Problem(msg, line=int(line_no[j]), query_id=q, path=path, kind=kind, doc_id=d))
+    del score_s, rank_s
     problems.sort(key=lambda p: p.line or 0)
     ok = ~(bad_score | bad_rank)
-    mask = pa.array(ok)
-    frame = pd.DataFrame(
-        {
-            "query_id": _str_array(qid.filter(mask)),
-            "doc_id": _str_array(doc.filter(mask)),
-            "score": score[ok].astype(np.float64),
-            "rank": rank[ok].astype(np.int64),
-            "run_id": _str_array(run_id.filter(mask)),
-            "line": line_no[ok].astype(np.int64),
-        }
-    )
+    if ok.all():
+        frame = pd.DataFrame({"query_id": _str_array(qid), "doc_id": _str_array(doc), "score": score,
+                              "rank": rank, "run_id": _str_array(run_id), "line": line_no.astype(np.int64)})
+    else:
+        mask = pa.array(ok)
+        frame = pd.DataFrame(
+            {
+                "query_id": _str_array(qid.filter(mask)),
+                "doc_id": _str_array(doc.filter(mask)),
+                "score": score[ok],
+                "rank": rank[ok],
+                "run_id": _str_array(run_id.filter(mask)),
+                "line": line_no[ok].astype(np.int64),
+            }
+        )
     return frame, problems
 
 
@@ -178,32 +250,27 @@ def _read_trec_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Prob
 
 
 def _iter_json_lines(data: bytes, path: str | None, problems: list[Problem]):
-    text = data.decode("utf-8-sig", errors="replace")
-    stripped = text.lstrip()
-    if stripped.startswith("["):  # a JSON array of records instead of JSONL
+    """``(line, record)`` of a JSONL file, or ``(None, record)`` for the records of a file
+    holding one JSON array; every undecodable or invalid line is a problem with its number."""
+    if data.lstrip().startswith(b"["):  # a JSON array of records instead of JSONL
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(f"not valid JSON: {exc.msg}", line=exc.lineno, path=path))
+            records = loads(data)
+        except JSONTextError as exc:
+            problems.append(Problem(str(exc), line=exc.lineno, path=path))
             return
+        if not isinstance(records, list):  # pragma: no cover (starts with '[')
+            records = [records]
         for rec in records:
             yield None, rec
         return
-    for i, raw in enumerate(text.split("\n"), start=1):
+    for i, raw in enumerate(data.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
-            yield i, json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(f"not valid JSON: {exc.msg} (column {exc.colno})", line=i, path=path))
-
-
-def _as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
+            yield i, loads(raw)
+        except JSONTextError as exc:
+            problems.append(Problem(str(exc).replace(" (line 1, ", " ("), line=i, path=path,
+                                    kind="encoding" if "UTF-8" in str(exc) else "format"))
 
 
 def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
@@ -218,11 +285,12 @@ def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pro
         if not isinstance(rec, dict):
             problems.append(Problem("a line must be a JSON object", line=line, path=path))
             continue
-        qid = rec.get("query_id", rec.get("qid"))
-        if qid is None or isinstance(qid, (dict, list)):
-            problems.append(Problem("missing field 'query_id'", line=line, path=path, kind="field"))
+        raw_qid = rec.get("query_id", rec.get("qid"))
+        qid = json_id(raw_qid)
+        if qid is None:
+            what = "missing field 'query_id'" if raw_qid is None else f"query_id {_short(raw_qid)} is not a string"
+            problems.append(Problem(what, line=line, path=path, kind="field"))
             continue
-        qid = str(qid)
         results = rec.get("results")
         if results is None:
             problems.append(Problem("missing field 'results'", line=line, query_id=qid, path=path, kind="field"))
@@ -231,20 +299,21 @@ def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pro
             problems.append(Problem("'results' must be a list", line=line, query_id=qid, path=path, kind="field"))
             continue
         for pos, item in enumerate(results, start=1):
-            if not isinstance(item, dict) or "doc_id" not in item:
-                problems.append(
-                    Problem(f"result {pos} lacks 'doc_id'", line=line, query_id=qid, path=path, kind="field")
-                )
+            doc = json_id(item.get("doc_id")) if isinstance(item, dict) else None
+            if doc is None:
+                what = "lacks 'doc_id'" if not isinstance(item, dict) or item.get("doc_id") is None else (
+                    f"doc_id {_short(item['doc_id'])} is not a string")
+                problems.append(Problem(f"result {pos} {what}", line=line, query_id=qid, path=path, kind="field"))
                 continue
-            score = _as_number(item.get("score"))
-            if score is None or math.isnan(score):
+            score = json_number(item.get("score"))
+            if score is None:
                 problems.append(
-                    Problem(f"result {pos} ({item['doc_id']}): score {item.get('score')!r} is not a number",
-                            line=line, query_id=qid, path=path, kind="score", doc_id=str(item["doc_id"]))
+                    Problem(f"result {pos} ({doc}): score {_short(item.get('score'))} is not a finite number",
+                            line=line, query_id=qid, path=path, kind="score", doc_id=doc)
                 )
                 continue
             qids.append(qid)
-            docs.append(str(item["doc_id"]))
+            docs.append(doc)
             scores.append(score)
             ranks.append(pos)
             line_nos.append(line if line is not None else 0)
@@ -259,6 +328,17 @@ def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pro
         }
     )
     return frame, problems
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    """A value for a message, cut to ``limit`` characters (a 5000-digit number stays readable)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False) if not isinstance(value, int) or abs(value) < 10**100 else None
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is None:
+        text = f"<{type(value).__name__}>" if not isinstance(value, int) else "<an integer of more than 100 digits>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def read_run_with_problems(source: Source, format: Format = "auto") -> tuple[pd.DataFrame, list[Problem]]:
@@ -317,7 +397,7 @@ def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pr
     n = lines.n_fields
     comment = lines.is_comment()
     bad_cols = (n > 0) & (n != 4) & ~comment
-    problems: list[Problem] = []
+    problems: list[Problem] = _undecodable_problems(lines, path)
     for i in np.flatnonzero(bad_cols):
         fields = lines.fields_of(int(i))
         problems.append(
@@ -327,9 +407,10 @@ def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pr
     keep = (n == 4) & ~comment
     line_no = np.flatnonzero(keep) + 1
     qid, it, doc, rel_s = (lines.column(i, keep) for i in range(4))
-    rel, bad = _parse_numbers(rel_s, "int")
+    rel, bad = parse_ints(rel_s)
     for j in np.flatnonzero(bad).tolist():
-        problems.append(Problem(f"relevance {rel_s[j].as_py()!r} is not an integer", line=int(line_no[j]),
+        problems.append(Problem(f"relevance {rel_s[j].as_py()!r} is not an integer (at most 18 digits)",
+                                line=int(line_no[j]),
                                 query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
     ok = ~bad
     mask = pa.array(ok)
@@ -360,25 +441,36 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
         if not isinstance(rec, dict):
             problems.append(Problem("a line must be a JSON object", line=line, path=path))
             continue
-        qid = rec.get("query_id", rec.get("id"))
+        raw_qid = rec.get("query_id", rec.get("id"))
+        qid = json_id(raw_qid)
         if qid is None:
-            problems.append(Problem("missing field 'query_id'", line=line, path=path, kind="field"))
+            what = "missing field 'query_id'" if raw_qid is None else f"query_id {_short(raw_qid)} is not a string"
+            problems.append(Problem(what, line=line, path=path, kind="field"))
             continue
-        qid = str(qid)
         gold_field = next((f for f in _GOLD_LIST_FIELDS if f in rec), None)
         if "doc_id" in rec:
-            rel = rec.get("relevance", 1)
-            if isinstance(rel, bool) or not isinstance(rel, int):
-                problems.append(Problem(f"relevance {rel!r} is not an integer", line=line, query_id=qid,
-                                        path=path, doc_id=str(rec["doc_id"])))
+            doc = json_id(rec["doc_id"])
+            if doc is None:
+                problems.append(Problem(f"doc_id {_short(rec['doc_id'])} is not a string", line=line, query_id=qid,
+                                        path=path, kind="field"))
                 continue
-            rows.append((qid, str(rec["doc_id"]), rel, line or 0))
+            rel = rec.get("relevance", 1)
+            if isinstance(rel, bool) or not isinstance(rel, int) or abs(rel) >= INT_LIMIT:
+                problems.append(Problem(f"relevance {_short(rel)} is not an integer (at most 18 digits)", line=line,
+                                        query_id=qid, path=path, doc_id=doc))
+                continue
+            rows.append((qid, doc, rel, line or 0))
         elif gold_field is not None:
             ids = rec[gold_field]
             if not isinstance(ids, list):
                 problems.append(Problem(f"'{gold_field}' must be a list", line=line, query_id=qid, path=path))
                 continue
-            rows.extend((qid, str(d), 1, line or 0) for d in ids)
+            good = [json_id(d) for d in ids]
+            for pos, (raw, d) in enumerate(zip(ids, good), start=1):
+                if d is None:
+                    problems.append(Problem(f"'{gold_field}' item {pos}: {_short(raw)} is not a string id", line=line,
+                                            query_id=qid, path=path, kind="field"))
+            rows.extend((qid, d, 1, line or 0) for d in good if d is not None)
         else:
             problems.append(Problem("needs 'doc_id' (+ 'relevance') or a list 'relevant_doc_ids'",
                                     line=line, query_id=qid, path=path, kind="field"))
