@@ -61,7 +61,7 @@ from ir_datasets.indices import Docstore, PickleLz4FullStore
 from ..errors import DataFormatError, Problem, report_problems
 from ..io.jsonl import iter_jsonl
 from ..io.readers import read_qrels_with_problems
-from .base import DataFile, MissingDataError, data_root, register
+from .base import ENV_VAR, DataFile, MissingDataError, data_root, register
 
 __all__ = [
     "TEMPO_DOMAINS",
@@ -82,6 +82,9 @@ __all__ = [
     "tempo_domains",
     "tempo_topics",
     "load_tempo",
+    "load_tempo_files",
+    "load_tempo_organiser_sample",
+    "ORGANISER_SAMPLE_FILES",
     "docstore_path",
 ]
 
@@ -375,8 +378,10 @@ def tempo_domains(split: str | None = None, root: str | os.PathLike | None = Non
     order, then other folders sorted); with ``split``, only those holding ``examples_<split>.jsonl``."""
     base = data_root(root) / TRACK_DIR
     if not base.is_dir():
+        source = f"${ENV_VAR}" if root is None else str(root)
         raise MissingDataError(f"missing TEMPO release folder: put the Track 1 release at {base} "
-                               f"(that is ${'RETECO_DATA' if root is None else str(root)}/{TRACK_DIR}/<domain>/...)")
+                               f"(that is {source}/{TRACK_DIR}/<domain>/...), or load loose files with "
+                               "load_tempo_files() / the organisers' sample with load_tempo_organiser_sample()")
     present = sorted(p.name for p in base.iterdir() if p.is_dir()
                      and (split is None or (p / f"examples_{split}.jsonl").is_file()))
     ordered = [d for d in TEMPO_DOMAINS if d in present] + [d for d in present if d not in TEMPO_DOMAINS]
@@ -449,7 +454,8 @@ class TempoData:
     Attributes:
         topics: combined query + step rows (:func:`tempo_topics`).
         qrels: ``query_id, doc_id, relevance, line, domain`` — 1a qrels, or step qrels for 1b.
-        corpus: ``doc_id, domain`` of every document of the loaded domains, in corpus order.
+        corpus: ``doc_id, domain`` of every document of the loaded domains, in corpus order (None
+            when :func:`load_tempo_files` was given no documents file).
         domains: the domains loaded.
         steps: whether this is the 1b (step) view.
         problems: data problems found while loading (qrels topics not in the topics file, ...).
@@ -457,7 +463,7 @@ class TempoData:
 
     topics: pd.DataFrame
     qrels: pd.DataFrame
-    corpus: pd.DataFrame
+    corpus: pd.DataFrame | None
     domains: list[str]
     steps: bool
     problems: list[Problem] = field(default_factory=list)
@@ -511,6 +517,134 @@ def load_tempo(
     docs = (pd.concat(corpus_parts, ignore_index=True) if corpus_parts
             else pd.DataFrame({"doc_id": pd.array([], dtype="str"), "domain": []}))
     return TempoData(topics, qrels, docs, doms, steps, problems)
+
+
+# ------------------------------------------------------------------------------------------------
+# loose files and the organisers' public sample
+
+#: file names of the organisers' public TEMPO sample (one folder, no domain sub-folders)
+ORGANISER_SAMPLE_FILES = {"examples": "examples.jsonl", "steps": "steps.jsonl", "documents": "documents.jsonl",
+                          "qrels": "qrels.txt"}
+#: domain given to rows whose ids carry no ``<domain>/`` prefix (and no ``domain=`` was passed)
+NO_DOMAIN = "(none)"
+
+
+def _id_domain(ids: pd.Series) -> pd.Series:
+    """``bitcoin/25785deb_4434.txt`` → ``bitcoin``; ids without a ``/`` give NA."""
+    return ids.astype(str).str.extract(r"^([^/]+)/", expand=False)
+
+
+def load_tempo_files(
+    examples: str | os.PathLike | None = None,
+    steps: str | os.PathLike | None = None,
+    documents: str | os.PathLike | None = None,
+    qrels: str | os.PathLike | None = None,
+    *,
+    guidance: str | os.PathLike | None = None,
+    step_view: bool = False,
+    domain: str | None = None,
+    periods: Periods = "guidance",
+) -> TempoData:
+    """Load TEMPO reference data from explicit files, in any layout, into the same
+    :class:`TempoData` that :func:`load_tempo` gives for a release tree.
+
+    Args:
+        examples: 1a queries (``examples_<split>.jsonl`` form: ``{"id", "query", "gold_ids"}``).
+        steps: 1b records (``steps_<split>.jsonl`` form); needed for the 1b view and for oracle
+            periods. A steps file whose records carry no ``steps`` lists (the organisers' public
+            sample) gives queries without steps.
+        documents: the corpus (``{"id", "content"}`` per line); only the ids are read. Without it
+            ``corpus`` is None and a run contract cannot check document ids.
+        qrels: TREC qrels of the queries (1a) or of the steps (``step_view=True``).
+        guidance: optional guidance file (``key_time_anchors`` become required periods).
+        step_view: the 1b view (step topics, step qrels) instead of 1a.
+        domain: give every row this domain. By default a query's domain is the ``<domain>/``
+            prefix of its first gold document id (else of its first qrels document), a document's
+            the prefix of its id, as in the release's ids (``bitcoin/25785deb_4434.txt``); rows
+            without a prefix get ``"(none)"``.
+        periods: where query rows' ``required_periods`` come from (see :func:`build_topics`).
+
+    Raises:
+        ValueError: neither ``examples`` nor ``steps`` given, or ``step_view`` without step lists.
+        MissingDataError: a named file does not exist (the message names it).
+        DataFormatError: a query or step id repeats across domains.
+
+    Problems found while loading (qrels topics that are no topic, bad lines) are kept in
+    ``.problems`` and malformed lines are warned about, as for :func:`load_tempo`.
+    """
+    if examples is None and steps is None:
+        raise ValueError("TEMPO topics needed: give examples= (1a queries) and/or steps= (1b step records)")
+    qrels_frame = (read_tempo_qrels(qrels) if qrels is not None
+                   else pd.DataFrame({"query_id": pd.array([], dtype="str"), "doc_id": pd.array([], dtype="str"),
+                                      "relevance": pd.array([], dtype="int64"), "line": pd.array([], dtype="int64")}))
+    label = domain if domain is not None else ""
+    ex = read_examples(examples, label) if examples is not None else None
+    st = read_steps(steps, label) if steps is not None else None
+    if ex is None:  # 1b only: the step records are the queries
+        ex = st[["query_id", "text"]].assign(gold_ids=st["steps"].map(
+            lambda lst: [d for s in lst for d in s["gold_ids"]]), domain=label, line=st["line"])
+    if domain is None:
+        first_gold = ex["gold_ids"].map(lambda g: g[0] if len(g) else "")
+        qrels_first = qrels_frame.drop_duplicates("query_id").set_index("query_id")["doc_id"]
+        from_gold = _id_domain(first_gold)
+        from_qrels = _id_domain(ex["query_id"].map(qrels_first).fillna(""))
+        ex["domain"] = from_gold.fillna(from_qrels).fillna(NO_DOMAIN).to_numpy()
+        if st is not None:
+            st["domain"] = st["query_id"].map(ex.set_index("query_id")["domain"]).fillna(NO_DOMAIN).to_numpy()
+    if step_view and (st is None or not st["steps"].map(len).any()):
+        where = f" ({steps})" if steps is not None else ""
+        raise ValueError(f"the 1b view needs step records: the steps file{where} must list each query's "
+                         "'steps' (the organisers' public sample strips them; score its queries with the 1a view)")
+    gd = read_guidance(guidance) if guidance is not None else None
+    topics = build_topics(ex, st, gd, periods=periods)
+    _check_unique(topics, "query/step")
+    kind = "step" if step_view else "query"
+    rows = topics[topics["kind"] == kind]
+    qrels_frame["domain"] = qrels_frame["query_id"].map(rows.set_index("query_id")["domain"]).fillna(
+        NO_DOMAIN if domain is None else domain).astype(str).to_numpy()
+    problems: list[Problem] = []
+    unknown = qrels_frame.loc[~qrels_frame["query_id"].isin(set(rows["query_id"]))].drop_duplicates("query_id")
+    for qid, line in zip(unknown["query_id"].tolist(), unknown["line"].tolist(), strict=True):
+        problems.append(Problem(f"qrels topic is not a {kind} of the topics (kept)", line=int(line), query_id=str(qid),
+                                path=str(qrels), kind="unknown_query"))
+    corpus = None
+    if documents is not None:
+        corpus = read_doc_ids(documents, label)
+        if domain is None:
+            corpus["domain"] = _id_domain(corpus["doc_id"]).fillna(NO_DOMAIN).to_numpy()
+    domains = list(dict.fromkeys(rows["domain"].astype(str).tolist()))
+    return TempoData(topics, qrels_frame, corpus, domains, step_view, problems)
+
+
+def load_tempo_organiser_sample(
+    folder: str | os.PathLike,
+    *,
+    periods: Periods = "guidance",
+    corpus: bool = True,
+) -> TempoData:
+    """The RETECO organisers' public TEMPO sample: ``examples.jsonl``, ``steps.jsonl``,
+    ``documents.jsonl`` and ``qrels.txt`` in one folder (no domain sub-folders), loaded as the 1a
+    view with :func:`load_tempo_files`.
+
+    Each query's domain is the folder part of its gold document ids (``bitcoin/…``), so per-domain
+    results work as on the release. The sample's ``steps.jsonl`` carries no step lists, so its
+    queries have no oracle periods (``periods_source`` ``'none'``) and there is no 1b view;
+    ``steps.jsonl`` and ``documents.jsonl`` are optional (``corpus=False`` skips the corpus).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MissingDataError(f"missing TEMPO organiser sample folder: {folder} is not a folder (it should hold "
+                               + ", ".join(ORGANISER_SAMPLE_FILES.values()) + ")")
+    paths = {key: folder / name for key, name in ORGANISER_SAMPLE_FILES.items()}
+    for key in ("examples", "qrels"):
+        _require(paths[key], f"TEMPO organiser sample {key} file")
+    return load_tempo_files(
+        paths["examples"],
+        steps=paths["steps"] if paths["steps"].is_file() else None,
+        documents=paths["documents"] if corpus and paths["documents"].is_file() else None,
+        qrels=paths["qrels"],
+        periods=periods,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
