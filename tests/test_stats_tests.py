@@ -1,0 +1,183 @@
+"""Paired tests, corrections, effect sizes and W/T/L against independent references: scipy,
+statsmodels, exact enumeration of the randomization distributions, and hand computations."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from reteco_measures.stats import adjust, compare_frame
+
+
+def frame_of(values: dict[str, np.ndarray], measure: str = "nDCG@10") -> pd.DataFrame:
+    rows = []
+    for run, vals in values.items():
+        rows.append(pd.DataFrame({"run": run, "measure": measure, "query_id": [f"q{i}" for i in range(len(vals))],
+                                  "value": np.asarray(vals, dtype=float), "weight": 1.0}))
+    return pd.concat(rows, ignore_index=True)
+
+
+RNG = np.random.default_rng(7)
+VALUES = {name: np.clip(RNG.random(40) * 0.6 + shift, 0, 1) for name, shift in (("A", 0.0), ("B", 0.1), ("C", 0.12))}
+# rounding makes tied and zero differences, which the Wilcoxon test must treat as scipy does
+VALUES = {k: np.round(v, 1) for k, v in VALUES.items()}
+
+
+def pair(c, run, other):
+    row = c.pairwise[(c.pairwise["run"] == run) & (c.pairwise["other"] == other)]
+    assert len(row) == 1
+    return row.iloc[0]
+
+
+def test_t_equals_scipy_ttest_rel_for_every_pair() -> None:
+    c = compare_frame(frame_of(VALUES), test="t", n_resamples=200)
+    for a, b in itertools.combinations("ABC", 2):
+        ref = sps.ttest_rel(VALUES[a], VALUES[b])
+        assert pair(c, a, b)["p_value"] == pytest.approx(ref.pvalue, rel=1e-10)
+        assert pair(c, a, b)["delta"] == pytest.approx(VALUES[a].mean() - VALUES[b].mean(), abs=1e-15)
+
+
+def test_wilcoxon_equals_scipy_defaults() -> None:
+    c = compare_frame(frame_of(VALUES), test="wilcoxon", n_resamples=200)
+    for a, b in itertools.combinations("ABC", 2):
+        assert pair(c, a, b)["p_value"] == pytest.approx(sps.wilcoxon(VALUES[a], VALUES[b]).pvalue, rel=1e-10)
+
+
+def test_identical_runs_have_p_one_not_nan() -> None:
+    c = compare_frame(frame_of({"A": VALUES["A"], "B": VALUES["A"]}), test="t", n_resamples=100)
+    assert c.pairwise["p_value"].iloc[0] == 1.0 and not c.pairwise["significant"].iloc[0]
+
+
+def exact_sign_flip_p(d: np.ndarray) -> float:
+    """Two-sided exact paired randomization p: all 2^n sign vectors (identity included)."""
+    obs = abs(d.sum())
+    count = 0
+    for signs in itertools.product((1, -1), repeat=len(d)):
+        count += abs(np.dot(signs, d)) >= obs - 1e-12
+    return count / 2 ** len(d)
+
+
+@pytest.mark.parametrize("n,seed", [(8, 1), (10, 2), (12, 3)])
+def test_randomization_within_monte_carlo_error_of_exact_enumeration(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.random(n)
+    b = a - 0.15 + rng.normal(0, 0.2, n)
+    exact = exact_sign_flip_p(a - b)
+    B = 20_000
+    got = compare_frame(frame_of({"A": a, "B": b}), test="randomization", n_resamples=B, seed=seed).pairwise
+    p = got["p_value"].iloc[0]
+    tol = 4 * math.sqrt(exact * (1 - exact) / B) + 2 / B
+    assert abs(p - exact) <= tol, (p, exact, tol)
+
+
+def exact_tukey_p(values: np.ndarray, a: int, b: int) -> float:
+    """Exact randomised Tukey HSD p for (runs x units) values: all permutations of runs per unit."""
+    R, U = values.shape
+    obs = abs(values[a].mean() - values[b].mean())
+    perms = list(itertools.permutations(range(R)))
+    count = total = 0
+    for choice in itertools.product(range(len(perms)), repeat=U):
+        means = np.mean([values[list(perms[c]), u] for u, c in enumerate(choice)], axis=0)
+        count += means.max() - means.min() >= obs - 1e-12
+        total += 1
+    return count / total
+
+
+def test_tukey_within_monte_carlo_error_of_exact_enumeration() -> None:
+    rng = np.random.default_rng(11)
+    vals = rng.random((3, 5)) + np.array([[0.0], [0.2], [0.45]])
+    B = 20_000
+    c = compare_frame(frame_of({"A": vals[0], "B": vals[1], "C": vals[2]}), test="tukey", n_resamples=B)
+    for (i, a), (j, b) in itertools.combinations(enumerate("ABC"), 2):
+        exact = exact_tukey_p(vals, i, j)
+        got = pair(c, a, b)
+        tol = 4 * math.sqrt(exact * (1 - exact) / B) + 2 / B
+        assert abs(got["p_value"] - exact) <= tol, (a, b, got["p_value"], exact)
+        assert got["p_adjusted"] == got["p_value"]  # Tukey HSD is already a family-wise test
+
+
+def test_bootstrap_test_and_ci_agree_with_normal_theory_on_large_samples() -> None:
+    rng = np.random.default_rng(5)
+    n = 400
+    a = rng.random(n)
+    b = a - 0.03 + rng.normal(0, 0.25, n)
+    c = compare_frame(frame_of({"A": a, "B": b}), test="bootstrap", n_resamples=20_000, seed=3)
+    assert c.pairwise["p_value"].iloc[0] == pytest.approx(sps.ttest_rel(a, b).pvalue, abs=0.02)
+    # percentile CI of a mean ≈ mean ± z·sd/√n (sd with ddof=0: the bootstrap's own variance)
+    row = c.summary[c.summary["run"] == "A"].iloc[0]
+    half = sps.norm.ppf(0.975) * a.std() / math.sqrt(n)
+    assert row["ci_low"] == pytest.approx(a.mean() - half, abs=0.004)
+    assert row["ci_high"] == pytest.approx(a.mean() + half, abs=0.004)
+
+
+def test_results_are_reproducible_with_the_seed() -> None:
+    f = frame_of(VALUES)
+    one = compare_frame(f, test="randomization", n_resamples=500, seed=4)
+    two = compare_frame(f, test="randomization", n_resamples=500, seed=4)
+    pd.testing.assert_frame_equal(one.pairwise, two.pairwise)
+    pd.testing.assert_frame_equal(one.summary, two.summary)
+
+
+@pytest.mark.parametrize("ours,theirs", [("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh")])
+def test_corrections_equal_statsmodels(ours: str, theirs: str) -> None:
+    p = np.array([0.001, 0.04, 0.03, 0.2, 0.0125, 0.5, 0.04, 0.9])
+    np.testing.assert_allclose(adjust(p, ours), multipletests(p, method=theirs)[1], rtol=1e-12)
+
+
+def test_holm_by_its_definition() -> None:
+    p = [0.01, 0.04, 0.03]
+    # sorted: 0.01 (x3) = 0.03, 0.03 (x2) = 0.06, 0.04 (x1) = 0.04 -> running max 0.06
+    assert adjust(p, "holm").tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert adjust(p, None).tolist() == p
+
+
+def test_correction_family_is_the_pairs_of_one_measure() -> None:
+    f = pd.concat([frame_of(VALUES, "nDCG@10"), frame_of({k: v[::-1] for k, v in VALUES.items()}, "P@5")])
+    c = compare_frame(f, test="t", correction="holm", n_resamples=100)
+    for m in ("nDCG@10", "P@5"):
+        part = c.pairwise[c.pairwise["measure"] == m]
+        np.testing.assert_allclose(part["p_adjusted"], multipletests(part["p_value"], method="holm")[1])
+        assert (part["significant"] == (part["p_adjusted"] < 0.05)).all()
+
+
+def test_baseline_pairs_and_effect_size_and_wins_by_hand() -> None:
+    a = np.array([0.5, 0.4, 0.3, 0.9, 0.2])
+    base = np.array([0.4, 0.4, 0.5, 0.6, 0.2 + 1e-12])  # last: a tie within the 1e-9 tolerance
+    c = compare_frame(frame_of({"base": base, "A": a}), baseline="base", n_resamples=100)
+    row = c.pairwise.iloc[0]
+    assert (row["run"], row["other"]) == ("A", "base")
+    d = a - base
+    assert row["effect_size"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)  # Cohen's d_z
+    assert (row["wins"], row["ties"], row["losses"]) == (2, 2, 1)
+    with pytest.raises(ValueError, match="baseline"):
+        compare_frame(frame_of({"base": base, "A": a}), baseline="nope")
+
+
+def test_bad_arguments_are_errors() -> None:
+    f = frame_of(VALUES)
+    for kwargs in ({"test": "z"}, {"correction": "sidak"}, {"alpha": 1.5}, {"n_resamples": 0}):
+        with pytest.raises(ValueError):
+            compare_frame(f, **kwargs)
+    with pytest.raises(ValueError, match="at least two runs"):
+        compare_frame(frame_of({"A": VALUES["A"]}))
+
+
+def test_one_hundred_runs_by_one_thousand_queries_rank_quickly() -> None:
+    import time
+
+    rng = np.random.default_rng(0)
+    R, Q = 100, 1000
+    vals = np.clip(rng.random(Q)[None, :] + rng.normal(0, 0.1, (R, Q)), 0, 1)
+    f = pd.DataFrame({"run": np.repeat([f"r{i:03d}" for i in range(R)], Q), "measure": "nDCG@10",
+                      "query_id": np.tile([f"q{j}" for j in range(Q)], R), "value": vals.ravel(), "weight": 1.0})
+    start = time.perf_counter()
+    c = compare_frame(f, test="t", n_resamples=10_000)
+    elapsed = time.perf_counter() - start
+    assert len(c.pairwise) == R * (R - 1) // 2 and c.summary["ci_low"].notna().all()
+    assert elapsed < 30, elapsed
