@@ -1,0 +1,88 @@
+"""Tie sensitivity: worst and best orders of tied scores built by hand, scored by pytrec_eval on
+re-scored runs side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+
+import reteco_measures as rm
+
+QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0}, "q2": {"a": 1, "b": 0}, "q3": {"x": 1, "y": 0}}
+RUN = {
+    # d2, d3, d4 tie at the top: trec_eval's order is doc id descending: d4, d3, d2, then d1
+    "q1": {"d1": 0.5, "d2": 1.0, "d3": 1.0, "d4": 1.0},
+    # 1.0 and 1.0 + 1e-9 are equal at single precision: a tie; trec_eval order b, a
+    "q2": {"a": 1.0, "b": 1.0 + 1e-9},
+    # no tie
+    "q3": {"x": 2.0, "y": 1.0},
+}
+# orders written by hand: worst = least relevant first within the tie group (then trec_eval order),
+# best = most relevant first
+WORST = {"q1": {"d4": 4, "d2": 3, "d3": 2, "d1": 1}, "q2": {"b": 2, "a": 1}, "q3": {"x": 2, "y": 1}}
+BEST = {"q1": {"d3": 4, "d4": 3, "d2": 2, "d1": 1}, "q2": {"a": 2, "b": 1}, "q3": {"x": 2, "y": 1}}
+
+
+def trec(measure: str, run: dict) -> dict[str, float]:
+    ev = pytrec_eval.RelevanceEvaluator(QRELS, {measure})
+    return {q: v[measure] for q, v in ev.evaluate(run).items()}
+
+
+@pytest.mark.parametrize("ours,theirs", [("nDCG@2", "ndcg_cut_2"), ("nDCG@3", "ndcg_cut_3"), ("P@1", "P_1"),
+                                         ("AP", "map"), ("RR", "recip_rank")])
+def test_worst_and_best_orders_match_pytrec_eval_on_rescored_runs(ours: str, theirs: str) -> None:
+    got = rm.tie_sensitivity(QRELS, RUN, ours).set_index("query_id")
+    value, worst, best = trec(theirs, RUN), trec(theirs, WORST), trec(theirs, BEST)
+    for q in QRELS:
+        assert got.loc[q, "value"] == pytest.approx(value[q], abs=1e-12)
+        assert got.loc[q, "min"] == pytest.approx(min(worst[q], value[q]), abs=1e-12)
+        assert got.loc[q, "max"] == pytest.approx(max(best[q], value[q]), abs=1e-12)
+    assert got.loc["q3", "min"] == got.loc["q3", "max"] == got.loc["q3", "value"]
+
+
+def test_ties_change_values_here() -> None:
+    got = rm.tie_sensitivity(QRELS, RUN, "P@1").set_index("query_id")
+    assert (got.loc["q2", "value"], got.loc["q2", "min"], got.loc["q2", "max"]) == (0.0, 0.0, 1.0)
+
+
+def test_tied_at_cutoff() -> None:
+    # the tie group of q1 holds ranks 1..3: it straddles k = 1 and 2, not k = 3 or 5
+    for k, expected in ((1, True), (2, True), (3, False), (5, False)):
+        got = rm.tie_sensitivity(QRELS, RUN, f"nDCG@{k}").set_index("query_id")["tied_at_cutoff"]
+        assert got["q1"] == expected, k
+        assert not got["q3"]
+    assert rm.tie_sensitivity(QRELS, RUN, "P@1").set_index("query_id").loc["q2", "tied_at_cutoff"]
+    assert not rm.tie_sensitivity(QRELS, RUN, "AP").set_index("query_id")["tied_at_cutoff"].any()
+
+
+def test_values_equal_iter_calc_and_columns() -> None:
+    got = rm.tie_sensitivity(QRELS, RUN, "nDCG@10")
+    assert list(got.columns) == ["query_id", "value", "min", "max", "tied_at_cutoff"]
+    ref = {m.query_id: m.value for m in rm.iter_calc(["nDCG@10"], QRELS, RUN)}
+    assert dict(zip(got["query_id"], got["value"])) == ref
+
+
+def test_compare_shows_tie_bounds_only_when_ties_change_a_value() -> None:
+    untied = {q: {d: float(i) for i, d in enumerate(docs)} for q, docs in RUN.items()}
+    plain = rm.compare({"A": untied, "B": BEST}, QRELS, ["nDCG@3"], n_resamples=100)
+    assert "tie_min" not in plain.summary.columns
+    c = rm.compare({"tied": RUN, "B": BEST}, QRELS, ["nDCG@3", "P@1"], n_resamples=100)
+    s = c.summary.set_index(["run", "measure"])
+    ts = rm.tie_sensitivity(QRELS, RUN, "nDCG@3")
+    assert s.loc[("tied", "nDCG@3"), "tie_min"] == pytest.approx(ts["min"].mean())
+    assert s.loc[("tied", "nDCG@3"), "tie_max"] == pytest.approx(ts["max"].mean())
+    assert s.loc[("B", "nDCG@3"), "tie_min"] == s.loc[("B", "nDCG@3"), "value"]  # B has no ties
+    assert (s["tie_min"] <= s["value"] + 1e-12).all() and (s["value"] <= s["tie_max"] + 1e-12).all()
+
+
+def test_temporal_measure_with_labels_orders_by_verdict() -> None:
+    qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 1, 1]})
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]})
+    labels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "temporal": [1, 0, 0],
+                           "periods": [[], [], []]})
+    # trec_eval order c, b, a: TR@1 = 0; best order puts the temporally relevant a first
+    got = rm.tie_sensitivity(qrels, run, "TR@1", labels=labels).iloc[0]
+    assert (got["value"], got["min"], got["max"], bool(got["tied_at_cutoff"])) == (0.0, 0.0, 1.0, True)
+    assert np.isfinite(got["value"])
