@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from . import plot
-from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, parse_measures
+from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
 from .contracts import ValidationReport, validate_run
 from .datasets import topics
 from .errors import DataFormatError, DataFormatWarning, Problem
@@ -60,6 +60,7 @@ __all__ = [
     "load_labels",
     "parse_measures",
     "measure_label",
+    "measure_name",
     "depth_group",
     "ValidationReport",
     "Problem",

@@ -3,26 +3,52 @@
 They accept everything ``ir_measures`` accepts plus file paths and measure strings, route our
 measures to :mod:`reteco_measures.provider` and the standard ones (nDCG, AP, R, RR, P, ...) to
 ir_measures (pytrec_eval), with the side information of :func:`reteco_measures.side_info`.
+
+Before anything is computed the inputs are checked, so that a number is either right or loudly
+refused:
+
+* a cutoff below 1 (``nDCG@0``) is a ``ValueError`` (pytrec_eval would abort the interpreter);
+* an empty run or qrels warns (:class:`~reteco_measures.errors.EmptyInputWarning`);
+* a run and qrels (or topics, labels) that share no query id, or fewer than a known id-form
+  mapping would give, warn (:class:`~reteco_measures.errors.QueryIdMismatchWarning`);
+  ``query_ids="normalize"`` maps them (:mod:`reteco_measures.query_ids`);
+* qrels queries whose labels are all negative reach pytrec_eval with one extra unretrieved
+  label-0 judgment, because trec_eval's code sizes its relevance-level table by the largest label
+  and crashes (or reads stale memory) when it is negative; the values are trec_eval's for a
+  query without relevant documents (all 0), see :func:`trec_eval_safe_qrels`.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import ir_measures
 import numpy as np
 import pandas as pd
 from ir_measures import Metric
 
-from .io.convert import as_qrels_frame, as_run_frame, is_source, run_to_dict
+from .errors import GroupMismatchWarning
+from .io.convert import as_qrels_frame, as_run_frame, run_to_dict
 from .kernels.ranking import TIE_BREAKS, rank_run
-from .measures.base import REGISTERED
+from .measures.base import REGISTERED, check_cutoff
 from .provider import PROVIDER
-from .side import load_topics, side_info
+from .query_ids import QUERY_ID_MODES, check_not_empty, check_query_ids, map_query_ids
+from .side import load_labels, load_topics, side_info
 
-__all__ = ["parse_measures", "calc_aggregate", "iter_calc", "evaluate", "measure_label", "depth_group", "group_frame"]
+__all__ = [
+    "parse_measures",
+    "calc_aggregate",
+    "iter_calc",
+    "evaluate",
+    "measure_label",
+    "measure_name",
+    "depth_group",
+    "group_frame",
+    "trec_eval_safe_qrels",
+]
 
 _DISPLAY_TO_NAME = {"nDCG|FC": "nDCG_FC", "MAP": "AP", "MRR": "RR"}
 
@@ -33,12 +59,17 @@ def _parse_one(measure: Any) -> ir_measures.Measure:
     if not isinstance(measure, str):
         raise TypeError(f"a measure must be an ir_measures.Measure or a string, not {type(measure).__name__}")
     text = measure.strip()
+    head = re.match(r"[^(@\s]+", text)
+    written = head.group(0) if head else None
     for display, name in _DISPLAY_TO_NAME.items():
         text = re.sub(rf"^{re.escape(display)}(?=[(@]|$)", name, text)
     try:
-        return ir_measures.parse_measure(text)
-    except NameError as exc:
+        parsed = ir_measures.parse_measure(text)
+    except (NameError, SyntaxError, TypeError, AssertionError) as exc:
         raise ValueError(f"unknown measure {measure!r} ({exc})") from None
+    if written and written != getattr(parsed, "__name__", None):
+        parsed._reteco_written = written  # printed as the user wrote it (measure_name)
+    return parsed
 
 
 def parse_measures(measures: Any) -> list[ir_measures.Measure]:
@@ -55,34 +86,123 @@ def parse_measures(measures: Any) -> list[ir_measures.Measure]:
             out.extend(_parse_one(p) for p in parts)
         else:
             out.append(_parse_one(m))
+    for m in out:
+        check_cutoff(m)  # nDCG@0 would abort the interpreter inside pytrec_eval
     return out
 
 
+def measure_name(measure: Any, machine: bool = True) -> str:
+    """The name to print for a measure (object or string), as the user wrote it.
+
+    * ``machine=True`` (JSON, TSV, anything a program reads back): a name that
+      ``ir_measures.parse_measure`` (and :func:`parse_measures`) accepts and that gives the same
+      measure — ``nDCG_FC@10``; an alias keeps its spelling (``TP@10`` stays ``TP@10``).
+    * ``machine=False`` (tables for people): the report name — ``nDCG|FC@10``, ``TP@10``.
+    """
+    m = _parse_one(measure) if isinstance(measure, str) else measure
+    canonical = repr(m)
+    base = getattr(m, "__name__", None) or ""
+    written = getattr(m, "_reteco_written", None)
+    tail = canonical[len(base):] if base and canonical.startswith(base) else None
+    if machine:
+        if written and tail is not None:
+            candidate = written + tail
+            try:
+                if ir_measures.parse_measure(candidate) == m:
+                    return candidate
+            except Exception:  # noqa: BLE001  (a spelling that does not parse: use the canonical name)
+                pass
+        return canonical
+    if written and tail is not None:
+        return written + tail
+    display = getattr(m, "display", None)
+    return display() if callable(display) else canonical
+
+
 def measure_label(measure: ir_measures.Measure) -> str:
-    """How a measure is printed in reports (``nDCG_FC@10`` → ``nDCG|FC@10``)."""
-    display = getattr(measure, "display", None)
-    return display() if callable(display) else str(measure)
+    """How a measure is printed in tables for people (``nDCG_FC@10`` → ``nDCG|FC@10``); the same as
+    ``measure_name(measure, machine=False)``."""
+    return measure_name(measure, machine=False)
 
 
-def _prepare(measures, qrels, run, tie_break, corpus):
+def trec_eval_safe_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
+    """Qrels that pytrec_eval can evaluate without crashing, with trec_eval's values.
+
+    trec_eval sizes its per-query table of relevance levels by the query's largest label; when
+    every label of a query is negative (TREC Web qrels use -2) that size is zero or negative and
+    the process crashes or reads stale memory. By trec_eval's rules a negative label is "in the
+    pool, not judged": it is never relevant, gives no nDCG gain and is not counted in ``num_rel``.
+    Such a query therefore has no relevant document and every trec_eval measure is 0 on it. Each
+    such query gets one extra label-0 judgment of a document no run retrieves, which keeps all of
+    those rules and gives pytrec_eval a valid table. Other queries are untouched.
+    """
+    if qrels.empty:
+        return qrels
+    rel = qrels["relevance"].to_numpy()
+    if rel.min() >= 0:
+        return qrels
+    top = pd.Series(rel).groupby(qrels["query_id"].to_numpy(), sort=False).max()
+    bad = top.index[top.to_numpy() < 0]
+    if len(bad) == 0:
+        return qrels
+    extra = pd.DataFrame(
+        {"query_id": pd.Series(bad, dtype="str"), "doc_id": "\x00reteco-measures:unretrieved", "relevance": 0}
+    )
+    return pd.concat([qrels[["query_id", "doc_id", "relevance"]], extra], ignore_index=True)
+
+
+class _Prepared(NamedTuple):
+    measures: list
+    qrels: pd.DataFrame
+    run: pd.DataFrame
+    qrels_standard: pd.DataFrame
+    run_standard: Any
+    topics: pd.DataFrame | None
+    labels: pd.DataFrame | None
+
+
+def _prepare(measures, qrels, run, tie_break, corpus, topics=None, labels=None, query_ids="exact", stacklevel=4):
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, not {tie_break!r}")
+    if query_ids not in QUERY_ID_MODES:
+        raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {query_ids!r}")
     measures = parse_measures(measures)
-    qrels_in = as_qrels_frame(qrels) if is_source(qrels) else qrels
-    run_in = as_run_frame(run) if is_source(run) else run
+    qrels_in = as_qrels_frame(qrels)
+    run_in = as_run_frame(run)
+    topics_in = load_topics(topics) if topics is not None else None
+    labels_in = load_labels(labels) if labels is not None else None
+    # never a silent zero: empty inputs and query ids that do not meet warn (or are mapped)
+    check_not_empty(qrels_in, "qrels", stacklevel=stacklevel)
+    check_not_empty(run_in, "run", stacklevel=stacklevel)
+    qids = qrels_in["query_id"]
+    match = check_query_ids(run_in["query_id"], qids, mode=query_ids, stacklevel=stacklevel)
+    if query_ids == "normalize":
+        run_in = map_query_ids(run_in, match)
+    for name, side in (("topics", topics_in), ("labels", labels_in)):
+        if side is None or "query_id" not in side.columns:
+            continue
+        side_match = check_query_ids(side["query_id"], qids, what=name, mode=query_ids, stacklevel=stacklevel)
+        if query_ids == "normalize" and side_match.mapping:
+            if name == "topics":
+                topics_in = map_query_ids(side, side_match)
+            else:
+                labels_in = map_query_ids(side, side_match)
     standard = [m for m in measures if m.NAME not in REGISTERED]
+    run_scored = run_in
     if tie_break != "trec_eval" and standard:
         # Standard measures are computed by pytrec_eval, which always breaks ties its own way.
         # Re-score the run so that trec_eval's order *is* the requested order: score = -rank.
-        ranked = rank_run(as_run_frame(run_in), tie_break, corpus=corpus)
-        run_in = pd.DataFrame(
+        ranked = rank_run(run_in, tie_break, corpus=corpus)
+        run_scored = pd.DataFrame(
             {"query_id": ranked["query_id"], "doc_id": ranked["doc_id"], "score": -ranked["rank"].astype(np.float64)}
         )
-    run_standard = run_in
-    if standard and isinstance(run_in, pd.DataFrame):
+    run_standard: Any = run_scored
+    qrels_standard = qrels_in
+    if standard:
         # ir_measures converts DataFrames row by row; a vectorised dict conversion is much faster
-        run_standard = run_to_dict(as_run_frame(run_in))
-    return measures, qrels_in, run_in, run_standard
+        run_standard = run_to_dict(run_scored)
+        qrels_standard = trec_eval_safe_qrels(qrels_in)
+    return _Prepared(measures, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in)
 
 
 def calc_aggregate(
@@ -94,6 +214,7 @@ def calc_aggregate(
     labels: pd.DataFrame | str | None = None,
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
+    query_ids: str = "exact",
 ) -> dict[ir_measures.Measure, float]:
     """Aggregate value of each measure, as ``ir_measures.calc_aggregate``.
 
@@ -106,20 +227,29 @@ def calc_aggregate(
         corpus: doc ids in corpus order (for ``tie_break='corpus_order'``).
         tie_break: ``'trec_eval'`` (default), ``'stable'``, ``'run_order'`` or ``'corpus_order'``; applies to
             standard measures too (the run is re-scored so pytrec_eval sees the same order).
+        query_ids: ``'exact'`` (default): ids are compared as written and a run / qrels / topics
+            / labels that only meet through another id form warn with
+            :class:`~reteco_measures.errors.QueryIdMismatchWarning`; ``'normalize'``: the run's,
+            topics' and labels' ids are mapped to the qrels' form of the same query
+            (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``; see
+            :mod:`reteco_measures.query_ids`).
 
     Returns:
         ``{measure: value}``; a measure defined on no query gives NaN (or its ``empty`` value).
+
+    Raises:
+        ValueError: a measure with a cutoff below 1, an unknown tie policy or id mode.
     """
-    measures, qrels_in, run_in, run_standard = _prepare(measures, qrels, run, tie_break, corpus)
-    ours = [m for m in measures if m.NAME in REGISTERED]
-    standard = [m for m in measures if m.NAME not in REGISTERED]
+    p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
+    ours = [m for m in p.measures if m.NAME in REGISTERED]
+    standard = [m for m in p.measures if m.NAME not in REGISTERED]
     result: dict[ir_measures.Measure, float] = {}
-    with side_info(topics=topics, labels=labels, corpus=corpus, tie_break=tie_break):
+    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break):
         if ours:  # straight to our provider: no filler rows from ir_measures' fallback evaluator
-            result.update(PROVIDER.calc_aggregate(ours, qrels_in, run_in))
+            result.update(PROVIDER.calc_aggregate(ours, p.qrels, p.run))
         if standard:
-            result.update(ir_measures.calc_aggregate(standard, qrels_in, run_standard))
-    return {m: result[m] for m in measures}
+            result.update(ir_measures.calc_aggregate(standard, p.qrels_standard, p.run_standard))
+    return {m: result[m] for m in p.measures}
 
 
 def iter_calc(
@@ -131,22 +261,27 @@ def iter_calc(
     labels: pd.DataFrame | str | None = None,
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
+    query_ids: str = "exact",
 ) -> Iterator[Metric]:
     """Per-query values as ``ir_measures.Metric(query_id, measure, value)``.
 
     Our measures report NaN where they are not defined for a query (e.g. TC for a query
     without required periods); aggregation skips those. Arguments as :func:`calc_aggregate`.
     """
-    measures, qrels_in, run_in, run_standard = _prepare(measures, qrels, run, tie_break, corpus)
-    ours = [m for m in measures if m.NAME in REGISTERED]
-    standard = [m for m in measures if m.NAME not in REGISTERED]
+    p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
+    return iter(_iter_prepared(p, corpus, tie_break))
+
+
+def _iter_prepared(p: _Prepared, corpus, tie_break) -> list[Metric]:
+    ours = [m for m in p.measures if m.NAME in REGISTERED]
+    standard = [m for m in p.measures if m.NAME not in REGISTERED]
     results: list[Metric] = []
-    with side_info(topics=topics, labels=labels, corpus=corpus, tie_break=tie_break):
+    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break):
         if ours:
-            results.extend(PROVIDER.iter_calc(ours, qrels_in, run_in))
+            results.extend(PROVIDER.iter_calc(ours, p.qrels, p.run))
         if standard:
-            results.extend(ir_measures.iter_calc(standard, qrels_in, run_standard))
-    return iter(results)
+            results.extend(ir_measures.iter_calc(standard, p.qrels_standard, p.run_standard))
+    return results
 
 
 def depth_group(turn: Any) -> str:
@@ -188,6 +323,27 @@ def group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]
     return frame
 
 
+def _warn_unmatched_groups(groups: pd.DataFrame, by: list[str], topics: pd.DataFrame | None) -> None:
+    """Count the evaluated queries that landed in ``(none)`` and say why, once per call."""
+    per_query = groups.drop_duplicates("query_id")
+    none = (per_query[by] == "(none)").any(axis=1).to_numpy()
+    if not none.any():
+        return
+    lost = per_query["query_id"].to_numpy()[none]
+    known = set(topics["query_id"].astype(str)) if topics is not None else set()
+    missing = [q for q in lost if q not in known]
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} have no row in the topics (e.g. {missing[0]!r})")
+    if len(lost) > len(missing):
+        parts.append(f"{len(lost) - len(missing)} have no value for {', '.join(by)}")
+    warnings.warn(
+        f"{len(lost)} of {len(per_query)} evaluated queries are grouped as '(none)': {'; '.join(parts)}",
+        GroupMismatchWarning,
+        stacklevel=4,
+    )
+
+
 def _aggregate(values: np.ndarray, weights: np.ndarray, empty: float) -> tuple[float, int]:
     ok = ~np.isnan(values)
     n = int(ok.sum())
@@ -206,6 +362,8 @@ def evaluate(
     by: str | Iterable[str] | None = None,
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
+    query_ids: str = "exact",
+    names: str = "human",
 ) -> pd.DataFrame:
     """A tidy DataFrame of results: columns ``[*by, "measure", "value", "n"]``.
 
@@ -216,23 +374,31 @@ def evaluate(
       ``"(all)"`` (mean over queries, as the RETECO evaluation page).
 
     ``n`` counts the per-query values that entered the number (queries where the measure is
-    defined). Measures print with their report names (``nDCG|FC@10``).
+    defined). Topics ids are strings; evaluated queries whose group value is unknown (no topics
+    row, or an empty value) land in ``"(none)"`` and are counted in a
+    :class:`~reteco_measures.errors.GroupMismatchWarning`.
+
+    ``names``: ``"human"`` (default) prints measures with their report names (``nDCG|FC@10``);
+    ``"machine"`` with names that parse back (``nDCG_FC@10``), see :func:`measure_name`.
+    Other arguments as :func:`calc_aggregate`.
     """
-    measures = parse_measures(measures)
-    topics_df = load_topics(topics) if topics is not None else None
-    metrics = list(
-        iter_calc(measures, qrels, run, topics=topics_df, labels=labels, corpus=corpus, tie_break=tie_break)
-    )
+    if names not in ("human", "machine"):
+        raise ValueError(f"names must be 'human' or 'machine', not {names!r}")
+    p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
+    measures = p.measures
+    topics_df = p.topics
+    metrics = _iter_prepared(p, corpus, tie_break)
+    label_of = {m: measure_name(m, machine=names == "machine") for m in measures}
     frame = pd.DataFrame(
         {
             "query_id": [m.query_id for m in metrics],
-            "measure": [measure_label(m.measure) for m in metrics],
+            "measure": [label_of.get(m.measure) or measure_name(m.measure, names == "machine") for m in metrics],
             "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
             "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
         }
     )
-    empties = {measure_label(m): (m.empty_value() if hasattr(m, "empty_value") else float("nan")) for m in measures}
-    order = [measure_label(m) for m in measures]
+    empties = {label_of[m]: (m.empty_value() if hasattr(m, "empty_value") else float("nan")) for m in measures}
+    order = [label_of[m] for m in measures]
     by_cols = [by] if isinstance(by, str) else list(by or [])
     rows: list[dict[str, Any]] = []
 
@@ -246,6 +412,7 @@ def evaluate(
         return pd.DataFrame(rows, columns=["measure", "value", "n"])
 
     groups = group_frame(frame["query_id"], topics_df, by_cols)
+    _warn_unmatched_groups(groups, by_cols, topics_df)
     frame = pd.concat([frame.reset_index(drop=True), groups[by_cols].reset_index(drop=True)], axis=1)
     for label in order:
         sub = frame[frame["measure"] == label]

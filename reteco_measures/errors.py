@@ -10,7 +10,15 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Problem", "DataFormatError", "DataFormatWarning", "report_problems"]
+__all__ = [
+    "Problem",
+    "DataFormatError",
+    "DataFormatWarning",
+    "QueryIdMismatchWarning",
+    "EmptyInputWarning",
+    "GroupMismatchWarning",
+    "report_problems",
+]
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,28 @@ class DataFormatError(ValueError):
 
 class DataFormatWarning(UserWarning):
     """Warning category for skipped malformed rows."""
+
+
+class QueryIdMismatchWarning(DataFormatWarning):
+    """The run, the qrels (or the topics / labels) do not share the query ids they should.
+
+    Raised as a warning when the two sides share no query id at all, or fewer than a known
+    id-form mapping would give (``<conversation>#turn<t>`` and ``<conversation>_turn_<t>``,
+    ``<domain>/<id>`` and ``<id>``, ``001`` and ``1``). The message shows one id of each side and
+    the switch that makes such a pair score correctly: ``query_ids="normalize"`` in Python,
+    ``--normalize-ids`` on the command line. The command line treats it as an error.
+    """
+
+
+class EmptyInputWarning(DataFormatWarning):
+    """A run or qrels without a single usable row: every value would be 0 or undefined.
+
+    The command line treats it as an error.
+    """
+
+
+class GroupMismatchWarning(DataFormatWarning):
+    """Evaluated queries without a row in the topics used for grouping (they land in ``(none)``)."""
 
 
 def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "input") -> None:

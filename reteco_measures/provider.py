@@ -26,7 +26,7 @@ from ir_measures.providers.base import Evaluator, Provider
 from .io.convert import as_qrels_frame, as_run_frame
 from .kernels.ndcg import gains_frame
 from .kernels.ranking import duplicate_pairs, rank_run, top_k
-from .measures.base import WeightedValue
+from .measures.base import WeightedValue, check_cutoff
 from .side import SideInfo, current_side_info, load_labels, load_topics
 
 __all__ = ["EvalContext", "RetecoProvider", "PROVIDER", "implements", "IMPLEMENTATIONS", "install"]
@@ -143,6 +143,10 @@ class RetecoProvider(Provider):
     SUPPORTED_MEASURES: list = []
 
     def supports(self, measure: ir_measures.Measure) -> bool:
+        # Sitting first in ir_measures' default pipeline, we see every measure of a plain
+        # ir_measures (or PyTerrier) call before pytrec_eval does: refuse a cutoff below 1 here,
+        # which would otherwise abort the interpreter inside pytrec_eval.
+        check_cutoff(measure)
         if not getattr(measure, "_RETECO", False):
             return False
         measure.validate_params()

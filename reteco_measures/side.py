@@ -93,7 +93,9 @@ def _read_records(path: Path) -> pd.DataFrame:
         raise FileNotFoundError(f"{path}: no such file")
     suffix = path.suffix.lower()
     if suffix in (".tsv", ".csv"):
-        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype={"query_id": str, "doc_id": str})
+        # every id column is read as text: 001 stays 001, 122291_22 never becomes a number
+        ids = ("query_id", "id", "qid", "turn_id", "doc_id", "conversation_id", "parent_id")
+        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=dict.fromkeys(ids, str))
     text = path.read_text(encoding="utf-8-sig")
     if text.lstrip().startswith("["):
         return pd.DataFrame(json.loads(text))
@@ -119,7 +121,10 @@ def _normalise_topics(frame: pd.DataFrame) -> pd.DataFrame:
     if "query_id" not in frame.columns:
         raise ValueError(f"topics need a 'query_id' column (found {list(frame.columns)})")
     frame = frame.copy()
-    frame["query_id"] = frame["query_id"].astype(str)
+    # ids are strings everywhere; a JSON number column with gaps is float: 12.0 is the id "12"
+    frame["query_id"] = [
+        str(int(q)) if isinstance(q, float) and q.is_integer() else str(q) for q in frame["query_id"]
+    ]
     if "turn" in frame.columns:
         frame["turn"] = pd.to_numeric(frame["turn"], errors="coerce").astype("Int64")
     return frame

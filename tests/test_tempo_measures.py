@@ -427,14 +427,14 @@ def test_evaluate_by_domain_macro_and_all():
     run = run_of({"q1": ["a", "x", "b"], "q2": ["y", "c"], "q4": ["f"]})
     frame = rm.evaluate(["TC@10", "TR@10"], qrels, run, topics=topics, by="domain")
     got = {(r.domain, r.measure): (r.value, r.n) for r in frame.itertuples()}
-    assert got[("alpha", "TemporalCoverage@10")] == (pytest.approx(0.5), 2)
-    assert got[("beta", "TemporalCoverage@10")] == (pytest.approx(0.5), 1)
-    assert got[("(macro)", "TemporalCoverage@10")] == (pytest.approx(0.5), 2)
-    assert got[("(all)", "TemporalCoverage@10")] == (pytest.approx(0.5), 3)
-    assert got[("alpha", "TemporalRelevance@10")][0] == pytest.approx(1 / 3)
-    assert got[("beta", "TemporalRelevance@10")][0] == pytest.approx(3 / 4)
-    assert got[("(macro)", "TemporalRelevance@10")][0] == pytest.approx(13 / 24)
-    assert got[("(all)", "TemporalRelevance@10")] == (pytest.approx(13 / 24), 4)
+    assert got[("alpha", "TC@10")] == (pytest.approx(0.5), 2)
+    assert got[("beta", "TC@10")] == (pytest.approx(0.5), 1)
+    assert got[("(macro)", "TC@10")] == (pytest.approx(0.5), 2)
+    assert got[("(all)", "TC@10")] == (pytest.approx(0.5), 3)
+    assert got[("alpha", "TR@10")][0] == pytest.approx(1 / 3)
+    assert got[("beta", "TR@10")][0] == pytest.approx(3 / 4)
+    assert got[("(macro)", "TR@10")][0] == pytest.approx(13 / 24)
+    assert got[("(all)", "TR@10")] == (pytest.approx(13 / 24), 4)
 
 
 def test_evaluate_by_domain_macro_differs_from_all():

@@ -21,9 +21,25 @@ __all__ = [
     "WeightedValue",
     "WeightedMeanAgg",
     "common_params",
+    "check_cutoff",
     "register",
     "REGISTERED",
 ]
+
+
+def check_cutoff(measure: ir_measures.Measure) -> None:
+    """Raise ``ValueError`` when ``measure`` (any ir_measures measure) has a cutoff below 1.
+
+    pytrec_eval aborts the whole interpreter on ``nDCG@0``, ``P@0``, ``AP@0``, ``R@0`` (an
+    assertion in its C code); a cutoff must be a positive integer, so this is refused before any
+    evaluation.
+    """
+    params = getattr(measure, "params", None) or {}
+    cutoff = params.get("cutoff")
+    if cutoff is None:
+        return
+    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or cutoff < 1 or cutoff != int(cutoff):
+        raise ValueError(f"{measure}: the cutoff must be a positive integer (1 or more), not {cutoff!r}")
 
 
 class WeightedValue(float):
@@ -120,11 +136,22 @@ class RetecoMeasure(ir_measures.Measure):
         """Aggregate reported when no query is defined for the measure (NaN by default)."""
         return float("nan")
 
+    def __call__(self, **kwargs: Any) -> ir_measures.Measure:
+        # keep the spelling the measure was reached by (``TP`` for ``TemporalPrecision``) so it
+        # prints as the user wrote it; equality and hashing still use the canonical ``repr``
+        out = super().__call__(**kwargs)
+        written = getattr(self, "_reteco_written", None)
+        if written:
+            out._reteco_written = written
+        return out
+
     def display(self) -> str:
-        """Human-readable name: ``repr`` with ``DISPLAY_NAME`` substituted."""
+        """Human-readable name: ``repr`` with the name as written (an alias such as ``TP``) or
+        ``DISPLAY_NAME`` substituted."""
         text = repr(self)
-        if self.DISPLAY_NAME:
-            text = self.DISPLAY_NAME + text[len(self.NAME) :]
+        name = getattr(self, "_reteco_written", None) or self.DISPLAY_NAME
+        if name:
+            text = name + text[len(self.NAME) :]
         return text
 
     def param(self, name: str, default: Any = None) -> Any:
@@ -146,21 +173,33 @@ def register(measure: ir_measures.Measure, aliases: tuple[str, ...] = ()) -> ir_
 
     Re-importing or reloading our modules replaces our own earlier entries; a name taken by
     *another* package's measure is an error, never silently overwritten.
+
+    Each alias is its own instance of the measure that remembers its spelling: it is equal to
+    the measure (same ``repr``, same results) but prints as written (``TP@10``, not
+    ``TemporalPrecision@10``). A module global of the defining module that holds the measure
+    under an alias name (``TP = TemporalPrecision``) is rebound to that instance.
     """
     cls = type(measure)
+    module = sys.modules.get(cls.__module__)
     if not cls.__doc__:  # the definition is the module's docstring: make help(rm.TC) show it
-        module = sys.modules.get(cls.__module__)
         cls.__doc__ = getattr(module, "__doc__", None)
     registry = ir_measures.measures.registry
-    for name in (measure.NAME, *aliases):
+    instances = {measure.NAME: measure}
+    for alias in aliases:
+        spelled = type(measure)(**measure.params)
+        spelled._reteco_written = alias
+        instances[alias] = spelled
+        if module is not None and getattr(module, alias, None) is measure:
+            setattr(module, alias, spelled)
+    for name, inst in instances.items():
         existing = registry.get(name)
         if existing is not None and not getattr(existing, "_RETECO", False):
             raise ValueError(f"measure name {name!r} is already registered by another package")
-        registry[name] = measure
-        REGISTERED[name] = measure
+        registry[name] = inst
+        REGISTERED[name] = inst
     # make the measure reachable as ir_measures.<Name> like the built-ins
-    for name in (measure.NAME, *aliases):
+    for name, inst in instances.items():
         existing = getattr(ir_measures, name, None)
         if existing is None or getattr(existing, "_RETECO", False):
-            setattr(ir_measures, name, measure)
+            setattr(ir_measures, name, inst)
     return measure

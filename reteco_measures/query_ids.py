@@ -1,0 +1,203 @@
+"""Query-id forms: detect a run and qrels that name the same queries differently, and map them.
+
+The same query is written in several forms by the files a participant meets:
+
+* RECOR turns as ``<conversation_id>_turn_<t>`` (release, runs) or ``<conversation_id>#turn<t>``
+  (the organisers' public sample qrels);
+* domain-qualified ``<domain>/<id>`` (all-domains datasets) or plain ``<id>`` (one domain);
+* numbers as text: ``001`` or ``1`` (a spreadsheet or a numeric column drops leading zeros,
+  ``1.0`` where it went through floating point).
+
+Compared as they are, such a pair shares no query id and a correct run scores 0. This module finds
+that case (:func:`check_query_ids` warns with a :class:`~reteco_measures.errors.QueryIdMismatchWarning`
+showing one id of each side) and, when asked (``query_ids="normalize"``), maps each id of the run
+(topics, labels) to the reference id (the qrels') that has the same *canonical form* — only where
+exactly one reference id has it; an ambiguous id (the same plain id in two domains) is left alone
+and reported.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import EmptyInputWarning, QueryIdMismatchWarning
+
+__all__ = [
+    "QUERY_ID_MODES",
+    "NORMALIZE_HINT",
+    "canonical_query_ids",
+    "IdMatch",
+    "match_query_ids",
+    "map_query_ids",
+    "check_query_ids",
+    "check_not_empty",
+]
+
+#: ``"exact"`` (default): ids are compared as written, a mismatch warns; ``"normalize"``: ids of
+#: the run, topics and labels are mapped to the qrels' form of the same query.
+QUERY_ID_MODES: tuple[str, ...] = ("exact", "normalize")
+
+#: how to switch normalisation on, for messages
+NORMALIZE_HINT = "pass query_ids='normalize' (command line: --normalize-ids)"
+
+
+def canonical_query_ids(ids: Iterable[str] | pd.Series) -> pd.Series:
+    """The canonical form of each id: the part after the last ``/``, ``#turn<t>`` read as
+    ``_turn_<t>`` (turn number without leading zeros), and an all-digit id (or ``<digits>.0``)
+    without leading zeros. Vectorised over a Series of str."""
+    s = pd.Series(ids, dtype="str") if not isinstance(ids, pd.Series) else ids.astype("str")
+    s = s.str.replace(r"^.*/", "", regex=True)
+    s = s.str.replace(r"#turn_?0*(\d)", r"_turn_\1", regex=True)
+    s = s.str.replace(r"_turn_0+(\d)", r"_turn_\1", regex=True)
+    s = s.str.replace(r"^(\d+)\.0*$", r"\1", regex=True)
+    s = s.str.replace(r"^0+(\d)", r"\1", regex=True)
+    return s
+
+
+@dataclass(frozen=True)
+class IdMatch:
+    """How the query ids of one side (``ids``) meet those of a reference side (``reference``).
+
+    Attributes:
+        n_ids: distinct ids of the side.
+        n_exact: of those, ids present in the reference as written.
+        n_normalized: ids that match the reference as written or through their canonical form.
+        mapping: id -> reference id for every id matched only through its canonical form.
+        ambiguous: ids whose canonical form names several reference ids (never mapped).
+        example: one id of the side (a mappable one when there is one).
+        reference_example: one reference id (the target of ``example`` when mappable).
+    """
+
+    n_ids: int
+    n_exact: int
+    n_normalized: int
+    mapping: dict[str, str]
+    ambiguous: tuple[str, ...]
+    example: str | None
+    reference_example: str | None
+
+
+def match_query_ids(ids: Iterable[str] | pd.Series, reference: Iterable[str] | pd.Series) -> IdMatch:
+    """Compare the distinct ids of one side with those of the reference side."""
+    side = pd.Index(pd.unique(pd.Series(ids, dtype="str").to_numpy()))
+    ref = pd.Index(pd.unique(pd.Series(reference, dtype="str").to_numpy()))
+    exact = side.isin(ref)
+    rest = side[~exact]
+    mapping: dict[str, str] = {}
+    ambiguous: tuple[str, ...] = ()
+    if len(rest) and len(ref):
+        ref_canon = canonical_query_ids(pd.Series(ref, dtype="str"))
+        counts = ref_canon.value_counts()
+        unique_canon = pd.Series(ref.to_numpy(), index=ref_canon.to_numpy())[
+            ref_canon.map(counts).to_numpy() == 1
+        ]
+        rest_canon = canonical_query_ids(pd.Series(rest, dtype="str"))
+        target = rest_canon.map(unique_canon)
+        ok = target.notna().to_numpy()
+        mapping = dict(zip(np.asarray(rest)[ok].tolist(), target[ok].astype(str).tolist()))
+        amb = rest_canon.map(counts).fillna(0).to_numpy() > 1
+        ambiguous = tuple(np.asarray(rest)[amb].tolist())
+    if mapping:
+        example, reference_example = next(iter(mapping.items()))
+    else:
+        example = str(side[0]) if len(side) else None
+        reference_example = str(ref[0]) if len(ref) else None
+    return IdMatch(
+        n_ids=len(side),
+        n_exact=int(exact.sum()),
+        n_normalized=int(exact.sum()) + len(mapping),
+        mapping=mapping,
+        ambiguous=ambiguous,
+        example=example,
+        reference_example=reference_example,
+    )
+
+
+def map_query_ids(frame: pd.DataFrame, match: IdMatch, column: str = "query_id") -> pd.DataFrame:
+    """``frame`` with the ids of ``column`` rewritten by ``match.mapping`` (a copy; unchanged
+    when there is nothing to map)."""
+    if not match.mapping or frame is None or column not in frame.columns:
+        return frame
+    out = frame.copy()
+    col = out[column].astype("str")
+    mapped = col.map(match.mapping)
+    out[column] = mapped.where(mapped.notna(), col).astype("str")
+    return out
+
+
+def check_query_ids(
+    ids: Iterable[str] | pd.Series,
+    reference: Iterable[str] | pd.Series,
+    *,
+    what: str = "run",
+    reference_what: str = "qrels",
+    mode: str = "exact",
+    stacklevel: int = 3,
+) -> IdMatch:
+    """Compare query ids and warn (:class:`~reteco_measures.errors.QueryIdMismatchWarning`) when
+    ``mode='exact'`` and the sides share no id, or fewer than the canonical forms would give.
+
+    With ``mode='normalize'`` a warning is given only when the sides share no id even after
+    normalisation, or some ids are ambiguous. Returns the :class:`IdMatch` (whose ``mapping`` the
+    caller applies in ``normalize`` mode). Either side being empty gives no warning here (see
+    :func:`check_not_empty`).
+    """
+    if mode not in QUERY_ID_MODES:
+        raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
+    match = match_query_ids(ids, reference)
+    ref_n = len(pd.unique(pd.Series(reference, dtype="str").to_numpy()))
+    if match.n_ids == 0 or ref_n == 0:
+        return match
+    pair = f"{what} {match.example!r}, {reference_what} {match.reference_example!r}"
+    if mode == "exact":
+        if match.n_normalized > match.n_exact:
+            head = (
+                f"{what} and {reference_what} share no query id"
+                if match.n_exact == 0
+                else f"only {match.n_exact} of {match.n_ids} {what} query ids are in the {reference_what}"
+            )
+            warnings.warn(
+                f"{head}, but {match.n_normalized} match once the id forms are normalised (e.g. {pair}); "
+                f"{NORMALIZE_HINT}",
+                QueryIdMismatchWarning,
+                stacklevel=stacklevel,
+            )
+        elif match.n_exact == 0:
+            warnings.warn(
+                f"{what} and {reference_what} share no query id (e.g. {pair}); every value would be 0 or "
+                f"undefined. Check that the files belong together (and their order: qrels first, then run)",
+                QueryIdMismatchWarning,
+                stacklevel=stacklevel,
+            )
+    else:
+        if match.n_normalized == 0:
+            warnings.warn(
+                f"{what} and {reference_what} share no query id, even with normalised id forms (e.g. {pair})",
+                QueryIdMismatchWarning,
+                stacklevel=stacklevel,
+            )
+        elif match.ambiguous:
+            warnings.warn(
+                f"{len(match.ambiguous)} {what} query id(s) name several {reference_what} queries once "
+                f"normalised and are left as they are (e.g. {match.ambiguous[0]!r}); use the qualified form",
+                QueryIdMismatchWarning,
+                stacklevel=stacklevel,
+            )
+    return match
+
+
+def check_not_empty(frame: pd.DataFrame, what: str, stacklevel: int = 3) -> bool:
+    """Warn (:class:`~reteco_measures.errors.EmptyInputWarning`) when ``frame`` has no row."""
+    if len(frame):
+        return True
+    warnings.warn(
+        f"the {what} has no usable row: every value would be 0 or undefined",
+        EmptyInputWarning,
+        stacklevel=stacklevel,
+    )
+    return False
