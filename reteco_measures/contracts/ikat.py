@@ -42,18 +42,17 @@ row per response: ``query_id, rank, text, used_passages``), for generation judgi
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from ..errors import Problem
-from ..io._lines import is_inline_text
+from ..errors import DataFormatError, Problem
+from ..io._lines import is_inline_text, read_source_bytes
+from ..io.jsonl import JSONTextError, loads, read_json_document
 from ..kernels.ranking import group_rank, rank_run
 from .base import ValidationReport, contract, id_frame
 
@@ -83,26 +82,18 @@ def _load_json(run: Any) -> tuple[Any, str | None, str, Problem | None]:
         text = run
     elif isinstance(run, (str, os.PathLike)):
         path = os.fspath(run)
-        if not Path(path).exists():
-            raise FileNotFoundError(f"{path}: no such run file")
-        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+        # a missing file or a folder: FileNotFoundError; .gz / .bz2 / .xz read transparently
+        text = read_source_bytes(path).decode("utf-8-sig", errors="replace")
     elif hasattr(run, "read"):
         data = run.read()
         text = data.decode("utf-8-sig", errors="replace") if isinstance(data, bytes) else data
         path = getattr(run, "name", None) if isinstance(getattr(run, "name", None), str) else None
     else:
         raise TypeError(f"an iKAT run is a path, JSON text or a dict, not {type(run).__name__}")
-    try:
-        return json.loads(text), path, text, None
-    except json.JSONDecodeError as exc:
-        return (
-            None,
-            path,
-            text,
-            Problem(
-                f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=path, kind="format"
-            ),
-        )
+    try:  # every JSON failure (deep nesting, a 5000-digit number included) is one problem
+        return loads(text), path, text, None
+    except JSONTextError as exc:
+        return None, path, text, Problem(str(exc), line=exc.lineno, path=path, kind="format")
 
 
 def _turn_lines(text: str, n_turns: int) -> list[int | None]:
@@ -134,8 +125,16 @@ def _topic_tables(queries: Any) -> tuple[set[str] | None, dict[str, dict[str, st
         if isinstance(queries, str) and queries in TOPICS_FACTORIES:
             queries = TOPICS_FACTORIES[queries]()
         else:
-            with open(queries, encoding="utf-8") as f:
-                data = json.load(f)
+            try:
+                data = read_json_document(queries)
+            except JSONTextError as exc:
+                raise DataFormatError([Problem(f"topics: {exc}", line=exc.lineno, path=os.fspath(queries))]) from None
+            if not isinstance(data, list) or not all(
+                isinstance(c, dict) and "number" in c and isinstance(c.get("turns", []), list)
+                and all(isinstance(t, dict) and "turn_id" in t for t in c.get("turns", [])) for c in data
+            ):
+                raise DataFormatError([Problem("topics: expected a list of conversations, each with a 'number' "
+                                               "and 'turns' objects with a 'turn_id'", path=os.fspath(queries))])
             rows = [
                 {
                     "query_id": f"{c['number']}_{t['turn_id']}",
