@@ -183,6 +183,8 @@ def _decode_lines(data: bytes) -> list[tuple[int, Any]]:
             out.append((i, _Bad(f"not valid JSON: {exc.msg} (column {exc.colno})", "format")))
         except RecursionError:
             out.append((i, _Bad("not valid JSON (nested too deeply)", "format")))
+        except ValueError as exc:  # e.g. an integer of more than 4300 digits
+            out.append((i, _Bad(f"not valid JSON here: {str(exc).split(';')[0]}", "format")))
     return out
 
 

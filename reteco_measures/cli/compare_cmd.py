@@ -1,0 +1,100 @@
+"""``reteco-measures compare QRELS RUN RUN... MEASURE...``: several runs with statistics.
+
+Telling runs from measures: after the qrels, every argument naming an existing file is a run
+(its name is the file stem: ``runs/bm25.txt`` → ``bm25``), every other argument is a measure
+(``nDCG@10``, ``'nDCG|FC@10'``, ``TC@10`` ...). An argument that looks like a file (has a path
+separator or a run-file suffix) but does not exist is an error, not a measure.
+
+Exit codes: 0 ok; 1 input warnings (mismatched qrels/run/topics: printed, the numbers are still
+shown); 2 usage error or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+from ..errors import DataFormatWarning
+from .main import command
+
+__all__ = ["split_runs_and_measures"]
+
+_RUN_SUFFIXES = (".txt", ".trec", ".run", ".jsonl", ".json", ".gz", ".tsv", ".res")
+
+
+def split_runs_and_measures(items: list[str]) -> tuple[list[str], list[str]]:
+    """(run files, measures) from the positional arguments after the qrels (see the module docs)."""
+    runs, measures = [], []
+    for item in items:
+        if os.path.isfile(item):
+            runs.append(item)
+        elif os.sep in item or "/" in item or item.lower().endswith(_RUN_SUFFIXES):
+            raise FileNotFoundError(f"{item}: no such run file")
+        else:
+            measures.append(item)
+    return runs, measures
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from ..report.tables import format_comparison
+    from ..stats import compare
+
+    runs, measures = split_runs_and_measures(args.items)
+    if len(runs) < 2:
+        raise ValueError(f"compare needs at least two run files (found {len(runs)}: {runs}); "
+                         "arguments that are not files are read as measures")
+    measures += list(args.measure or [])
+    if not measures:
+        raise ValueError("no measure given (e.g. nDCG@10)")
+    if args.plot_kind in ("heatmap", "depth") and args.plot and not args.by:
+        raise ValueError(f"--plot-kind {args.plot_kind} needs --by (e.g. --by domain --by depth)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compare(runs, args.qrels, measures, baseline=args.baseline, test=args.test,
+                         correction=None if args.correction == "none" else args.correction, alpha=args.alpha,
+                         ci=args.ci, n_resamples=args.resamples, seed=args.seed, topics=args.topics,
+                         labels=args.labels, by=args.by, tie_break=args.tie_break)
+    problems = 0
+    for w in caught:
+        print(f"reteco-measures: warning: {w.message}", file=sys.stderr)
+        problems += issubclass(w.category, DataFormatWarning)
+    print(format_comparison(result, args.format, places=args.places), end="")
+    if args.plot:
+        fig = result.plot(kind=args.plot_kind)
+        fig.savefig(args.plot, bbox_inches="tight")
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+@command("compare")
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    from ..report.tables import FORMATS
+    from ..stats import CORRECTIONS, TESTS
+
+    p = sub.add_parser(
+        "compare", help="compare runs: aggregates with confidence intervals and paired significance tests",
+        description="Arguments after QRELS that are existing files are runs (named by their file stem); "
+                    "the others are measures.")
+    p.add_argument("qrels", help="qrels file (TREC or JSONL)")
+    p.add_argument("items", nargs="+", metavar="RUN|MEASURE", help="two or more run files, then measures")
+    p.add_argument("--measure", action="append", help="a measure (repeatable; for names that are also file names)")
+    p.add_argument("--baseline", help="run name (file stem) to compare every other run against")
+    p.add_argument("--test", default="t", choices=list(TESTS))
+    p.add_argument("--correction", default="holm", choices=[c for c in CORRECTIONS if c] + ["none"])
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--ci", type=float, default=0.95, help="confidence level of the bootstrap intervals")
+    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap / randomization resamples")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
+    p.add_argument("--topics", help="topics metadata file (JSONL/TSV)")
+    p.add_argument("--labels", help="frozen temporal labels JSONL")
+    p.add_argument("--tie-break", default="trec_eval", choices=["trec_eval", "run_order", "corpus_order"])
+    p.add_argument("--format", default="table", choices=list(FORMATS))
+    p.add_argument("--places", type=int, default=4)
+    p.add_argument("--plot", metavar="FILE", help="also draw a plot into FILE (.png, .pdf, .svg)")
+    p.add_argument("--plot-kind", default="runs", choices=["runs", "delta", "heatmap", "depth"],
+                   help="runs: values with CI bars; delta: per-query differences to the baseline; "
+                        "heatmap: a two-column --by grid; depth: curves over --by depth")
+    p.set_defaults(func=_cmd_compare)
