@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -13,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DataFormatError, Problem
-from ..io.jsonl import iter_jsonl
+from ..io._lines import split_lines, strip_compression_suffix
+from ..io.jsonl import JSONTextError, iter_jsonl, read_json_document
 
 __all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids"]
 
@@ -108,11 +108,14 @@ def read_ids(path: str | os.PathLike, column: str) -> pd.DataFrame:
         if not files:
             raise ValueError(f"{path}: folder holds no *.jsonl file")
         return pd.concat([read_ids(f, column) for f in files], ignore_index=True)
-    name = path.name.lower()
+    name = strip_compression_suffix(path.name)
     if name.endswith((".jsonl", ".json")):
         problems: list[Problem] = []
         if name.endswith(".json"):
-            records = json.loads(path.read_text(encoding="utf-8-sig"))
+            try:
+                records = read_json_document(path)
+            except JSONTextError as exc:
+                raise DataFormatError([Problem(str(exc), line=exc.lineno, path=str(path))]) from None
             records = records if isinstance(records, list) else [records]
         else:
             records = [rec for _, rec in iter_jsonl(path, problems)]
@@ -127,8 +130,11 @@ def read_ids(path: str | os.PathLike, column: str) -> pd.DataFrame:
         q = read_qrels(path, on_bad_lines="skip")
         if len(q):
             return pd.DataFrame({"query_id": pd.unique(q["query_id"])})
-    with open(path, encoding="utf-8") as f:
-        return pd.DataFrame({column: [ln.split()[0] for ln in f if ln.strip()]})
+    lines = split_lines(path, 1)
+    if lines.undecodable:
+        raise DataFormatError([Problem(msg, line=i + 1, path=str(path), kind="encoding")
+                               for i, msg in sorted(lines.undecodable.items())])
+    return pd.DataFrame({column: lines.column(0, lines.n_fields > 0).to_pylist()})
 
 
 def id_frame(values: Any, column: str) -> pd.DataFrame | None:
