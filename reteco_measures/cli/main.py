@@ -4,7 +4,9 @@ Sub-commands: ``eval``, ``validate``, ``reward``, ``score BENCHMARK``, ``demo``,
 (the ir_datasets CLI with our datasets loaded), ``ir_measures`` (the ir_measures CLI with our
 measures registered) and, when the judge extra is installed, ``judge``.
 
-Exit codes: 0 ok; 1 the submission is invalid / a check failed; 2 usage error or missing data.
+Exit codes: 0 ok; 1 the submission is invalid / a check failed (including inputs that would
+score a silent zero: an empty run or qrels, query ids that do not meet); 2 usage error or missing
+data (a missing file, a directory given as a file, files in the wrong order).
 User-data problems are printed as ``path:line: query_id: what``, never as a traceback.
 """
 
@@ -13,12 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from .. import __version__
-from ..errors import DataFormatError
+from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning
 from ..kernels.ranking import TIE_BREAKS
 from .report import OUTPUT_FORMATS, print_frame
 
@@ -43,22 +46,105 @@ def command(name: str):
 # eval
 
 
-def _cmd_eval(args: argparse.Namespace) -> int:
-    from ..api import evaluate, iter_calc, measure_label, parse_measures
+def _first_fields(path: str) -> int | None:
+    """Columns of the first data line of a TREC-style file (None for JSON or unreadable files)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return None
+    for raw in head.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        if line[:1] in (b"{", b"["):
+            return None
+        return len(line.split())
+    return None
 
-    measures = parse_measures(args.measures)
-    kwargs = dict(topics=args.topics, labels=args.labels, tie_break=args.tie_break)
+
+def _check_order(qrels: str, run: str) -> None:
+    """Refuse files passed in the wrong order (a 6-column run where the qrels belong)."""
+    q, r = _first_fields(qrels), _first_fields(run)
+    if q == 6:
+        swapped = f" and {run!r} like qrels (4 columns)" if r == 4 else ""
+        raise _UsageError(
+            f"{qrels!r} looks like a run (6 columns), not qrels{swapped}; the order is: eval QRELS RUN MEASURE..."
+        )
+
+
+class _UsageError(ValueError):
+    """A command-line usage problem (exit code 2)."""
+
+
+def _contract_note(run: pd.DataFrame, corpus: str | None) -> str | None:
+    """What a benchmark contract would discard from ``run`` and how to apply it (None: nothing)."""
+    from ..kernels.ranking import duplicate_pairs
+
+    counts: dict[str, int] = {}
+    if corpus:
+        from ..contracts import validate_run
+
+        report = validate_run(run, "reteco", corpus=corpus)
+        removed = len(run) - len(report.run)
+        if removed:
+            counts = {k: v for k, v in report.problem_counts().items() if k in ("duplicate", "unknown_doc")}
+    else:
+        dup = int(duplicate_pairs(run, keep="first").sum())
+        if dup:
+            counts = {"duplicate": dup}
+    if not counts:
+        return None
+    what = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    corpus_arg = corpus or "CORPUS"
+    return (
+        f"{sum(counts.values())} row(s) would be discarded by the RETECO contract ({what}): this eval scores "
+        f"them (a repeated document keeps its last score); official scores apply the contract: "
+        f"add --contract reteco --corpus {corpus_arg}"
+    )
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from ..api import evaluate, iter_calc, measure_name, parse_measures
+    from ..io.convert import as_qrels_frame, as_run_frame
+
+    measures = parse_measures(args.measures)  # a bad measure or a cutoff < 1 stops here
+    _check_order(args.qrels, args.run)
+    qrels = as_qrels_frame(args.qrels)
+    if qrels.empty:
+        raise EmptyInputWarning(f"qrels {args.qrels!r} have no usable row; nothing can be scored")
+    if args.contract:
+        from ..contracts import validate_run
+
+        report = validate_run(args.run, args.contract, corpus=args.corpus, queries=args.queries)
+        counts = ", ".join(f"{n} {kind}" for kind, n in report.problem_counts().items()) or "nothing"
+        print(f"note: contract {args.contract}: {len(report.run)} row(s) kept; reported: {counts}", file=sys.stderr)
+        run = report.run
+    else:
+        run = as_run_frame(args.run)
+        note = _contract_note(run, args.corpus) if len(run) else None
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+    if run.empty:
+        raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored")
+    machine = args.format != "table"
+    kwargs = dict(
+        topics=args.topics,
+        labels=args.labels,
+        tie_break=args.tie_break,
+        query_ids="normalize" if args.normalize_ids else "exact",
+    )
     if args.per_query:
         rows = [
-            {"query_id": m.query_id, "measure": measure_label(m.measure), "value": float(m.value)}
-            for m in iter_calc(measures, args.qrels, args.run, **kwargs)
+            {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
+            for m in iter_calc(measures, qrels, run, **kwargs)
         ]
         frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-        summary = evaluate(measures, args.qrels, args.run, **kwargs)
+        summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
         summary.insert(0, "query_id", "all")
         frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
     else:
-        frame = evaluate(measures, args.qrels, args.run, by=args.by, **kwargs)
+        frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
     print_frame(frame, args.format, places=args.places)
     return 0
 
@@ -73,7 +159,19 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
     p.add_argument("--per-query", action="store_true", help="one row per query and measure, then 'all'")
     p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
-    p.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
+    p.add_argument(
+        "--normalize-ids",
+        action="store_true",
+        help="map the run's (topics', labels') query ids to the qrels' form of the same query: "
+        "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1'",
+    )
+    p.add_argument("--contract", help="apply a benchmark contract (reteco | chunqiu | spoken | ikat) to the run "
+                   "before scoring, as the official scorer does")
+    p.add_argument("--corpus", help="doc ids for the contract (JSONL with doc_id/id, or one id per line); "
+                   "without --contract: only reports what the RETECO contract would discard")
+    p.add_argument("--queries", help="expected query ids for the contract")
+    p.add_argument("--format", default="table", choices=OUTPUT_FORMATS,
+                   help="table (for people) or tsv / json (measure names that parse back: nDCG_FC@10)")
     p.add_argument("--places", type=int, default=4, help="decimals in table/tsv output")
     p.set_defaults(func=_cmd_eval)
 
@@ -92,17 +190,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         queries=args.queries,
         top_k=args.top_k,
     )
+    # a file without one usable row cannot be scored: it is invalid, whatever else the contract says
+    valid = bool(report.valid) and len(report.run) > 0
     if args.format == "json":
-        print(json.dumps({"contract": report.contract, "ok": report.ok, "valid": report.valid,
+        print(json.dumps({"contract": report.contract, "ok": report.ok and valid, "valid": valid,
                           "rows": len(report.run), "errors": [p.as_dict() for p in report.errors]}, indent=2))
     else:
         print(report.summary(limit=args.limit))
+        if not len(report.run):
+            print("INVALID: no usable row in the run")
     if args.output:
         out = report.run
         with open(args.output, "w", encoding="utf-8") as f:
             for row in out.itertuples(index=False):
                 f.write(f"{row.query_id} Q0 {row.doc_id} {row.rank} {row.score!r} cleaned\n")
-    return 0 if report.valid else 1
+    return 0 if valid else 1
 
 
 def _add_validate(sub: argparse._SubParsersAction) -> None:
@@ -237,20 +339,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings on the command line: one line, no source location (they are about the data)."""
+    print(f"reteco-measures: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; user-data problems print one message and set the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except DataFormatError as exc:
-        print(f"reteco-measures: {exc}", file=sys.stderr)
-        return 1
-    except (FileNotFoundError, ValueError, NotImplementedError, KeyError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"reteco-measures: error: {msg}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # e.g. piped into head
-        return 0
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        # never a silent zero: inputs that would score 0 or NaN without meaning stop the command
+        warnings.simplefilter("error", QueryIdMismatchWarning)
+        warnings.simplefilter("error", EmptyInputWarning)
+        try:
+            return int(args.func(args) or 0)
+        except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
+            print(f"reteco-measures: error: {exc}", file=sys.stderr)
+            return 1
+        except DataFormatError as exc:
+            print(f"reteco-measures: {exc}", file=sys.stderr)
+            return 1
+        except IsADirectoryError as exc:
+            print(f"reteco-measures: error: {exc.filename}: is a directory, not a file", file=sys.stderr)
+            return 2
+        except (FileNotFoundError, ValueError, NotImplementedError, KeyError) as exc:
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            print(f"reteco-measures: error: {msg}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:  # e.g. piped into head
+            return 0
+        except OSError as exc:  # permission denied, a device, ...: one line, no traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"reteco-measures: error: {where}{exc.strerror or exc}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
