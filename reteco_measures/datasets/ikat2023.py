@@ -28,6 +28,11 @@ Datasets:
 The passage datasets' docs are the ClueWeb22-B passages (``passages/``); the PTKB datasets have
 no docs component (statement ids ``1``, ``2``, … are local to a conversation: read them from the
 queries' ``ptkb`` field).
+
+The ids proposed for iKAT 2023 in ir_datasets' pull request #264 (``trec-ikat/2023``,
+``trec-ikat/2023/judged``, ``trec-ikat/2023/judged/ptkb``) are registered as aliases of these
+datasets, with the upstream query fields (:class:`IkatUpstreamQuery`), unless ir_datasets already
+defines them; see :data:`UPSTREAM_IDS`.
 """
 
 
@@ -38,7 +43,7 @@ import os
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets export needs typing.Tuple)
+from typing import Any, Dict, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets export needs typing.Tuple)
 
 import ir_datasets
 import pandas as pd
@@ -46,7 +51,7 @@ from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel, Trec
 
 from ..errors import DataFormatError, Problem
 from ..io.readers import read_qrels_with_problems
-from .base import DataFile, MissingDataError, data_root, register
+from .base import REGISTERED_DATASETS, DataFile, MissingDataError, data_root, register
 
 __all__ = [
     "IKAT_DIR",
@@ -64,6 +69,9 @@ __all__ = [
     "ptkb_qrels",
     "ikat_ptkb",
     "passages_dir",
+    "UPSTREAM_IDS",
+    "UPSTREAM_PTKB_VERSION",
+    "IkatUpstreamQuery",
 ]
 
 IKAT_DIR = "ikat2023"
@@ -428,3 +436,87 @@ def _register_all() -> None:
 
 
 _register_all()
+
+
+# ------------------------------------------------------------------------------------------------
+# the ids proposed upstream (ir_datasets pull request #264), as aliases of ours
+
+#: iKAT 2023 ids proposed by ir_datasets' open pull request #264 ("add trec ikat 2023"), mapped to
+#: what they hold there: ``trec-ikat/2023`` — train and test turns, passage qrels;
+#: ``trec-ikat/2023/judged`` — the test turns, passage qrels; ``trec-ikat/2023/judged/ptkb`` —
+#: the test turns with PTKB statement qrels (NIST's, the file NIST publishes), no docs.
+UPSTREAM_IDS = ("trec-ikat/2023", "trec-ikat/2023/judged", "trec-ikat/2023/judged/ptkb")
+#: the PTKB qrels version behind ``trec-ikat/2023/judged/ptkb``
+UPSTREAM_PTKB_VERSION: PtkbVersion = "nist"
+
+
+class IkatUpstreamQuery(NamedTuple):
+    """A turn in the field layout the upstream proposal uses (``trec-ikat/...`` ids), so code
+    written against it reads the same attributes: ``topic_number`` is the conversation id
+    (``9-1``), ``turn_id`` the turn number, ``topic_ptkb`` the conversation's statements."""
+
+    query_id: str
+    topic_title: str
+    topic_ptkb: Dict[str, str]  # noqa: UP006  (the upstream annotation)
+    topic_number: str
+    turn_id: int
+    utterance: str
+    resolved_utterance: str
+    response: str
+
+    def default_text(self) -> str:
+        return self.utterance
+
+
+class _UpstreamQueries(BaseQueries):
+    """The turns of one or more splits (in the order given) as :class:`IkatUpstreamQuery`."""
+
+    def __init__(self, splits: tuple[str, ...]):
+        self.splits = splits
+
+    def frame(self) -> pd.DataFrame:
+        return pd.concat([load_ikat_topics(s) for s in self.splits], ignore_index=True)
+
+    def queries_iter(self) -> Iterator[IkatUpstreamQuery]:
+        for r in self.frame().itertuples(index=False):
+            yield IkatUpstreamQuery(r.query_id, r.title, dict(r.ptkb), r.conversation_id, int(r.turn), r.utterance,
+                                    r.resolved_utterance, r.response)
+
+    def queries_count(self) -> int:
+        return len(self.frame())
+
+    def queries_cls(self):
+        return IkatUpstreamQuery
+
+    def queries_namespace(self) -> str:
+        return "trec-ikat"
+
+    def queries_lang(self) -> str:
+        return "en"
+
+
+def _register_upstream_aliases() -> list[str]:
+    """Register :data:`UPSTREAM_IDS` unless ir_datasets itself already defines them (then its
+    definitions win and ours are skipped). Returns the ids we registered."""
+    registered_elsewhere = {n for n in UPSTREAM_IDS
+                            if n in ir_datasets.registry._registered and n not in REGISTERED_DATASETS}
+    docs = _IkatPassages()
+    passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
+    all_turns = _UpstreamQueries(("train", "test"))
+    test_turns = _UpstreamQueries(("test",))
+    datasets = {
+        "trec-ikat/2023": (ir_datasets.Dataset(docs, all_turns, passage_qrels), all_turns.frame),
+        "trec-ikat/2023/judged": (ir_datasets.Dataset(docs, test_turns, passage_qrels), test_turns.frame),
+        "trec-ikat/2023/judged/ptkb": (ir_datasets.Dataset(test_turns, _PtkbQrels(UPSTREAM_PTKB_VERSION)),
+                                       test_turns.frame),
+    }
+    done = []
+    for name, (dataset, topics_factory) in datasets.items():
+        if name in registered_elsewhere:
+            continue
+        register(name, dataset, topics=topics_factory)
+        done.append(name)
+    return done
+
+
+_register_upstream_aliases()
