@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..errors import Problem
 from ..io._lines import source_name
-from ..io.convert import as_run_frame, is_source
+from ..io.convert import is_source, run_frame_with_problems
 from ..io.readers import read_run_with_problems
 from ..kernels.ranking import rank_run
 from .base import ValidationReport, contract, id_frame
@@ -35,12 +35,13 @@ def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Pr
     if is_source(run):
         frame, problems = read_run_with_problems(run, format)  # type: ignore[arg-type]
         return frame, problems, source_name(run)
-    frame = as_run_frame(run)
+    # rows whose score is not a finite number are problems (named by row), as bad lines of a file are
+    frame, problems = run_frame_with_problems(run, line_numbers=isinstance(run, pd.DataFrame))
     if "line" not in frame.columns:
-        frame["line"] = np.arange(1, len(frame) + 1) if isinstance(run, pd.DataFrame) else 0
+        frame["line"] = 0
     if "rank" not in frame.columns:
         frame["rank"] = 0
-    return frame, [], None
+    return frame, problems, None
 
 
 def _line(value: Any) -> int | None:

@@ -64,15 +64,17 @@ def _scores(values: Any) -> tuple[np.ndarray, np.ndarray]:
     return num, ~np.isfinite(num)
 
 
-def run_frame_with_problems(run: Any) -> tuple[pd.DataFrame, list[Problem]]:
-    """Like :func:`as_run_frame` for in-memory runs, but rows whose score is not a finite number
-    (NaN, ±inf, text, None) are dropped and returned as problems (``line`` = row position + 1)
-    instead of raising. Files are read as :func:`~reteco_measures.read_run` reads them."""
+def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd.DataFrame, list[Problem]]:
+    """Like :func:`as_run_frame`, but rows whose score is not a finite number (NaN, ±inf, text,
+    None) are dropped and returned as problems (``line`` = row position + 1 for in-memory runs)
+    instead of raising. Files are read as :func:`~reteco_measures.read_run` reads them.
+    ``line_numbers``: keep a ``line`` column (a DataFrame's own ``line`` column, else the row
+    position + 1 for in-memory runs)."""
     if is_source(run):
         if isinstance(run, str) and not is_inline_text(run) and not os.path.exists(run):
             raise FileNotFoundError(f"{run}: no such run file")
         frame, problems = read_run_with_problems(run)
-        return frame.drop(columns="line"), problems
+        return (frame if line_numbers else frame.drop(columns="line")), problems
     if isinstance(run, pd.DataFrame):
         missing = {"query_id", "doc_id", "score"} - set(run.columns)
         if missing:
@@ -94,6 +96,8 @@ def run_frame_with_problems(run: Any) -> tuple[pd.DataFrame, list[Problem]]:
         score, bad = _scores(raw)
         out = pd.DataFrame({"query_id": _str_col([str(r[0]) for r in rows]),
                             "doc_id": _str_col([str(r[1]) for r in rows]), "score": score})
+    if line_numbers and "line" not in out.columns:
+        out["line"] = np.arange(1, len(out) + 1, dtype=np.int64)
     if not bad.any():
         return out, []
     problems = _bad_value_problems(out, bad, "score", raw, "a finite number")
