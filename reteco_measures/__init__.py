@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from . import plot
+from .benchmarks import Benchmark, Score, benchmark
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
 from .contracts import ValidationReport, validate_run
 from .datasets import topics
@@ -44,6 +45,9 @@ __version__ = "0.1.0"
 _install()
 
 __all__ = [
+    "benchmark",
+    "Benchmark",
+    "Score",
     "__version__",
     "calc_aggregate",
     "iter_calc",

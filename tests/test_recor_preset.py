@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
+from reteco_measures.benchmarks.reteco_track2 import score_reteco_2a
 from reteco_measures.cli.main import main
+from reteco_measures.cli.score_cmd import demo_argv
 from reteco_measures.datasets.reteco_recor import load_recor
-from reteco_measures.presets import PRESETS
-from reteco_measures.presets.reteco_track2 import score_reteco_2a
 from reteco_measures.sample import generate_reteco_recor as gen
 
 SAMPLE = Path(gen.__file__).resolve().parent / "data"
@@ -184,7 +184,7 @@ def test_cli_data_from_environment_and_missing_data(monkeypatch, tmp_path: Path,
 
 
 def test_demo_argv_scores_the_sample(capsys):
-    argv = PRESETS["reteco-2a"].demo(SAMPLE)
+    argv = demo_argv("reteco-2a", SAMPLE)
     assert main(["score", "reteco-2a", *argv]) == 0
     assert "TurnNDCG@10" in capsys.readouterr().out
 

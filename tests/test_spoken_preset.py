@@ -10,10 +10,10 @@ import pytest
 import pytrec_eval
 
 import reteco_measures as rm
+from reteco_measures.benchmarks.spoken import score_spoken
 from reteco_measures.cli.main import main
+from reteco_measures.cli.score_cmd import demo_argv
 from reteco_measures.datasets import spoken as sp
-from reteco_measures.presets import PRESETS
-from reteco_measures.presets.spoken import score_spoken
 from reteco_measures.sample import generate_spoken
 
 SAMPLE = Path(rm.__file__).resolve().parent / "sample" / "data"
@@ -119,9 +119,9 @@ def test_cli_incomplete_grid_is_reported(tmp_path, capsys):
 
 
 def test_demo_argv_is_registered():
-    argv = PRESETS["spoken"].demo(SAMPLE)
+    argv = demo_argv("spoken", SAMPLE)
     assert argv == [str(RESULTS), "--data", str(SAMPLE)]
-    assert PRESETS["chunqiu"].demo(SAMPLE) == [str(SAMPLE / "runs" / "chunqiu.jsonl"), "--data", str(SAMPLE)]
+    assert demo_argv("chunqiu", SAMPLE) == [str(SAMPLE / "runs" / "chunqiu.jsonl"), "--data", str(SAMPLE)]
 
 
 def test_generator_is_deterministic_and_matches_the_bundled_sample(tmp_path):

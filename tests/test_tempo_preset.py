@@ -16,7 +16,7 @@ import pytrec_eval
 from test_tempo_datasets import write_domain, write_jsonl
 
 from reteco_measures.cli.main import main as cli_main
-from reteco_measures.presets import PRESETS
+from reteco_measures.cli.score_cmd import demo_argv
 from reteco_measures.sample import sample_root
 from reteco_measures.sample.generate_reteco_tempo import generate
 
@@ -161,8 +161,11 @@ def test_1b_official_step_ndcg_and_query_averaged_diagnostics(release, capsys, t
     assert scores["nDCG|FC@10"]["value"] == pytest.approx((q100 + 1.0) / 2) and scores["nDCG|FC@10"]["n"] == 2
     # MRR per step (1, 1/2, 0, 1, 0) averaged per query: 100_1 = 3/4, 101_2 = 0, 200_3 = 1/2
     assert scores["MRR"]["value"] == pytest.approx((0.75 + 0 + 0.5) / 3)
-    # the step run cannot be a 1a run: step ids are unknown query topics there
-    out = score(capsys, "reteco-1a", str(tmp_path / "run1b.txt"), "--data", str(release))
+    # the step run cannot be a 1a run: step ids are unknown query topics there; nothing is left to
+    # score, which is refused loudly (exit 1), never a silent 0
+    assert cli_main(["score", "reteco-1a", str(tmp_path / "run1b.txt"), "--data", str(release), "--format",
+                     "json"]) == 1
+    out = json.loads(capsys.readouterr().out)
     assert out["official"]["value"] == 0.0
     assert sum(p["kind"] == "unknown_query" for p in out["validation"]["problems"]) == 5
 
@@ -194,7 +197,7 @@ def test_tsv_output_keeps_stdout_machine_readable(release, capsys, tmp_path):
 
 def test_demo_argv_scores_the_bundled_sample(capsys):
     for name in ("reteco-1a", "reteco-1b"):
-        argv = PRESETS[name].demo(sample_root())
+        argv = demo_argv(name, sample_root())
         assert cli_main(["score", name, *argv, "--format", "json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["domains"] == ["bitcoin", "history", "law"] and out["queries"] == 15
@@ -220,7 +223,7 @@ def test_sample_generator_is_deterministic(tmp_path):
 
 def test_console_script_demo_runs():
     exe = Path(sys.executable).with_name("reteco-measures")
-    proc = subprocess.run([str(exe), "score", "reteco-1b", *PRESETS["reteco-1b"].demo(sample_root())],
+    proc = subprocess.run([str(exe), "score", "reteco-1b", *demo_argv("reteco-1b", sample_root())],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "StepNDCG@10" in proc.stdout and "Traceback" not in proc.stderr

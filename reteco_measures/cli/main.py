@@ -249,15 +249,9 @@ def _add_reward(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_score(sub: argparse._SubParsersAction) -> None:
-    from ..presets import PRESETS
+    from .score_cmd import add_score_parsers
 
-    p = sub.add_parser("score", help="official-style scoring of one benchmark")
-    presets = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
-    presets.required = True
-    for name, preset in sorted(PRESETS.items()):
-        pp = presets.add_parser(name, help=preset.help)
-        preset.configure(pp)
-        pp.set_defaults(func=preset.run)
+    add_score_parsers(sub)
 
 
 # ------------------------------------------------------------------------------------------------

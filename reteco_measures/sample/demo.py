@@ -1,45 +1,47 @@
-"""``reteco-measures demo``: score the bundled synthetic sample with every official preset."""
+"""``reteco-measures demo``: score the bundled synthetic sample with every benchmark's engine."""
 
 from __future__ import annotations
 
-import io
 import sys
-from contextlib import redirect_stdout
+from typing import TextIO
 
 from . import sample_root
 
 __all__ = ["run_demo"]
 
 
-def run_demo(fmt: str = "table") -> int:
-    """Run each preset that has a demo on the bundled sample; print its report.
+def run_demo(fmt: str = "table", *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Score the bundled sample with each benchmark that declares a demo; write each report.
 
-    Returns 0 when every preset ran (an *invalid sample submission* is part of the demo and
-    does not fail it), 1 if a preset crashed or no preset is available.
+    Every benchmark goes through :meth:`reteco_measures.benchmarks.Benchmark.score` and its
+    report through :func:`reteco_measures.report.score.render_score` (no command line involved).
+
+    Returns 0 when every benchmark scored (an *invalid sample submission* is part of the demo and
+    does not fail it), 1 if one raised or none is available.
     """
-    from ..cli.main import main as cli_main
-    from ..presets import PRESETS
+    from ..benchmarks import BENCHMARKS, _load_all
+    from ..report.score import render_score
 
+    out = out or sys.stdout
+    err = err or sys.stderr
+    _load_all()
     root = sample_root()
-    runnable = [(name, p) for name, p in sorted(PRESETS.items()) if p.demo is not None]
+    runnable = [b for _, b in sorted(BENCHMARKS.items()) if b.demo is not None]
     if not runnable:
-        print("no benchmark preset with a demo is installed", file=sys.stderr)
+        print("no benchmark with a demo is installed", file=err)
         return 1
-    print(f"reteco-measures demo: scoring the bundled synthetic sample in {root}\n")
+    print(f"reteco-measures demo: scoring the bundled synthetic sample in {root}\n", file=out)
     failures = 0
-    for name, preset in runnable:
-        argv = ["score", name, *preset.demo(root), "--format", fmt]
-        print("=" * 100)
-        print(f"$ reteco-measures {' '.join(argv[:2])} ... ({preset.help})")
-        print("=" * 100)
-        buffer = io.StringIO()
+    for bench in runnable:
+        print("=" * 100, file=out)
+        print(f"{bench.name}: {bench.help}", file=out)
+        print("=" * 100, file=out)
         try:
-            with redirect_stdout(buffer):
-                code = cli_main(argv)
-        except SystemExit as exc:  # argparse errors in a preset's demo argv
-            code = int(exc.code or 0) or 2
-        print(buffer.getvalue().rstrip())
-        print(f"[exit code {code}]\n")
-        if code not in (0, 1):
+            kw = dict(bench.demo(root))
+            score = bench.score(kw.pop("run"), data=kw.pop("data", None), split=kw.pop("split", None), **kw)
+            render_score(score, fmt, out=out, err=out)
+            print(f"[{'valid' if score.valid else 'INVALID'} submission]\n", file=out)
+        except Exception as exc:  # a broken benchmark must not hide the others
             failures += 1
+            print(f"{bench.name} failed: {type(exc).__name__}: {exc}\n", file=out)
     return 1 if failures else 0

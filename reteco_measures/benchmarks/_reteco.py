@@ -1,0 +1,139 @@
+"""Pieces shared by the RETECO declarations (Track 1 TEMPO, Track 2 RECOR): the ``reteco``
+contract with the domain-corpus check, and reading explicit reference files."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from ..contracts.base import ValidationReport
+from ..contracts.reteco import validate_reteco
+from ..errors import Problem
+from ..kernels.ranking import TIE_BREAKS
+from .base import Option
+
+__all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check"]
+
+
+def domain_check(
+    cleaned: pd.DataFrame,
+    topics: pd.DataFrame,
+    corpus: pd.DataFrame,
+    path: str | None,
+    message: str,
+) -> tuple[pd.DataFrame, list[Problem], int]:
+    """Discard rows whose document is not in the corpus of the topic's own domain.
+
+    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem per
+    discarded row (kind ``unknown_doc``) and how many of the discarded documents belong to
+    another domain's corpus (the rest are in no corpus at all)."""
+    if not len(cleaned):
+        return cleaned, [], 0
+    dom = cleaned["query_id"].map(topics.drop_duplicates("query_id").set_index("query_id")["domain"])
+    keys = pd.MultiIndex.from_arrays([corpus["domain"].astype(str), corpus["doc_id"].astype(str)])
+    ok = pd.MultiIndex.from_arrays([dom.astype(str), cleaned["doc_id"].astype(str)]).isin(keys)
+    dropped = cleaned[~ok]
+    other = int(dropped["doc_id"].astype(str).isin(set(corpus["doc_id"].astype(str))).sum())
+    problems = [
+        Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
+                path=path, kind="unknown_doc", doc_id=row.doc_id)
+        for row, d in zip(dropped.itertuples(index=False), dom[~ok].tolist(), strict=True)
+    ]
+    return cleaned[ok].reset_index(drop=True), problems, other
+
+
+def validate_reteco_domains(
+    frame: pd.DataFrame,
+    read_problems: list[Problem],
+    path: str | None,
+    *,
+    topics: pd.DataFrame,
+    corpus: pd.DataFrame,
+    corpus_scope: str,
+    k: int,
+    message: str,
+    check_all_corpus: bool = True,
+    query_ids: str = "exact",
+) -> ValidationReport:
+    """The ``reteco`` contract, then (``corpus_scope='domain'``) the domain-corpus check.
+
+    ``query_ids``: ``'exact'`` (a run whose ids match the topics only in another form warns with a
+    :class:`~reteco_measures.errors.QueryIdMismatchWarning`) or ``'normalize'`` (such ids are
+    mapped to the topics' form, see :mod:`reteco_measures.query_ids`).
+    ``check_all_corpus``: give the contract the whole corpus (unknown documents are reported by
+    the contract) or only check per domain (every unknown document reported by the domain check).
+    """
+    if corpus_scope not in ("domain", "all"):
+        raise ValueError(f"corpus_scope must be 'domain' or 'all', not {corpus_scope!r}")
+    if len(frame) and len(topics):
+        # never a silent zero: a run that names the topics in another id form is refused (or, with
+        # query_ids='normalize', mapped) before the contract would discard every row as unknown
+        # (a run sharing nothing with the topics even then is the contract's to report, row by row)
+        from ..query_ids import check_query_ids, map_query_ids, match_query_ids
+
+        match = match_query_ids(frame["query_id"], topics["query_id"])
+        if query_ids == "normalize":
+            frame = map_query_ids(frame, match)
+        elif match.n_normalized > match.n_exact:
+            check_query_ids(frame["query_id"], topics["query_id"], what="run", reference_what="topics",
+                            mode="exact", stacklevel=4)
+    whole = corpus[["doc_id"]] if (check_all_corpus or corpus_scope == "all") else None
+    report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k)
+    # the contract's rules: a removed row is a warning, the rest of the run still counts
+    problems = _warnings(read_problems) + [replace(p, path=path) if p.path is None else p for p in report.errors]
+    cleaned = report.run
+    other = 0
+    if corpus_scope == "domain":
+        cleaned, dom_problems, other = domain_check(cleaned, topics, corpus, path, message)
+        problems += _warnings(dom_problems)
+        if len(report.run) and not len(cleaned):
+            problems.insert(0, Problem("no usable row: every row was removed; there is nothing to score",
+                                       path=path, kind="empty", **_severity("error")))
+    report.errors = problems
+    report.run = cleaned
+    report.extra["other_domain_doc"] = other
+    return report
+
+
+def _severity(level: str) -> dict:
+    """``{"severity": level}`` where problems carry a severity."""
+    return {"severity": level} if "severity" in Problem.__dataclass_fields__ else {}
+
+
+def _warnings(problems: list[Problem]) -> list[Problem]:
+    return [replace(p, **_severity("warning")) for p in problems]
+
+
+def read_run_any(run: Any) -> tuple[pd.DataFrame, list[Problem], str | None]:
+    """The TREC run's rows with line numbers, read problems and the file name."""
+    from ..contracts.reteco import load_run_rows
+
+    return load_run_rows(run, "trec")
+
+
+#: options of every RETECO preset
+COMMON_OPTIONS = (
+    Option("domain", None, "score only this domain (repeatable; default: all present)", action="append",
+           data=True, flag="--domain"),
+    Option("k", 10, "cutoff of every measure (10)", type=int),
+    Option("corpus_scope", "domain", "documents must belong to the topic's domain corpus (default) or any "
+           "loaded domain", choices=("domain", "all")),
+    Option("query_ids", "exact", "read the run's query ids in the topics' form where only the form differs "
+           "(#turnN / _turn_N, domain/id / id, 001 / 1); by default such a run is refused",
+           choices=("exact", "normalize"), action="store_const", const="normalize", flag="--normalize-ids"),
+)
+
+#: explicit reference files: score any layout (the organisers' public sample, a single folder)
+FILE_OPTIONS = (
+    Option("qrels", None, "qrels file (TREC) instead of the release layout under --data", data=True),
+    Option("topics", None, "topics file instead of the release layout (TEMPO: examples JSONL; RECOR: "
+           "benchmark JSON/JSONL conversations)", data=True),
+    Option("corpus", None, "documents JSONL (doc_id / id per line) for the unknown-document check", data=True),
+)
+
+#: ordering of tied scores (trec_eval's, as the official pytrec_eval scoring; every policy of
+#: :data:`reteco_measures.kernels.ranking.TIE_BREAKS` is accepted)
+TIE_BREAK_OPTION = Option("tie_break", "trec_eval", "ordering of tied scores (default trec_eval, as the official "
+                          "pytrec_eval scoring)", choices=tuple(TIE_BREAKS))

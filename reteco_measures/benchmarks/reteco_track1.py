@@ -1,0 +1,388 @@
+"""RETECO Track 1 (TEMPO): ``reteco-1a`` (query level) and ``reteco-1b`` (step-wise).
+
+The official-style Track 1 scorer of the RETECO evaluation plan ("Track 01 scoring"):
+
+1. the ``reteco`` run contract: duplicates removed after their first occurrence, rows of unknown
+   topics discarded, documents not in the corpus discarded (``corpus_scope='domain'``, default:
+   the corpus of the topic's own domain; ``'all'``: any loaded domain), missing topics score 0,
+   trec_eval ordering (the rank column is ignored);
+2. **1a** — official ``nDCG@10``: binary nDCG@10 per query (pytrec_eval ``ndcg_cut_10``), mean
+   over the queries of the qrels. Diagnostics: ``TP@10``, ``TR@10``, ``TC@10``, ``nDCG|FC@10``,
+   MAP@10 (``AP@10``), ``R@10``, MRR (``RR``);
+3. **1b** — official ``StepNDCG@10``: binary nDCG@10 per step topic, averaged over the supplied
+   steps of each query, then over queries. The diagnostics are computed per step topic (a step's
+   verdicts are its step qrels, or frozen labels keyed by step id; its one required period is the
+   step itself, covered iff its own top 10 holds one of its gold documents) and averaged the same
+   way: per query over its steps, then over queries. The statistical unit is the query (after
+   step averaging);
+4. a per-domain table with ``(macro)`` (mean of the domain means, as the TEMPO paper's tables)
+   and ``(all)`` (mean over queries, as the RETECO evaluation page) rows.
+
+Temporal labels: by default the starter-kit oracle (qrels verdicts; steps as required periods);
+``labels=`` uses frozen judge labels (JSONL ``{"query_id", "doc_id", "temporal", "periods"}``)
+with the required periods of the topics (``periods='guidance'|'steps'``).
+
+Reference data: the release layout under ``data`` (``reteco/track1_tempo/<domain>/...``), a
+folder holding the organisers' public sample files (``examples.jsonl``, ``steps.jsonl``,
+``documents.jsonl``, ``qrels.txt``), or explicit files (``qrels=``, ``topics=``, ``corpus=``,
+``steps=``).
+
+Python::
+
+    import reteco_measures as rm
+    score = rm.benchmark("reteco-1a").score("run.txt", data="/data", split="dev")
+    score.summary, score.by_group["by_domain"], score.per_query, score.report
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..api import measure_label, parse_measures
+from ..contracts.base import ValidationReport
+from ..datasets.reteco_tempo import (
+    TempoData,
+    build_topics,
+    load_tempo,
+    read_doc_ids,
+    read_examples,
+    read_steps,
+    read_tempo_qrels,
+)
+from ..kernels.stepwise import step_parents
+from ..side import load_labels
+from ._reteco import COMMON_OPTIONS, FILE_OPTIONS, TIE_BREAK_OPTION, read_run_any, validate_reteco_domains
+from .base import Benchmark, Grouping, Inputs, Option, long_per_query, register
+
+__all__ = ["RETECO_1A", "RETECO_1B", "score_reteco_1a", "score_reteco_1b", "DISPLAY_NAMES", "diagnostics"]
+
+#: ir_measures / reteco names -> names printed in the RETECO evaluation plan
+DISPLAY_NAMES = {
+    "TemporalPrecision": "TP",
+    "TemporalRelevance": "TR",
+    "TemporalCoverage": "TC",
+    "AP": "MAP",
+    "RR": "MRR",
+}
+
+
+def diagnostics(k: int = 10) -> list:
+    """The Track 1 diagnostics at cutoff ``k``: TP, TR, TC, nDCG|FC, MAP, R, MRR."""
+    return parse_measures([f"TP@{k}", f"TR@{k}", f"TC@{k}", f"nDCG_FC@{k}", f"AP@{k}", f"R@{k}", "RR"])
+
+
+def display(measure: Any) -> str:
+    """The printed name of a Track 1 measure (``TemporalPrecision@10`` → ``TP@10``, ``AP@10`` → ``MAP@10``)."""
+    text = measure_label(measure)
+    for name, short in DISPLAY_NAMES.items():
+        if text == name or text.startswith(name + "@") or text.startswith(name + "("):
+            return short + text[len(name):]
+    return text
+
+
+# ------------------------------------------------------------------------------------------------
+# reference data
+
+
+def _domain_from_ids(ids: pd.Series) -> pd.Series:
+    """``bitcoin/abc.txt`` → ``bitcoin`` (the release's document ids carry their domain)."""
+    return ids.astype(str).str.extract(r"^([^/]+)/")[0].fillna("(none)")
+
+
+def _organiser_folder(data: Any) -> Path | None:
+    """``data`` when it is a folder holding the organisers' sample files directly."""
+    if data is None:
+        return None
+    p = Path(data)
+    return p if (p / "examples.jsonl").is_file() and (p / "qrels.txt").is_file() else None
+
+
+def _explicit(opts: dict, steps: bool, folder: Path | None) -> TempoData:
+    """Reference data from explicit files (or an organiser-sample folder): every query's domain is
+    the folder part of its gold document ids (``bitcoin/…``), as in the organisers' sample."""
+
+    def pick(name: str, default: str) -> str | None:
+        if opts.get(name):
+            return str(opts[name])
+        if folder is not None and (folder / default).is_file():
+            return str(folder / default)
+        return None
+
+    topics_path = pick("topics", "examples.jsonl")
+    qrels_path = pick("qrels", "qrels.txt")
+    corpus_path = pick("corpus", "documents.jsonl")
+    steps_path = pick("steps", "steps.jsonl")
+    if qrels_path is None:
+        raise ValueError("reference qrels needed: give --qrels FILE (or --data with the release layout)")
+    if topics_path is None:
+        raise ValueError("reference topics needed: give --topics examples.jsonl (or --data with the release layout)")
+    examples = read_examples(topics_path, "")
+    examples["domain"] = _domain_from_ids(examples["gold_ids"].map(lambda g: g[0] if len(g) else "")).to_numpy()
+    step_frame = None
+    if steps_path is not None:
+        step_frame = read_steps(steps_path, "")
+        dom = examples.set_index("query_id")["domain"]
+        step_frame["domain"] = step_frame["query_id"].map(dom).fillna("(none)").to_numpy()
+    if steps and (step_frame is None or not step_frame["steps"].map(len).any()):
+        raise ValueError("reteco-1b needs step topics: give --steps with a steps JSONL that lists each "
+                         "query's steps (the organisers' public sample strips them)")
+    topics = build_topics(examples, step_frame, None, periods=opts.get("periods") or "guidance")
+    qrels = read_tempo_qrels(qrels_path)
+    dom = topics.drop_duplicates("query_id").set_index("query_id")["domain"]
+    qrels["domain"] = qrels["query_id"].map(dom).fillna("(none)").to_numpy()
+    if corpus_path is not None:
+        corpus = read_doc_ids(corpus_path, "")
+        corpus["domain"] = _domain_from_ids(corpus["doc_id"]).to_numpy()
+    else:  # no corpus: the contract cannot discard unknown documents
+        corpus = None
+    domains = list(dict.fromkeys(topics["domain"].tolist()))
+    if opts.get("domain"):
+        keep = set(opts["domain"])
+        topics = topics[topics["domain"].isin(keep)].reset_index(drop=True)
+        qrels = qrels[qrels["domain"].isin(keep)].reset_index(drop=True)
+        domains = [d for d in domains if d in keep]
+    return TempoData(topics, qrels, corpus, domains, steps, [])
+
+
+def _load(steps: bool):
+    def load(data: Any, split: str | None, opts: dict) -> Inputs:
+        folder = _organiser_folder(data)
+        if folder is not None or any(opts.get(n) for n in ("qrels", "topics", "corpus", "steps")):
+            tempo = _explicit(opts, steps, folder)
+        else:
+            tempo = load_tempo(split or "dev", steps=steps, root=data, domains=opts["domain"], periods=opts["periods"])
+        labels = load_labels(opts["labels"]) if opts.get("labels") is not None else None
+        source = "oracle" if opts.get("labels") is None else (
+            "labels table" if isinstance(opts["labels"], pd.DataFrame) else str(opts["labels"]))
+        qrels = tempo.qrels
+        meta: dict[str, Any] = {"domains": tempo.domains, "labels": source}
+        return Inputs(qrels=qrels, topics=tempo.topics, corpus=tempo.corpus, labels=labels,
+                      problems=list(tempo.problems), meta=meta, extra={"tempo": tempo})
+    return load
+
+
+# ------------------------------------------------------------------------------------------------
+# contract and per-query values
+
+
+def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
+    tempo: TempoData = inputs.extra["tempo"]
+    frame, problems, path = read_run_any(run)
+    kind = "step" if tempo.steps else "query"
+    topics = tempo.topics[tempo.topics["kind"] == kind]
+    if tempo.corpus is None:
+        scope_corpus = pd.DataFrame({"doc_id": frame["doc_id"].astype(str).unique(), "domain": ""})
+        return validate_reteco_domains(frame, problems, path, topics=topics, corpus=scope_corpus,
+                                       corpus_scope="all", k=opts["k"], message="",
+                                       query_ids=opts["query_ids"])
+    return validate_reteco_domains(frame, problems, path, topics=topics, corpus=tempo.corpus,
+                                   corpus_scope=opts["corpus_scope"], k=opts["k"], query_ids=opts["query_ids"],
+                                   message="document {doc} is not in the {domain} corpus; discarded")
+
+
+def _per_query_1a(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
+    run = report.run[["query_id", "doc_id", "score"]]
+    qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
+    long = long_per_query(measures, qrels, run, display=display, units=inputs.units(),
+                          topics=inputs.topics, labels=inputs.labels, tie_break=opts["tie_break"])
+    return long, None
+
+
+def _per_query_1b(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
+    """One evaluation pass over the step qrels: StepNDCG per query, each diagnostic per step, then
+    averaged per query over its supplied steps (NaN = not defined, skipped)."""
+    run = report.run[["query_id", "doc_id", "score"]]
+    qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
+    step_ids = pd.unique(qrels["query_id"].astype(str))
+    long = long_per_query(measures, qrels, run, display=display, units=None, topics=inputs.topics,
+                          labels=inputs.labels, tie_break=opts["tie_break"])
+    empties = long.attrs["empty"]
+    official = display(measures[0])
+    query_level = long[long["measure"] == official]
+    per_step = long[(long["measure"] != official) & long["query_id"].isin(set(step_ids))]
+    parents, _ = step_parents(step_ids, inputs.topics)
+    per_step = per_step.assign(query_id=per_step["query_id"].map(parents))
+    means = per_step.groupby(["query_id", "measure"], sort=False)["value"].mean().reset_index()  # skips NaN
+    queries = pd.unique(query_level["query_id"]).tolist()
+    labels = [display(m) for m in measures[1:]]
+    full = pd.MultiIndex.from_product([queries, labels], names=["query_id", "measure"]).to_frame(index=False)
+    diag = full.merge(means, on=["query_id", "measure"], how="left")
+    diag["weight"] = 1.0
+    out = pd.concat([query_level[["query_id", "measure", "value", "weight"]], diag], ignore_index=True)
+    out.attrs["empty"] = empties
+    n_steps = parents.groupby(parents.to_numpy()).size()
+    extra = pd.DataFrame({"steps": pd.Series(queries, index=queries).map(n_steps).fillna(0).astype(int)})
+    return out, extra
+
+
+# ------------------------------------------------------------------------------------------------
+# notes and JSON fields
+
+
+def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: dict) -> list[str]:
+    tempo: TempoData = inputs.extra["tempo"]
+    kind = "step" if tempo.steps else "query"
+    qrels, topics = tempo.qrels, tempo.topics
+    notes = []
+    no_rel = int((qrels.groupby("query_id")["relevance"].max() < 1).sum())
+    if no_rel:
+        notes.append(f"{no_rel} {kind} topic(s) of the qrels have no relevant document (they score 0)")
+    expected = set(topics.loc[topics["kind"] == kind, "query_id"])
+    unjudged = expected - set(qrels["query_id"])
+    if unjudged:
+        notes.append(f"{len(unjudged)} {kind} topic(s) have no qrels and are not evaluated")
+    labels = inputs.labels
+    if labels is not None:
+        evaluated = set(qrels["query_id"].astype(str))
+        unknown = int((~labels["query_id"].isin(evaluated)).sum())
+        if unknown:
+            notes.append(f"{unknown} label row(s) name topics that are not evaluated (ignored)")
+        used = labels[labels["query_id"].isin(evaluated)]
+        if len(labels) and used.empty:
+            notes.append("no label row names an evaluated topic: every verdict is 0 (wrong labels file or split?)")
+        required = topics.drop_duplicates("query_id").set_index("query_id")["required_periods"]
+        pairs = used[["query_id", "periods"]].explode("periods").dropna(subset=["periods"])
+        if len(pairs):
+            req = pairs["query_id"].map(required)
+            known = [p in r if isinstance(r, (list, tuple)) else False
+                     for p, r in zip(pairs["periods"], req, strict=True)]
+            if not any(known):
+                notes.append("none of the labels' periods is a required period of its topic, so TC counts "
+                             "nothing (check --periods guidance|steps against the labels)")
+    if not tempo.steps:
+        tc = long[long["measure"] == f"TC@{opts['k']}"]["value"]
+        if tc.isna().any():
+            notes.append(f"{int(tc.isna().sum())} query(ies) have no required period: not scored by TC / nDCG|FC")
+    if tempo.corpus is None:
+        notes.append("no corpus given: unknown documents were not checked")
+    return notes
+
+
+def _describe(steps: bool):
+    def describe(score) -> dict:
+        qrels_units = score.per_query["query_id"].nunique() if len(score.per_query) else 0
+        n_steps = int(score.per_query["steps"].sum()) if steps and "steps" in score.per_query else 0
+        out = {"queries": int(qrels_units), "steps": n_steps if steps else None,
+               "n_queries": int(qrels_units), "n_steps": n_steps}
+        return out
+    return describe
+
+
+# ------------------------------------------------------------------------------------------------
+# declarations
+
+
+_OPTIONS = (
+    *COMMON_OPTIONS,
+    Option("labels", None, "frozen temporal labels JSONL {query_id, doc_id, temporal, periods} (default: the "
+           "starter-kit oracle: qrels verdicts, steps as periods)", data=True),
+    Option("periods", "guidance", "required periods with --labels: guidance key_time_anchors where given "
+           "(default) or step ids", choices=("guidance", "steps"), data=True),
+    TIE_BREAK_OPTION,
+    *FILE_OPTIONS,
+    Option("steps", None, "steps JSONL (the step topics) instead of the release layout", data=True),
+)
+
+
+def _demo_1a(sample_root: Path) -> dict:
+    runs = sample_root / "runs"
+    return {"run": runs / "reteco_track1a_dev.txt", "data": sample_root, "split": "dev",
+            "labels": runs / "reteco_track1a_labels_dev.jsonl"}
+
+
+def _demo_1b(sample_root: Path) -> dict:
+    return {"run": sample_root / "runs" / "reteco_track1b_dev.txt", "data": sample_root, "split": "dev"}
+
+
+def _measures_1a(opts: dict) -> list:
+    k = opts["k"]
+    return parse_measures([f"nDCG@{k}", *diagnostics(k)])
+
+
+def _measures_1b(opts: dict) -> list:
+    k = opts["k"]
+    return [*parse_measures([f"StepNDCG@{k}"]), *diagnostics(k)]
+
+
+_GROUPS = (Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the domain means; "
+                    "(all) = mean over queries)"),)
+
+RETECO_1A = register(Benchmark(
+    name="reteco-1a",
+    title="RETECO 1a (TEMPO)",
+    help="RETECO Track 1a (TEMPO): query-level nDCG@10 (+ TP, TR, TC, nDCG|FC, MAP@10, R@10, MRR per domain)",
+    measures=_measures_1a,
+    load=_load(False),
+    validate=_validate,
+    per_query=_per_query_1a,
+    contract="reteco",
+    unit="query",
+    groupings=_GROUPS,
+    per_query_columns=("domain",),
+    per_query_sort=("domain", "query_id"),
+    display=display,
+    aggregation="mean over queries",
+    options=_OPTIONS,
+    run_help="TREC run: query_id Q0 doc_id rank score run_id",
+    notes=_notes,
+    describe=_describe(False),
+    demo=_demo_1a,
+))
+
+RETECO_1B = register(Benchmark(
+    name="reteco-1b",
+    title="RETECO 1b (TEMPO)",
+    help="RETECO Track 1b (TEMPO): step-wise nDCG@10 averaged per query (+ step diagnostics per domain)",
+    measures=_measures_1b,
+    load=_load(True),
+    validate=_validate,
+    per_query=_per_query_1b,
+    contract="reteco",
+    unit="query (after averaging its steps)",
+    groupings=_GROUPS,
+    per_query_columns=("domain",),
+    per_query_sort=("domain", "query_id"),
+    display=display,
+    aggregation="mean over queries of the mean over their steps",
+    options=_OPTIONS,
+    run_help="TREC run of step topics: <query_id>_step<n> Q0 doc_id rank score run_id",
+    notes=_notes,
+    describe=_describe(True),
+    demo=_demo_1b,
+))
+
+
+# ------------------------------------------------------------------------------------------------
+# thin functions kept for existing code
+
+
+def _from_data(bench: Benchmark, run: Any, data: TempoData, **options: Any):
+    opts = bench.resolve_options(options)
+    labels = load_labels(opts["labels"]) if opts.get("labels") is not None else None
+    source = "oracle" if opts.get("labels") is None else (
+        "labels table" if isinstance(opts["labels"], pd.DataFrame) else str(opts["labels"]))
+    inputs = Inputs(qrels=data.qrels, topics=data.topics, corpus=data.corpus, labels=labels,
+                    problems=list(data.problems), meta={"domains": data.domains, "labels": source},
+                    extra={"tempo": data})
+    return bench.score(run, inputs=inputs, **options)
+
+
+def score_reteco_1a(run: Any, data: TempoData, *, k: int = 10, labels: Any = None,
+                    corpus_scope: str = "domain"):
+    """Score a 1a run against loaded data (``load_tempo(..., steps=False)``); same as
+    ``rm.benchmark("reteco-1a").score(...)``, returns its :class:`~reteco_measures.benchmarks.Score`."""
+    if data.steps:
+        raise ValueError("score_reteco_1a needs the 1a view of the data (load_tempo(..., steps=False))")
+    return _from_data(RETECO_1A, run, data, k=k, labels=labels, corpus_scope=corpus_scope)
+
+
+def score_reteco_1b(run: Any, data: TempoData, *, k: int = 10, labels: Any = None,
+                    corpus_scope: str = "domain"):
+    """Score a 1b run against loaded data (``load_tempo(..., steps=True)``); same as
+    ``rm.benchmark("reteco-1b").score(...)``."""
+    if not data.steps:
+        raise ValueError("score_reteco_1b needs the 1b view of the data (load_tempo(..., steps=True))")
+    return _from_data(RETECO_1B, run, data, k=k, labels=labels, corpus_scope=corpus_scope)

@@ -1,0 +1,211 @@
+"""RETECO Track 2 (RECOR): ``reteco-2a`` conversational passage retrieval.
+
+The official-style Track 2 retrieval scorer of the RETECO evaluation plan ("Track 02 scoring"):
+
+1. read the TREC run and bring its topic ids to the split's ids (``#turn`` ids normalised and
+   reported; plain release ids mapped to the all-domains ``<domain>/…`` ids where unambiguous,
+   ambiguous ones reported and discarded: see
+   :func:`reteco_measures.datasets.reteco_recor.map_run_query_ids`);
+2. the ``reteco`` contract: duplicates removed after their first occurrence, rows of unknown
+   turns discarded, documents not in the corpus discarded (``corpus_scope='domain'``, default:
+   the corpus of the turn's own domain; ``'all'``: any domain's corpus), missing turns score 0;
+   ordering is trec_eval's;
+3. official score: ``TurnNDCG@10`` — binary nDCG@10 per target turn, macro-averaged over the
+   turns of the qrels (``average='conversation'`` gives the RECOR-ablation mean over
+   conversations instead; its statistical unit is then the conversation);
+4. diagnostics from ir_measures: MAP@10 (``AP@10``), ``R@10``, MRR (``RR``), each a mean over
+   the same turns; per-domain and per-depth (T1..T4, T5+) tables with ``(macro)`` (mean of the
+   group means) and ``(all)`` (mean over turns) rows.
+
+Reference data: the release layout under ``data``, a folder holding the organisers' public
+sample (``benchmark.jsonl``, ``documents.jsonl``, ``qrels.txt``), or explicit files
+(``topics=``, ``qrels=``, ``corpus=``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..api import measure_label, parse_measures
+from ..contracts.base import ValidationReport
+from ..datasets.reteco_recor import (
+    RecorData,
+    _check_qrels_topics,
+    conversations_to_topics,
+    load_organiser_sample,
+    load_recor,
+    map_run_query_ids,
+    read_conversations,
+    read_documents,
+    read_recor_qrels,
+)
+from ..measures.turn_ndcg import TurnNDCG
+from ._reteco import COMMON_OPTIONS, FILE_OPTIONS, TIE_BREAK_OPTION, read_run_any, validate_reteco_domains
+from .base import Benchmark, Grouping, Inputs, Option, long_per_query, register
+
+__all__ = ["RETECO_2A", "score_reteco_2a", "DISPLAY_NAMES"]
+
+#: ir_measures names -> names printed in the RETECO evaluation plan
+DISPLAY_NAMES = {"AP@10": "MAP@10", "RR": "MRR"}
+
+
+def display(measure: Any) -> str:
+    """The printed name of a Track 2 measure (``AP@10`` → ``MAP@10``, ``RR`` → ``MRR``)."""
+    text = measure_label(measure)
+    return DISPLAY_NAMES.get(text, text)
+
+
+def _explicit(opts: dict, folder: Path | None) -> RecorData:
+    """Reference data from explicit files: conversations (``benchmark.jsonl``; each
+    conversation's domain is its ``task`` field), TREC qrels and documents, as the organisers'
+    sample lays them out."""
+    if folder is not None and not any(opts.get(n) for n in ("topics", "qrels", "corpus")):
+        return load_organiser_sample(folder, hash_turn_ids=opts["hash_turn_ids"])
+
+    def pick(name: str, default: str) -> str | None:
+        if opts.get(name):
+            return str(opts[name])
+        if folder is not None and (folder / default).is_file():
+            return str(folder / default)
+        return None
+
+    topics_path, qrels_path, corpus_path = (pick("topics", "benchmark.jsonl"), pick("qrels", "qrels.txt"),
+                                            pick("corpus", "documents.jsonl"))
+    if topics_path is None or qrels_path is None:
+        raise ValueError("explicit RECOR files need --topics (benchmark JSON/JSONL) and --qrels "
+                         "(or --data with the release layout)")
+    topics, problems = conversations_to_topics(read_conversations(topics_path), None, qualified=True,
+                                               path=topics_path)
+    qrels, probs = read_recor_qrels(qrels_path, None, hash_turn_ids=opts["hash_turn_ids"])
+    problems += probs
+    release = topics.drop_duplicates("release_query_id").set_index("release_query_id")
+    qrels["domain"] = qrels["query_id"].map(release["domain"]).fillna("").astype(str).to_numpy()
+    mapped = qrels["query_id"].map(release["query_id"])
+    qrels["query_id"] = mapped.where(mapped.notna(), qrels["query_id"]).astype("str").to_numpy()
+    _check_qrels_topics(qrels, topics, qrels_path, problems)
+    if corpus_path is not None:
+        docs = read_documents(corpus_path, "", text=False)
+        gold = topics[["domain", "gold_doc_ids"]].explode("gold_doc_ids").dropna()
+        doc_domain = gold.drop_duplicates("gold_doc_ids").set_index("gold_doc_ids")["domain"]
+        docs["domain"] = docs["doc_id"].map(doc_domain).fillna("").astype(str).to_numpy()
+    else:
+        docs = None
+    domains = list(dict.fromkeys(topics["domain"].tolist()))
+    return RecorData(topics, qrels, docs, domains, True, problems)
+
+
+def _load(data: Any, split: str | None, opts: dict) -> Inputs:
+    folder = Path(data) if data is not None and (Path(data) / "benchmark.jsonl").is_file() else None
+    if folder is not None or any(opts.get(n) for n in ("topics", "qrels", "corpus")):
+        recor = _explicit(opts, folder)
+        if opts.get("domain"):
+            keep = set(opts["domain"])
+            recor.topics = recor.topics[recor.topics["domain"].isin(keep)].reset_index(drop=True)
+            recor.qrels = recor.qrels[recor.qrels["domain"].isin(keep)].reset_index(drop=True)
+            recor.domains = [d for d in recor.domains if d in keep]
+    else:
+        # all-domains ids even for one domain: runs may use either form (plain ids are mapped)
+        recor = load_recor(split or "dev", root=data, domains=opts["domain"], qualified=True,
+                           hash_turn_ids=opts["hash_turn_ids"])
+    return Inputs(qrels=recor.qrels, topics=recor.topics, corpus=recor.corpus, problems=list(recor.problems),
+                  meta={"domains": recor.domains}, extra={"recor": recor})
+
+
+def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
+    recor: RecorData = inputs.extra["recor"]
+    frame, problems, path = read_run_any(run)
+    frame, id_problems = map_run_query_ids(frame, recor.topics, hash_turn_ids=opts["hash_turn_ids"], path=path)
+    corpus = recor.corpus
+    if corpus is None:
+        corpus = pd.DataFrame({"doc_id": frame["doc_id"].astype(str).unique(), "domain": ""})
+        scope = "all"
+    else:
+        scope = opts["corpus_scope"]
+    return validate_reteco_domains(frame, list(problems) + id_problems, path, topics=recor.topics, corpus=corpus,
+                                   corpus_scope=scope, k=opts["k"], check_all_corpus=False, query_ids=opts["query_ids"],
+                                   message="unknown document {doc} discarded (not in the {domain} corpus)")
+
+
+def _measures(opts: dict) -> list:
+    k = opts["k"]
+    official = TurnNDCG @ k if opts["average"] == "turn" else TurnNDCG(average=opts["average"]) @ k
+    return parse_measures([official, f"AP@{k}", f"R@{k}", "RR"])
+
+
+def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
+    run = report.run[["query_id", "doc_id", "score"]]
+    qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
+    long = long_per_query(measures, qrels, run, display=display, units=inputs.units(), topics=inputs.topics,
+                          tie_break=opts["tie_break"])
+    return long, None
+
+
+def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: dict) -> list[str]:
+    qrels, topics = inputs.qrels, inputs.topics
+    notes = []
+    no_rel = int((qrels.groupby("query_id")["relevance"].max() < 1).sum())
+    if no_rel:
+        notes.append(f"{no_rel} turn(s) of the qrels have no relevant document (they score 0)")
+    unjudged = sorted(set(topics["query_id"]) - set(qrels["query_id"]))
+    if unjudged:
+        notes.append(f"{len(unjudged)} turn(s) of the topics have no qrels and are not evaluated")
+    if inputs.corpus is None:
+        notes.append("no corpus given: unknown documents were not checked")
+    return notes
+
+
+def _describe(score) -> dict:
+    n = int(score.per_query["query_id"].nunique()) if len(score.per_query) else 0
+    return {"turns": n, "n_turns": n}
+
+
+def _demo(sample_root: Path) -> dict:
+    return {"run": sample_root / "runs" / "reteco_track2.txt", "data": sample_root, "split": "dev"}
+
+
+RETECO_2A = register(Benchmark(
+    name="reteco-2a",
+    title="RETECO 2a (RECOR)",
+    help="RETECO Track 2a (RECOR): turn-level nDCG@10 (+ MAP@10, R@10, MRR, per domain and per depth)",
+    measures=_measures,
+    load=_load,
+    validate=_validate,
+    per_query=_per_query,
+    contract="reteco",
+    unit="turn",
+    groupings=(Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the domain means; "
+                        "(all) = mean over turns)"),
+               Grouping("by_depth", ("depth",), "per conversation depth")),
+    per_query_columns=("domain", "conversation_id", "turn", "depth"),
+    per_query_sort=("domain", "conversation_id", "turn"),
+    display=display,
+    aggregation="mean over the turns of the qrels",
+    options=(
+        *COMMON_OPTIONS,
+        Option("average", "turn", "TurnNDCG aggregation: macro over turns (official) or over conversations",
+               choices=("turn", "conversation")),
+        Option("hash_turn_ids", "normalise", "run ids written '<conv>#turn<t>': read as '<conv>_turn_<t>' "
+               "(default) or reject", choices=("normalise", "reject"), data=True),
+        TIE_BREAK_OPTION,
+        *FILE_OPTIONS,
+    ),
+    run_help="TREC run: query_id Q0 doc_id rank score run_id",
+    notes=_notes,
+    describe=_describe,
+    demo=_demo,
+    statistics=lambda o: {"unit": "conversation", "cluster": "conversation_id"} if o["average"] == "conversation"
+    else {},
+))
+
+
+def score_reteco_2a(run: Any, data: RecorData, *, k: int = 10, average: str = "turn",
+                    corpus_scope: str = "domain", hash_turn_ids: str = "normalise"):
+    """Score a Track 2a run against loaded data (:func:`~reteco_measures.datasets.reteco_recor.load_recor`);
+    same as ``rm.benchmark("reteco-2a").score(...)``, returns its :class:`~reteco_measures.benchmarks.Score`."""
+    inputs = Inputs(qrels=data.qrels, topics=data.topics, corpus=data.corpus, problems=list(data.problems),
+                    meta={"domains": data.domains}, extra={"recor": data})
+    return RETECO_2A.score(run, inputs=inputs, k=k, average=average, corpus_scope=corpus_scope,
+                           hash_turn_ids=hash_turn_ids)

@@ -1,0 +1,105 @@
+"""``reteco-measures score BENCHMARK ...``: argparse over :meth:`Benchmark.score`.
+
+Each benchmark's declared options become flags (``corpus_scope`` → ``--corpus-scope``); the
+command parses them, calls the engine once, hands the :class:`~reteco_measures.benchmarks.Score`
+to :func:`reteco_measures.report.score.render_score` and chooses the exit code (1 when the
+submission is invalid by the benchmark's rules, 0 otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..benchmarks import BENCHMARKS, Benchmark, _load_all
+
+__all__ = ["add_score_parsers", "add_benchmark_options", "benchmark_options", "demo_argv", "score_exit_code"]
+
+
+def add_benchmark_options(p: argparse.ArgumentParser, bench: Benchmark, *, data: bool = True) -> None:
+    """``--data``, ``--split`` and one flag per declared option of ``bench``."""
+    if data:
+        p.add_argument("--data", help="data root (default: $RETECO_DATA), or a folder holding the reference "
+                                      "files directly")
+        if bench.default_split is not None:
+            p.add_argument("--split", default=bench.default_split,
+                           help=f"split (default {bench.default_split})")
+    for o in bench.options:
+        kwargs: dict[str, Any] = {"dest": o.name, "help": o.help}
+        if o.action is not None:
+            kwargs["action"] = o.action
+            if o.action == "store_const":
+                kwargs["const"] = o.const
+                kwargs["default"] = o.default
+        else:
+            kwargs["default"] = o.default
+            if o.type is not None:
+                kwargs["type"] = o.type
+            if o.choices is not None:
+                kwargs["choices"] = list(o.choices)
+        p.add_argument(o.cli_flag, **kwargs)
+
+
+def benchmark_options(args: argparse.Namespace, bench: Benchmark) -> dict[str, Any]:
+    """The declared options' values from parsed arguments."""
+    return {o.name: getattr(args, o.name) for o in bench.options if hasattr(args, o.name)}
+
+
+def score_exit_code(score: Any) -> int:
+    """1 when the submission is invalid by the benchmark's rules (ChunQiu batch, unreadable iKAT
+    run), else 0."""
+    return 0 if score.valid else 1
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from ..report.score import render_score
+
+    bench = BENCHMARKS[args.bench]
+    score = bench.score(args.submission, data=args.data, split=getattr(args, "split", None),
+                        **benchmark_options(args, bench))
+    render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
+    return score_exit_code(score)
+
+
+def add_score_parsers(sub: argparse._SubParsersAction) -> None:
+    """The ``score`` command with one sub-command per registered benchmark."""
+    from .report import OUTPUT_FORMATS
+
+    _load_all()
+    p = sub.add_parser("score", help="official-style scoring of one benchmark")
+    presets = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
+    presets.required = True
+    for name, bench in sorted(BENCHMARKS.items()):
+        pp = presets.add_parser(name, help=bench.help, description=bench.help)
+        pp.add_argument("submission", metavar=bench.run_arg, help=bench.run_help)
+        add_benchmark_options(pp, bench)
+        pp.add_argument("--per-query", action="store_true", help="also print per-query values")
+        pp.add_argument("--limit", type=int, default=50, help="problems listed in table output")
+        pp.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
+        pp.add_argument("--places", type=int, default=4)
+        pp.set_defaults(func=_cmd_score, bench=name)
+
+
+def demo_argv(name: str, sample_root: Path) -> list[str]:
+    """The arguments after ``score NAME`` that score the bundled sample (from the benchmark's
+    ``demo`` declaration)."""
+    _load_all()
+    bench = BENCHMARKS[name]
+    if bench.demo is None:
+        raise ValueError(f"benchmark {name!r} has no demo")
+    kw = dict(bench.demo(sample_root))
+    argv = [str(kw.pop("run"))]
+    for key in ("data", "split"):
+        if kw.get(key) is not None:
+            argv += [f"--{key}", str(kw.pop(key))]
+        kw.pop(key, None)
+    flags = {o.name: o for o in bench.options}
+    for key, value in kw.items():
+        o = flags[key]
+        if o.action == "store_true":
+            if value:
+                argv.append(o.cli_flag)
+        else:
+            argv += [o.cli_flag, str(value)]
+    return argv
