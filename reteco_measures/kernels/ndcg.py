@@ -91,6 +91,11 @@ def ndcg(
         binary: gains 1 for grade ≥ ``rel`` instead of the grade itself.
         tie_break: tie policy (see :mod:`reteco_measures.kernels.ranking`).
         query_ids: queries to report (default: the qrels' queries; missing ones score 0).
+
+    A (query, document) pair repeated in ``run`` counts once, with its last score, as in
+    pytrec_eval's ``{query: {doc: score}}`` dictionaries (a document cannot earn its gain twice).
     """
+    if run.duplicated(["query_id", "doc_id"]).any():
+        run = run.drop_duplicates(["query_id", "doc_id"], keep="last")
     ranked = rank_run(run, tie_break, corpus=corpus)
     return ndcg_at_k(ranked, gains_frame(qrels, binary=binary, rel=rel), k, query_ids)
