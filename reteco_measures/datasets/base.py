@@ -11,11 +11,39 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import ir_datasets
 import pandas as pd  # noqa: F401  (used in annotations)
+
+
+def _import_ir_datasets_without_folders():
+    """Import ir_datasets without letting its import create one empty folder per dataset under
+    ``$IR_DATASETS_HOME`` (``~/.ir_datasets``): ir_datasets 0.6 makes ~27 of them as a side
+    effect of being imported, before any dataset is used. While it is imported here, directory
+    creation below that home is skipped; ir_datasets creates a folder itself when a dataset is
+    actually downloaded. Nothing changes when ir_datasets was imported before us."""
+    if "ir_datasets" in sys.modules:
+        return sys.modules["ir_datasets"]
+    home = os.path.abspath(os.environ.get("IR_DATASETS_HOME") or os.path.join(os.path.expanduser("~"), ".ir_datasets"))
+    original = Path.mkdir
+
+    def mkdir(self: Path, *args, **kwargs):
+        target = os.path.abspath(self)
+        if target == home or target.startswith(home + os.sep):
+            return None
+        return original(self, *args, **kwargs)
+
+    Path.mkdir = mkdir  # type: ignore[method-assign]
+    try:
+        import ir_datasets
+    finally:
+        Path.mkdir = original  # type: ignore[method-assign]
+    return ir_datasets
+
+
+ir_datasets = _import_ir_datasets_without_folders()
 
 __all__ = ["ENV_VAR", "data_root", "DataFile", "MissingDataError", "register", "REGISTERED_DATASETS", "topics",
            "TOPICS_FACTORIES"]
