@@ -40,26 +40,62 @@ def write_files(root: str | os.PathLike, files: dict[str, str]) -> list[Path]:
     return written
 
 
+def _private_cache_dir() -> Path | None:
+    """A folder only the current user can write (``$XDG_CACHE_HOME`` or ``~/.cache``, then
+    ``reteco-measures/``, mode 0700), or None when there is no usable home."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "reteco-measures"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = folder.stat()
+    except OSError:
+        return None
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        return None  # not ours, or writable by others: do not trust it
+    return folder
+
+
+def _matches(target: Path, files: dict[str, str]) -> bool:
+    """True when ``target`` holds exactly ``files`` (byte for byte; extra files are ignored)."""
+    try:
+        return all((target / rel).read_bytes() == text.encode("utf-8") for rel, text in files.items())
+    except OSError:
+        return False
+
+
 def ikat_sample_root(root: str | os.PathLike | None = None) -> Path:
     """A folder laid out like ``$RETECO_DATA`` holding the synthetic iKAT-2023-like sample
     (``ikat2023/`` with the benchmark's file names, ``runs/ikat2023_run.json``).
 
     It is *generated* (deterministically, by :mod:`.generate_ikat2023`) rather than shipped, so
     that no file in the package carries the name of a real NIST/iKAT file while holding made-up
-    data. Generated once into ``root`` (default: a folder in the system temp dir) and reused.
+    data. It is written into ``root``, by default into a private per-user cache folder
+    (``~/.cache/reteco-measures``, mode 0700; a fresh private temporary folder when there is no
+    usable home). An existing copy is reused only when its content is byte for byte what the
+    generator produces: a folder planted or altered by someone else is never trusted.
     """
+    import random
+
     from . import generate_ikat2023
 
-    target = Path(root) if root is not None else Path(tempfile.gettempdir()) / "reteco-measures-ikat2023-sample"
-    marker = target / ".complete"
-    if not marker.exists():
-        staging = Path(tempfile.mkdtemp(prefix=".ikat-sample-", dir=target.parent if root is None else None))
-        generate_ikat2023.main(staging)
-        (staging / ".complete").write_text(str(generate_ikat2023.SEED))
-        if target.exists():
-            shutil.rmtree(target, ignore_errors=True)
-        try:
-            os.replace(staging, target)
-        except OSError:  # another process won the race: use its copy
-            shutil.rmtree(staging, ignore_errors=True)
+    files = generate_ikat2023.build(random.Random(generate_ikat2023.SEED))
+    if root is not None:
+        target = Path(root)
+        parent = target.parent
+    else:
+        parent = _private_cache_dir() or Path(tempfile.mkdtemp(prefix="reteco-measures-"))
+        target = parent / f"ikat2023-sample-{generate_ikat2023.SEED}"
+    if _matches(target, files):
+        return target
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".ikat-sample-", dir=parent))
+    write_files(staging, files)
+    if target.exists():
+        shutil.rmtree(target, ignore_errors=True)
+    try:
+        os.replace(staging, target)
+    except OSError:  # another process won the race: use its copy if it is right
+        shutil.rmtree(staging, ignore_errors=True)
+    if not _matches(target, files):
+        raise RuntimeError(f"{target}: could not write the iKAT-like sample")
     return target
