@@ -282,16 +282,22 @@ def test_auth_error_stops_the_run(server):
         c.judge(msgs, lo, hi)
 
 
-def test_connection_refused_is_invalid_not_a_crash(monkeypatch):
+def test_connection_refused_stops_the_run_or_is_invalid(monkeypatch):
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     msgs, lo, hi = messages_for("x")
+    # an endpoint that never answered: the first judgment that fails on connection errors only stops the run
     with JudgeClient("m", base_url=f"http://127.0.0.1:{port}/v1", retries=1, backoff=0.01, timeout=1) as c:
+        with pytest.raises(JudgeFatalError, match="cannot be reached"):
+            c.judge(msgs, lo, hi)
+    # with the early stop turned off it is one invalid judgment with its reason, not a crash
+    with JudgeClient("m", base_url=f"http://127.0.0.1:{port}/v1", retries=1, backoff=0.01, timeout=1,
+                     unreachable_after=0) as c:
         v = c.judge(msgs, lo, hi)
-    assert v.kind == "transport" and "connection error" in v.error
+    assert v.kind == "transport" and "connection error" in v.error and v.causes == ("connection", "connection")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -694,8 +700,9 @@ def test_temporal_missing_document_is_invalid_not_dropped(server, tmp_path):
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("q1 d1\nq1 dMissing\nq9 d1\n")
     out = tmp_path / "labels.jsonl"
+    # every judgment is invalid (see below): the file is written, and the exit code says nothing was judged
     assert cli_main(["judge", "temporal", "--topics", str(topics), "--documents", str(docs), "--pairs", str(pairs),
-                     "--model", "m", "--out", str(out), "--no-progress", "--backoff", "0.01"]) == 0
+                     "--model", "m", "--out", str(out), "--no-progress", "--backoff", "0.01"]) == 1
     rows = {(r["query_id"], r["doc_id"]): r for r in map(json.loads, out.read_text().splitlines())}
     assert set(rows) == {("q1", "d1"), ("q1", "dMissing"), ("q9", "d1")}
     assert rows["q1", "dMissing"]["temporal"] is None and "document text not found" in rows["q1", "dMissing"]["error"]

@@ -36,7 +36,7 @@ def _print_problems(problems: Sequence[Problem], limit: int = 20) -> None:
         print(f"warning: ... and {len(problems) - limit} more problem(s)", file=sys.stderr)
 
 
-def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str) -> None:
+def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats: bool = False) -> None:
     g = p.add_argument_group("judge endpoint and run")
     g.add_argument("--model", required=True, help="judge model name (sent to the endpoint)")
     g.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL, else the OpenAI API)")
@@ -44,9 +44,23 @@ def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str) -> None:
     g.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
     g.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
     g.add_argument("--retries", type=int, default=3, help="extra attempts per judgment (default 3)")
-    g.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    g.add_argument("--timeout", type=float, default=60.0,
+                   help="total seconds per attempt: connect, send, wait and read the whole reply (default 60)")
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubling (default 1)")
-    g.add_argument("--max-tokens", type=int, help="max_tokens of the reply (default: the endpoint's)")
+    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    g.add_argument("--max-reply-tokens", type=int, help="max_tokens of each reply (default: the endpoint's)")
+    g.add_argument("--max-requests", type=int,
+                   help="stop cleanly after this many HTTP requests (finished judgments are cached; run again "
+                        "to continue)")
+    g.add_argument("--max-tokens", type=int,
+                   help="stop cleanly once this many tokens (prompt + completion) were used by this run")
+    g.add_argument("--price-in", type=float, help="price per million prompt tokens (for a cost estimate)")
+    g.add_argument("--price-out", type=float, help="price per million completion tokens (for a cost estimate)")
+    if repeats:
+        g.add_argument("--repeats", type=int, default=1,
+                       help="independent judgments per item (default 1); each is cached separately")
+        g.add_argument("--aggregate", default="mean", choices=["mean", "median", "mode"],
+                       help="how the repeats of an item are combined in the summary (default mean)")
     g.add_argument("--no-json-mode", action="store_true",
                    help="do not send response_format=json_object (for endpoints that reject it)")
     g.add_argument("--prompts", help="folder of your own prompt files instead of the packaged ones")
@@ -58,9 +72,17 @@ def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str) -> None:
     g.add_argument("--format", default="table", choices=OUTPUT_FORMATS, help="summary format")
 
 
-def _client(args: argparse.Namespace):
+#: exit code of a run stopped by --max-requests / --max-tokens (nothing written; run again to resume)
+EXIT_LIMIT = 3
+
+
+def _client(args: argparse.Namespace, budget=None):
     from ..judge.client import JudgeClient
 
+    for name in ("max_requests", "max_tokens", "max_reply_tokens"):
+        value = getattr(args, name, None)
+        if value is not None and value < (1 if name == "max_reply_tokens" else 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be >= {1 if name == 'max_reply_tokens' else 0}")
     return JudgeClient(
         args.model,
         base_url=args.base_url,
@@ -68,8 +90,10 @@ def _client(args: argparse.Namespace):
         retries=args.retries,
         backoff=args.backoff,
         json_mode=not args.no_json_mode,
-        max_tokens=args.max_tokens,
+        max_tokens=args.max_reply_tokens,
         concurrency=args.concurrency,
+        temperature=args.temperature,
+        budget=budget,
     )
 
 
@@ -82,15 +106,37 @@ def _cache(args: argparse.Namespace, default: str | None):
     return JudgmentCache(directory)
 
 
+def _cost(prompt_tokens: int, completion_tokens: int, args: argparse.Namespace) -> float | None:
+    if args.price_in is None and args.price_out is None:
+        return None
+    return prompt_tokens / 1e6 * (args.price_in or 0.0) + completion_tokens / 1e6 * (args.price_out or 0.0)
+
+
+class _Run:
+    """What a judging run produced besides the outcomes (for the summary and the run record)."""
+
+    def __init__(self, stats, settings, budget) -> None:
+        self.stats = stats
+        self.settings = settings
+        self.budget = budget
+
+
 def _run(args: argparse.Namespace, items, cache_default: str | None):
-    """Run items; returns (outcomes, stats) or an exit code."""
-    from ..judge.client import JudgeFatalError
+    """Run items; returns (outcomes, _Run) or (None, exit code)."""
+    from ..judge.client import Budget, JudgeFatalError
     from ..judge.runner import RunStats, run_items
 
     stats = RunStats()
     cache = _cache(args, cache_default)
+    budget = Budget(args.max_requests, args.max_tokens)
     try:
-        with _client(args) as client:
+        client = _client(args, budget)
+    except ImportError as exc:
+        print(f"reteco-measures: {exc}", file=sys.stderr)
+        return None, 2
+    settings = client.settings()
+    try:
+        with client:
             outcomes = run_items(items, client, cache, concurrency=args.concurrency, progress=args.progress,
                                  refresh_invalid=args.refresh_invalid, stats=stats)
     except JudgeFatalError as exc:
@@ -103,7 +149,57 @@ def _run(args: argparse.Namespace, items, cache_default: str | None):
     where = f"; cache {cache.directory}" if cache.directory is not None else ""
     print(f"judged {stats.total}: {stats.cached} from cache, {stats.asked} asked, {stats.not_sent} not sendable, "
           f"{stats.invalid} invalid{where}", file=sys.stderr)
-    return outcomes, stats
+    cost = _cost(stats.prompt_tokens, stats.completion_tokens, args)
+    print(f"this run: {stats.requests} request(s), {stats.prompt_tokens} prompt + {stats.completion_tokens} "
+          f"completion tokens" + (f", estimated cost {cost:.4f}" if cost is not None else "")
+          + (f"; retry causes {dict(sorted(stats.causes.items()))}" if stats.causes else ""), file=sys.stderr)
+    if budget.exhausted is not None:
+        done = stats.total - stats.limited
+        print(f"reteco-measures: stopped: {budget.exhausted}; {done} of {stats.total} judgments are finished "
+              f"and cached{where}; nothing was written: run the same command again to continue", file=sys.stderr)
+        return None, EXIT_LIMIT
+    return outcomes, _Run(stats, settings, budget)
+
+
+def _final_code(args: argparse.Namespace, run: _Run) -> int:
+    stats = run.stats
+    if stats.total and stats.valid == 0:
+        print(f"reteco-measures: error: no judgment could be made ({stats.invalid} of {stats.total} invalid; "
+              "see the 'error' field of the output)", file=sys.stderr)
+        return 1
+    return 1 if args.strict and stats.invalid else 0
+
+
+def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict | None = None) -> None:
+    """``OUT.run.json``: the settings and counts of the run that wrote OUT (read by ``judge report``)."""
+    import datetime
+
+    from .. import __version__
+    from ..judge.cache import atomic_write_text
+
+    prompts = {}
+    for o in outcomes:
+        p = o.item.prompt
+        prompts.setdefault(p.sha256, {"dimension": p.dimension, "family": p.family, "version": p.version,
+                                      "sha256": p.sha256, "source": p.source, "scale": f"{p.low}-{p.high}"})
+    s = run.stats
+    record = {
+        "reteco_measures_version": __version__,
+        "written": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": getattr(args, "judge_command", None),
+        "settings": run.settings,
+        "concurrency": args.concurrency,
+        "repeats": getattr(args, "repeats", 1),
+        "aggregate": getattr(args, "aggregate", "mean"),
+        "price_in": args.price_in,
+        "price_out": args.price_out,
+        "prompts": list(prompts.values()),
+        "last_run": {"total": s.total, "cached": s.cached, "asked": s.asked, "not_sent": s.not_sent,
+                     "invalid": s.invalid, "requests": s.requests, "prompt_tokens": s.prompt_tokens,
+                     "completion_tokens": s.completion_tokens, "retry_causes": dict(sorted(s.causes.items()))},
+        **(extra or {}),
+    }
+    atomic_write_text(f"{args.out}.run.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 
 
 def _targets(path: str | None):
@@ -141,14 +237,16 @@ def _cmd_generation(args: argparse.Namespace) -> int:
             problems.append(Problem("answer for a turn that is not a target turn; not judged", line=ans.line,
                                     path=str(args.answers), query_id=tid, kind="unknown_query"))
     _print_problems(problems)
-    items = generation_items(answers, contexts, dims, targets=targets, prompts_dir=args.prompts)
-    outcomes, stats = _run(args, items, f"{args.out}.cache")
+    items = generation_items(answers, contexts, dims, targets=targets, prompts_dir=args.prompts,
+                             repeats=args.repeats)
+    outcomes, run = _run(args, items, f"{args.out}.cache")
     if outcomes is None:
-        return stats
+        return run
     rows = judgment_rows(outcomes)
     write_jsonl(args.out, rows)
-    print_frame(summary_frame(rows, dims), args.format)
-    return 1 if args.strict and stats.invalid else 0
+    _write_run_record(args, run, outcomes, {"scale": scale, "dimensions": dims})
+    print_frame(summary_frame(rows, dims, aggregate=args.aggregate), args.format)
+    return _final_code(args, run)
 
 
 def _add_generation(sub: argparse._SubParsersAction) -> None:
@@ -164,7 +262,7 @@ def _add_generation(sub: argparse._SubParsersAction) -> None:
                    help="reteco: correctness, completeness, relevance, coherence, faithfulness (1-5); "
                         "ikat: naturalness, groundedness (0-4)")
     p.add_argument("--targets", help="target turn ids: JSONL, TREC qrels or one id per line")
-    _add_client_args(p, default_cache="OUT.cache")
+    _add_client_args(p, default_cache="OUT.cache", repeats=True)
     p.set_defaults(func=_cmd_generation)
 
 
@@ -179,7 +277,7 @@ def _add_ikat(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="judgments JSONL to write")
     p.add_argument("--dimensions", help="naturalness,groundedness (default both)")
     p.add_argument("--targets", help="judged turns, e.g. the qrels file (pruned turns are not assessed)")
-    _add_client_args(p, default_cache="OUT.cache")
+    _add_client_args(p, default_cache="OUT.cache", repeats=True)
     p.set_defaults(func=_cmd_generation, scale="ikat")
 
 
@@ -231,19 +329,23 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
     problems += p2
     _print_problems(problems)
     items = temporal_items(pairs, topics, documents, prompts_dir=args.prompts)
-    outcomes, stats = _run(args, items, f"{args.out}.cache")
+    outcomes, run = _run(args, items, f"{args.out}.cache")
     if outcomes is None:
-        return stats
+        return run
     rows = label_rows(outcomes, topics)
     write_jsonl(args.out, rows)
+    _write_run_record(args, run, outcomes)
     if args.judgments_out:
         write_jsonl(args.judgments_out, [
             {**o.item.meta, "score": o.verdict.score, "model": o.model, "prompt_sha256": o.item.prompt.sha256,
-             "error": o.verdict.error, "rationale": o.verdict.rationale}
+             "error": o.verdict.error, "rationale": o.verdict.rationale, "error_kind": None if o.verdict.valid
+             else o.verdict.kind, "attempts": o.verdict.attempts, "retry_causes": list(o.verdict.causes),
+             "prompt_tokens": o.verdict.prompt_tokens, "completion_tokens": o.verdict.completion_tokens,
+             "response_model": o.verdict.response_model}
             for o in outcomes
         ])
     print_frame(temporal_summary(rows, outcomes), args.format)
-    return 1 if args.strict and stats.invalid else 0
+    return _final_code(args, run)
 
 
 def _add_temporal(sub: argparse._SubParsersAction) -> None:
@@ -274,9 +376,9 @@ def _cmd_meta_eval(args: argparse.Namespace) -> int:
     items = golden_items(dims, prompts_dir=args.prompts)
     if not items:
         raise ValueError("no golden case for the chosen dimensions")
-    outcomes, stats = _run(args, items, None)
+    outcomes, run = _run(args, items, None)
     if outcomes is None:
-        return stats
+        return run
     cases, summary = meta_eval_frames(outcomes)
     if args.out:
         write_jsonl(args.out, cases.astype(object).where(cases.notna(), None).to_dict(orient="records"))

@@ -22,7 +22,10 @@ from ..errors import Problem
 from ..io.jsonl import iter_jsonl
 from .prompts import FAMILIES, canonical
 
-__all__ = ["SCALES", "read_judgments", "aggregate_judgments", "normalize_scores"]
+__all__ = ["SCALES", "AGGREGATES", "read_judgments", "aggregate_judgments", "normalize_scores", "collapse_repeats"]
+
+#: how repeated judgments of one item are combined; ``mean`` is the default
+AGGREGATES = ("mean", "median", "mode")
 
 #: scale name -> (low, high)
 SCALES: dict[str, tuple[int, int]] = {"reteco": (1, 5), "ikat": (0, 4), "binary": (0, 1)}
@@ -33,9 +36,10 @@ JudgmentSource = str | os.PathLike | pd.DataFrame
 
 def read_judgments(source: JudgmentSource | Sequence[JudgmentSource]) -> tuple[pd.DataFrame, list[Problem]]:
     """Judgment rows (``turn_id``, ``dimension``, ``score``, ``normalized``, ``model``,
-    ``prompt_sha256``, ``error``, ``line``, ``path``) from JSONL files and/or DataFrames.
+    ``prompt_sha256``, ``error``, ``repeat``, ``line``, ``path``) from JSONL files and/or DataFrames.
 
-    Malformed lines and duplicate (turn, dimension) rows (the first is kept) are problems.
+    Malformed lines and duplicate (turn, dimension, repeat) rows (the first is kept) are problems;
+    a row without ``repeat`` is repeat 0.
     """
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     frames: list[pd.DataFrame] = []
@@ -55,14 +59,23 @@ def read_judgments(source: JudgmentSource | Sequence[JudgmentSource]) -> tuple[p
                 continue
             rows.append({**obj, "line": i, "path": path})
         frames.append(pd.DataFrame(rows))
-    cols = ["turn_id", "dimension", "score", "normalized", "model", "prompt_sha256", "error", "line", "path"]
+    cols = ["turn_id", "dimension", "score", "normalized", "model", "prompt_sha256", "error", "repeat", "line",
+            "path"]
     frame = pd.concat([f.reindex(columns=cols) for f in frames], ignore_index=True) if frames else pd.DataFrame(
         columns=cols)
     frame["turn_id"] = frame["turn_id"].astype(str)
     frame["dimension"] = [canonical(str(d)) for d in frame["dimension"]]
-    dup = frame.duplicated(["turn_id", "dimension"], keep="first")
+    rep = pd.to_numeric(frame["repeat"], errors="coerce")
+    bad_rep = frame["repeat"].notna() & (rep.isna() | (rep < 0) | (rep != rep.round()))
+    for row in frame[bad_rep].itertuples(index=False):
+        problems.append(Problem(f"'repeat' {row.repeat!r} is not a non-negative integer; row left out",
+                                line=_int_or_none(row.line), path=row.path, query_id=row.turn_id, kind="field"))
+    frame = frame[~bad_rep].copy()
+    frame["repeat"] = rep[~bad_rep].fillna(0).astype("int64")
+    dup = frame.duplicated(["turn_id", "dimension", "repeat"], keep="first")
     for row in frame[dup].itertuples(index=False):
-        problems.append(Problem(f"duplicate judgment for dimension {row.dimension!r}; the first one is kept",
+        what = f"dimension {row.dimension!r}" + (f", repeat {row.repeat}" if row.repeat else "")
+        problems.append(Problem(f"duplicate judgment for {what}; the first one is kept",
                                 line=_int_or_none(row.line), path=row.path, query_id=row.turn_id, kind="duplicate"))
     return frame[~dup].reset_index(drop=True), problems
 
@@ -116,6 +129,35 @@ def normalize_scores(frame: pd.DataFrame, scale: str | None = None) -> tuple[pd.
     return frame, problems
 
 
+def collapse_repeats(frame: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
+    """One row per (``turn_id``, ``dimension``) from rows with ``valid`` and ``value`` columns and
+    any number of repeats.
+
+    ``value`` combines the valid repeats: ``mean`` (the default: the expected score of the judge),
+    ``median`` (the middle value; the mean of the two middle values for an even count) or ``mode``
+    (the most frequent value; the lowest of tied values). ``valid`` is True when at least one
+    repeat is valid; ``n_repeats`` and ``n_valid_repeats`` count them.
+    """
+    if how not in AGGREGATES:
+        raise ValueError(f"--aggregate must be one of {', '.join(AGGREGATES)}, not {how!r}")
+    keys = ["turn_id", "dimension"]
+    f = frame[[*keys, "valid", "value"]].copy()
+    f["value"] = f["value"].where(f["valid"]).astype("float64")
+    g = f.groupby(keys, sort=False)
+    out = pd.DataFrame({"n_repeats": g.size(), "n_valid_repeats": g["valid"].sum().astype(int)})
+    if how == "mean":
+        out["value"] = g["value"].mean()
+    elif how == "median":
+        out["value"] = g["value"].median()
+    else:
+        counts = f.dropna(subset=["value"]).groupby([*keys, "value"], sort=False).size().rename("c").reset_index()
+        counts = counts.sort_values(["c", "value"], ascending=[False, True], kind="stable")
+        top = counts.drop_duplicates(keys, keep="first").set_index(keys)["value"]
+        out["value"] = top.reindex(out.index)
+    out["valid"] = out["n_valid_repeats"] > 0
+    return out.reset_index()
+
+
 def aggregate_judgments(
     judgments: JudgmentSource | Sequence[JudgmentSource],
     *,
@@ -125,6 +167,7 @@ def aggregate_judgments(
     topics: pd.DataFrame | str | None = None,
     by: str | Sequence[str] | None = None,
     problems: list[Problem] | None = None,
+    aggregate: str = "mean",
 ) -> pd.DataFrame:
     """Per-dimension macro scores of judgment files, in the style of :func:`reteco_measures.evaluate`.
 
@@ -141,6 +184,8 @@ def aggregate_judgments(
             ``<conversation>_turn_<t>`` id) or a list of them: one row per group, then
             ``"(macro)"`` (mean of group means) and ``"(all)"`` (mean over turns) rows.
         problems: a list that receives the problems found (malformed rows, bad scores, ...).
+        aggregate: how repeated judgments of a turn are combined (``mean``, ``median``, ``mode``;
+            see :func:`collapse_repeats`); a turn is invalid only when all its repeats are.
 
     Returns:
         DataFrame ``[*by, "dimension", "value", "n", "n_invalid", "n_missing"]``: ``value`` is the
@@ -167,6 +212,7 @@ def aggregate_judgments(
             found.append(Problem("judgment for a turn that is not a target; left out", query_id=tid,
                                  kind="unknown_query"))
         frame = frame[frame["turn_id"].isin(set(target_ids))]
+    frame = collapse_repeats(frame, aggregate)
     # complete grid of (target, dimension): rows without a judgment are "missing"
     grid = pd.MultiIndex.from_product([target_ids, dims], names=["turn_id", "dimension"]).to_frame(index=False)
     full = grid.merge(frame[["turn_id", "dimension", "valid", "value"]], on=["turn_id", "dimension"], how="left",

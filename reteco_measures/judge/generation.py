@@ -65,8 +65,12 @@ def generation_items(
     targets: Sequence[str] | None = None,
     prompts: dict[str, Prompt] | None = None,
     prompts_dir: str | Path | None = None,
+    repeats: int = 1,
 ) -> list[JudgeItem]:
-    """One :class:`JudgeItem` per (target turn, dimension), turn-major in target order."""
+    """One :class:`JudgeItem` per (target turn, dimension) — ``repeats`` of them (``repeat`` 0 ..
+    K-1) for repeated judgments — turn-major in target order."""
+    if repeats < 1:
+        raise ValueError("--repeats must be >= 1")
     prompts = prompts or {d: load_prompt(d, directory=prompts_dir) for d in dimensions}
     turn_ids = list(targets) if targets is not None else list(contexts)
     items: list[JudgeItem] = []
@@ -98,16 +102,22 @@ def generation_items(
                     "answer": ans.answer,
                 }
             inputs = {k: variables[k] for k in sorted(prompt.placeholders)} if reason is None else {}
-            items.append(JudgeItem(prompt, inputs, meta, invalid=reason))
+            for r in range(repeats):
+                items.append(JudgeItem(prompt, inputs, {**meta, "repeat": r}, invalid=reason, repeat=r))
     return items
 
 
-def judgment_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
-    """Output rows (SPEC §7) plus the model's ``rationale``."""
+def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> list[dict[str, Any]]:
+    """Output rows: ``turn_id, dimension, score, normalized, model, prompt_sha256, error`` and the
+    model's ``rationale``, then the audit fields ``repeat`` (0 .. K-1), ``error_kind`` (why a
+    judgment is invalid: ``input``, ``response``, ``transport``, ``request``, ``limit``; null when
+    valid), ``attempts``, ``retry_causes``, ``prompt_tokens``, ``completion_tokens``,
+    ``response_model`` (the model name the endpoint returned) and, on the first repeat, the
+    ``inputs`` the judge saw (for rating sheets and audits)."""
     rows = []
     for o in outcomes:
         v = o.verdict
-        rows.append({
+        row = {
             "turn_id": o.item.meta["turn_id"],
             "dimension": o.item.meta["dimension"],
             "score": v.score,
@@ -116,16 +126,35 @@ def judgment_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
             "prompt_sha256": o.item.prompt.sha256,
             "error": v.error,
             "rationale": v.rationale,
-        })
+            "repeat": o.item.repeat,
+            "error_kind": None if v.valid else v.kind,
+            "attempts": v.attempts,
+            "retry_causes": list(v.causes),
+            "prompt_tokens": v.prompt_tokens,
+            "completion_tokens": v.completion_tokens,
+            "response_model": v.response_model,
+        }
+        if with_inputs and o.item.repeat == 0 and o.item.inputs:
+            row["inputs"] = dict(o.item.inputs)
+        rows.append(row)
     return rows
 
 
-def summary_frame(rows: Sequence[dict[str, Any]], dimensions: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per dimension: mean normalized score over valid judgments, n valid, n invalid."""
-    frame = pd.DataFrame(list(rows), columns=["dimension", "normalized", "error"])
+def summary_frame(rows: Sequence[dict[str, Any]], dimensions: Sequence[str] | None = None,
+                  aggregate: str = "mean") -> pd.DataFrame:
+    """Per dimension: mean normalised score over items with a valid judgment, n valid, n invalid.
+
+    With repeated judgments the repeats of an item are first combined with ``aggregate`` (see
+    :func:`~reteco_measures.judge.aggregate.collapse_repeats`); an item is invalid only when every
+    repeat is.
+    """
+    from .aggregate import collapse_repeats
+
+    frame = pd.DataFrame(list(rows), columns=["turn_id", "dimension", "normalized", "error", "repeat"])
     order = list(dimensions) if dimensions is not None else list(dict.fromkeys(frame["dimension"]))
     valid = frame["error"].isna() & frame["normalized"].notna()
     frame = frame.assign(valid=valid, value=frame["normalized"].where(valid).astype("float64"))
+    frame = collapse_repeats(frame, aggregate)
     grouped = frame.groupby("dimension", sort=False)
     out = pd.DataFrame({
         "mean": grouped["value"].mean(),

@@ -62,11 +62,39 @@ class Context:
 
 
 def _first_json_char(path: str | Path) -> str:
-    with open(path, encoding="utf-8-sig") as f:
-        while True:
-            ch = f.read(1)
-            if not ch or not ch.isspace():
-                return ch
+    """The first non-blank character of a file (after a UTF-8 BOM), read as bytes so that an
+    undecodable byte later in the file cannot fail this peek."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    text = head.lstrip()
+    return chr(text[0]) if text and text[0] < 128 else ""
+
+
+def _load_json_file(path: str | Path, problems: list[Problem]) -> Any:
+    """The whole file as one JSON value, or None with a problem naming the file (undecodable
+    UTF-8 with its line, invalid JSON with its line, nesting too deep, absurd numbers)."""
+    p = str(path)
+    data = Path(path).read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problems.append(Problem(f"not valid UTF-8 ({exc.reason}); the file was not read", line=line, path=p,
+                                kind="encoding"))
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(f"not valid JSON ({exc.msg})", line=exc.lineno, path=p))
+    except RecursionError:
+        problems.append(Problem("JSON nested too deeply; the file was not read", path=p))
+    except ValueError as exc:  # e.g. an integer beyond the digit limit
+        problems.append(Problem(f"not readable JSON ({str(exc)[:100]})", path=p))
+    return None
 
 
 def _id(obj: dict[str, Any], names: Iterable[str]) -> str | None:
@@ -105,18 +133,42 @@ def read_answers(path: str | Path, passages: dict[str, str] | None = None) -> tu
 
 
 def _looks_like_ikat_run(path: str | Path) -> bool:
+    """True for a JSON document with a ``turns`` list, and for a multi-line document none of whose
+    first lines is an answer object on its own (read as a run, so its problem is reported for the
+    whole file); False for JSONL (one object per line), whose bad lines are reported one by one."""
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            obj = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-    return isinstance(obj, dict) and isinstance(obj.get("turns"), list)
+        obj = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        pass
+    else:
+        return isinstance(obj, dict) and isinstance(obj.get("turns"), list)
+    # not one JSON document: JSONL when one of the first lines is an answer object on its own
+    seen = 0
+    with open(path, "rb") as f:
+        for raw in f:
+            s = raw.strip()
+            if not s:
+                continue
+            try:
+                obj = json.loads(s.decode("utf-8-sig", "replace"))
+            except (ValueError, RecursionError):
+                obj = None
+            if isinstance(obj, dict) and ("turn_id" in obj or seen == 0):
+                return False
+            seen += 1
+            if seen >= 20:
+                break
+    return True
 
 
 def _read_ikat_run(path: str | Path, passages: dict[str, str], problems: list[Problem]) -> dict[str, Answer]:
     p = str(path)
-    with open(path, encoding="utf-8-sig") as f:
-        run = json.load(f)
+    run = _load_json_file(path, problems)
+    if run is None:
+        return {}
+    if not isinstance(run, dict) or not isinstance(run.get("turns"), list):
+        problems.append(Problem("an iKAT run must be a JSON object with a 'turns' list", path=p))
+        return {}
     out: dict[str, Answer] = {}
     for n, turn in enumerate(run["turns"]):
         where = f"turns[{n}]"
@@ -206,20 +258,24 @@ def read_context(path: str | Path) -> tuple[dict[str, Context], list[Problem]]:
 
 def _read_ikat_topics(path: str | Path, problems: list[Problem]) -> dict[str, Context]:
     p = str(path)
-    with open(path, encoding="utf-8-sig") as f:
-        try:
-            data = json.load(f)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(f"not valid JSON ({exc.msg})", line=exc.lineno, path=p))
-            return {}
+    data = _load_json_file(path, problems)
+    if data is None:
+        return {}
+    if not isinstance(data, list):
+        problems.append(Problem("iKAT topics must be a JSON list of conversations", path=p))
+        return {}
     out: dict[str, Context] = {}
-    for conv in data:
+    for n, conv in enumerate(data):
         number = conv.get("number") if isinstance(conv, dict) else None
         if number is None or not isinstance(conv.get("turns"), list):
-            problems.append(Problem("a conversation needs 'number' and 'turns'", path=p))
+            problems.append(Problem(f"conversation [{n}] needs 'number' and 'turns'", path=p))
             continue
         history: list[dict[str, str]] = []
-        for turn in conv["turns"]:
+        for k, turn in enumerate(conv["turns"]):
+            if not isinstance(turn, dict):
+                problems.append(Problem(f"conversation {number}: turns[{k}] is not an object "
+                                        f"({type(turn).__name__}); skipped", path=p))
+                continue
             tid = f"{number}_{turn.get('turn_id')}"
             utterance = turn.get("utterance")
             if not isinstance(utterance, str):
@@ -234,21 +290,28 @@ def _read_ikat_topics(path: str | Path, problems: list[Problem]) -> dict[str, Co
 
 def read_targets(path: str | Path) -> list[str]:
     """Target turn ids from JSONL (``turn_id``/``query_id``/``id``), TREC qrels or one id per line,
-    in first-seen order."""
+    in first-seen order.
+
+    Raises:
+        ValueError: naming the file and line of an undecodable or malformed line.
+    """
     seen: dict[str, None] = {}
-    with open(path, encoding="utf-8-sig") as f:
-        for raw in f:
-            s = raw.strip()
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            try:
+                s = raw.decode("utf-8-sig" if i == 1 else "utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}:{i}: not valid UTF-8 ({exc.reason})") from None
             if not s:
                 continue
             if s.startswith("{"):
                 try:
                     obj = json.loads(s)
-                except json.JSONDecodeError:
-                    raise ValueError(f"{path}: a line starting with '{{' is not valid JSON") from None
-                tid = _id(obj, ("turn_id", "query_id", "id"))
+                except (ValueError, RecursionError):
+                    raise ValueError(f"{path}:{i}: a line starting with '{{' is not valid JSON") from None
+                tid = _id(obj, ("turn_id", "query_id", "id")) if isinstance(obj, dict) else None
                 if tid is None:
-                    raise ValueError(f"{path}: a JSON line has no turn_id/query_id/id")
+                    raise ValueError(f"{path}:{i}: a JSON line has no turn_id/query_id/id")
             else:
                 tid = s.split()[0]
             seen.setdefault(tid, None)

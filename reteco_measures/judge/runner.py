@@ -6,10 +6,14 @@ key inside one run are asked once. Fresh outcomes are cached as soon as they arr
 is interrupted (Ctrl-C, a kill, a crash) loses at most the requests in flight and a rerun of the
 same command asks only what is missing.
 
-What is cached: valid judgments and ``response`` failures (the model answered, at temperature 0,
-with something invalid on every attempt: asking again would give the same). ``transport`` and
-``request`` failures (timeouts, 5xx, 429, HTTP 400) are not cached, so a rerun retries them.
-``refresh_invalid=True`` also re-asks cached ``response`` failures.
+What is cached: valid judgments and ``response`` failures (the endpoint returned a well-formed
+chat completion whose content is not a valid judgment on every attempt: asking again at
+temperature 0 would give the same). ``transport``, ``request`` and ``limit`` failures (timeouts,
+5xx, 429, a gateway's HTML page, HTTP 400, a reached request/token limit) are not cached, so a
+rerun retries them. ``refresh_invalid=True`` also re-asks cached ``response`` failures.
+
+Two runs sharing one cache folder coordinate through a lock per judgment
+(:meth:`~reteco_measures.judge.cache.JudgmentCache.lock`): the same judgment is never asked twice.
 """
 
 from __future__ import annotations
@@ -22,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import JudgmentCache, cache_key
-from .client import Verdict
+from .client import JudgeFatalError, Verdict
 from .prompts import Prompt
 
-__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats"]
+__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key"]
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,15 @@ class JudgeItem:
         meta: free data carried to the output (turn_id, doc_id, period ...).
         invalid: when set, the item is not sent: it is recorded invalid with this reason (e.g.
             the answer of a target turn is missing).
+        repeat: index of an independent repeated judgment of the same input (0 = the first);
+            each repeat has its own cache entry.
     """
 
     prompt: Prompt
     inputs: dict[str, str]
     meta: dict[str, Any] = field(default_factory=dict)
     invalid: str | None = None
+    repeat: int = 0
 
 
 @dataclass(frozen=True)
@@ -64,13 +71,22 @@ class Outcome:
 
 @dataclass
 class RunStats:
-    """Counts of one run (for the summary line)."""
+    """Counts of one run (for the summary line); token counts are those of this run's requests."""
 
     total: int = 0
     cached: int = 0
     asked: int = 0
     not_sent: int = 0
     invalid: int = 0
+    limited: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    causes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> int:
+        return self.total - self.invalid
 
 
 class _Judge:
@@ -84,6 +100,16 @@ class _Judge:
 
 def _cacheable(verdict: Verdict) -> bool:
     return verdict.kind in ("ok", "response")
+
+
+def item_key(item: JudgeItem, model: str, settings: dict[str, Any] | None = None) -> str:
+    """The cache key of ``item`` for ``model``."""
+    return cache_key(item.prompt.sha256, model, item.inputs, item.repeat, settings)
+
+
+def _key_settings(client: Any) -> dict[str, Any] | None:
+    temperature = getattr(client, "temperature", 0.0)
+    return {"temperature": float(temperature)} if isinstance(temperature, (int, float)) and temperature else None
 
 
 def run_items(
@@ -109,13 +135,24 @@ def run_items(
         refresh_invalid: re-ask items whose cached outcome is an invalid model reply.
         stats: filled with counts when given.
         on_outcome: called (in the calling thread) for every outcome as it becomes known.
+
+    Raises:
+        JudgeFatalError: the endpoint refused the configuration or cannot be reached (outcomes
+            finished so far are cached).
     """
     cache = cache if cache is not None else JudgmentCache(None)
     stats = stats if stats is not None else RunStats()
     stats.total = len(items)
     model = client.model
+    settings = _key_settings(client)
     results: list[Outcome | None] = [None] * len(items)
     pending: dict[str, list[int]] = {}  # key -> item indices waiting for it
+
+    def usable(entry: dict[str, Any] | None) -> Verdict | None:
+        if entry is None or not isinstance(entry.get("verdict"), dict):
+            return None
+        verdict = Verdict.from_dict(entry["verdict"])
+        return verdict if verdict.valid or not refresh_invalid else None
 
     def finish(i: int, verdict: Verdict, cached: bool) -> None:
         out = Outcome(items[i], verdict, cached, model)
@@ -125,41 +162,51 @@ def run_items(
         if on_outcome is not None:
             on_outcome(out)
 
-    keys: list[str | None] = []
     for i, item in enumerate(items):
         if item.invalid is not None:
-            keys.append(None)
             stats.not_sent += 1
             finish(i, Verdict(None, None, item.invalid, "input", 0, None), False)
             continue
-        key = cache_key(item.prompt.sha256, model, item.inputs)
-        keys.append(key)
-        entry = cache.get(key)
-        if entry is not None:
-            verdict = Verdict.from_dict(entry["verdict"])
-            if verdict.valid or not refresh_invalid:
-                stats.cached += 1
-                finish(i, verdict, True)
-                continue
+        key = item_key(item, model, settings)
+        verdict = usable(cache.get(key))
+        if verdict is not None:
+            stats.cached += 1
+            finish(i, verdict, True)
+            continue
         pending.setdefault(key, []).append(i)
 
     if pending:
         bar = _progress(len(items), len(items) - sum(len(v) for v in pending.values()), progress)
-        lock = threading.Lock()
+        stop = threading.Event()
 
-        def work(key: str, i: int) -> Verdict:
+        def work(key: str, i: int) -> tuple[Verdict, bool]:
             item = items[i]
-            messages = item.prompt.render(item.inputs)
-            verdict = client.judge(messages, item.prompt.low, item.prompt.high)
-            if _cacheable(verdict):
-                cache.put(key, {
-                    "verdict": verdict.as_dict(),
-                    "model": model,
-                    "prompt_sha256": item.prompt.sha256,
-                    "dimension": item.prompt.dimension,
-                    "input": item.inputs,
-                })
-            return verdict
+            try:
+                with cache.lock(key, stop):
+                    # another process may have answered it while this one waited
+                    found = usable(cache.get(key))
+                    if found is not None:
+                        return found, True
+                    messages = item.prompt.render(item.inputs)
+                    verdict = client.judge(messages, item.prompt.low, item.prompt.high)
+                    if _cacheable(verdict):
+                        cache.put(key, {
+                            "verdict": verdict.as_dict(),
+                            "model": model,
+                            "prompt_sha256": item.prompt.sha256,
+                            "dimension": item.prompt.dimension,
+                            "repeat": item.repeat,
+                            "input": item.inputs,
+                        })
+                    return verdict, False
+            except (JudgeFatalError, KeyboardInterrupt):
+                raise
+            except InterruptedError as exc:
+                return Verdict(None, None, f"not asked: {exc}", "limit", 0), False
+            except Exception as exc:  # one item's unexpected failure never ends the run
+                msg = f"internal error while judging: {type(exc).__name__}: {str(exc)[:200]}"
+                redact = getattr(client, "redact", None)
+                return Verdict(None, None, redact(msg) if redact else msg, "error", 0), False
 
         executor = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="judge")
         futures: dict[Future, str] = {}
@@ -170,15 +217,26 @@ def run_items(
             while remaining:
                 done, remaining = wait(remaining, timeout=0.5, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    verdict = fut.result()  # JudgeFatalError propagates
+                    verdict, cached = fut.result()  # JudgeFatalError propagates
                     key = futures[fut]
-                    with lock:
+                    if cached:
+                        stats.cached += len(pending[key])
+                    else:
                         stats.asked += 1
-                        for i in pending[key]:
-                            finish(i, verdict, False)
-                        if bar is not None:
-                            bar.update(len(pending[key]))
+                        stats.requests += verdict.attempts
+                        stats.prompt_tokens += verdict.prompt_tokens
+                        stats.completion_tokens += verdict.completion_tokens
+                        for c in verdict.causes:
+                            stats.causes[c] = stats.causes.get(c, 0) + 1
+                        if verdict.kind == "limit":
+                            stats.limited += 1
+                    for i in pending[key]:
+                        finish(i, verdict, cached)
+                    if bar is not None:
+                        bar.update(len(pending[key]))
+                        bar.set_postfix_str(f"tokens {stats.prompt_tokens}+{stats.completion_tokens}", refresh=False)
         except BaseException:
+            stop.set()
             cancel = getattr(client, "cancel", None)
             if cancel is not None:
                 cancel()
