@@ -23,6 +23,7 @@ import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import Evaluator, Provider
 
+from ._pyterrier import patch_pyterrier
 from .io.convert import as_qrels_frame, as_run_frame
 from .kernels.ndcg import gains_frame
 from .kernels.ranking import duplicate_pairs, rank_run, top_k
@@ -119,6 +120,8 @@ class RetecoEvaluator(Evaluator):
         self.side = side
 
     def iter_calc(self, run: Any) -> Iterator[Metric]:
+        # inside pt.Experiment: make PyTerrier average our values with our aggregators
+        patch_pyterrier()
         frame = as_run_frame(run)
         # a repeated (query, doc) pair keeps its last score, as pytrec_eval's dictionaries do, so
         # our measures and the standard ones see the same run (the reteco contract, applied by
