@@ -9,9 +9,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "Problem",
+    "Severity",
+    "SEVERITIES",
     "DataFormatError",
     "DataFormatWarning",
     "QueryIdMismatchWarning",
@@ -19,6 +22,11 @@ __all__ = [
     "GroupMismatchWarning",
     "report_problems",
 ]
+
+
+#: a problem's consequence, from the gravest: refused / partly lost or warned / informational
+Severity = Literal["error", "warning", "note"]
+SEVERITIES: tuple[str, ...] = ("error", "warning", "note")
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,10 @@ class Problem:
         kind: a short machine-readable category (``format``, ``duplicate``, ``unknown_doc``,
             ``unknown_query``, ``missing_query``, ``score``, ``order``, ``field`` ...).
         doc_id: the document concerned, when there is one.
+        severity: ``'error'`` (the submission as a whole is refused: a validator report with an
+            error is not ``valid``), ``'warning'`` (part of the submission is lost or changed, or
+            the organisers' own validator warns; the rest still scores) or ``'note'`` (a check
+            only we make; nothing is lost). Each contract documents which problem gets which.
     """
 
     message: str
@@ -41,6 +53,7 @@ class Problem:
     path: str | None = None
     kind: str = "format"
     doc_id: str | None = None
+    severity: Severity = "error"
 
     def __str__(self) -> str:
         where = self.path or "<data>"
@@ -56,6 +69,7 @@ class Problem:
             "query_id": self.query_id,
             "doc_id": self.doc_id,
             "kind": self.kind,
+            "severity": self.severity,
             "message": self.message,
         }
 

@@ -78,7 +78,9 @@ def test_unknown_contract() -> None:
 @given(st.text(alphabet=st.sampled_from(list("q1d2 Q0\t\n.#-eé5")), max_size=300))
 def test_never_crashes_on_arbitrary_text(text: str) -> None:
     report = rm.validate_run(text + "\n", "reteco", corpus=["d1", "d2"])
-    assert report.valid
+    # valid unless nothing at all is left to score (the one error of the reteco contract)
+    assert report.valid == (len(report.run) > 0)
+    assert all(p.severity == "warning" for p in report.errors if p.kind != "empty")
     assert set(report.run.columns) >= {"query_id", "doc_id", "score", "rank"}
     assert not report.run.duplicated(["query_id", "doc_id"]).any()
     assert report.run["doc_id"].isin(["d1", "d2"]).all()

@@ -79,7 +79,9 @@ def test_more_than_ten(tmp_path):
     queries = pd.DataFrame({"query_id": ["r1"], "domain": ["med"]})
     lines = [row("r1", [(f"m{i}", 12 - i) for i in range(11)])]
     report = validate(write(tmp_path, lines), corpus=corpus, queries=queries)
-    assert report.invalid_queries == ["r1"] and [p.kind for p in report.errors] == ["too_many"]
+    assert report.invalid_queries == ["r1"] and [p.kind for p in report.errors] == ["empty", "too_many"]
+    # the only request is rejected: nothing is left to score (an error); the row problem is a warning
+    assert [p.severity for p in report.errors] == ["error", "warning"] and not report.valid
     report = validate(write(tmp_path, [row("r1", [(f"m{i}", 12 - i) for i in range(10)])]), corpus=corpus,
                       queries=queries)
     assert report.ok

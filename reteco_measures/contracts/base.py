@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..errors import DataFormatError, Problem
+from ..errors import SEVERITIES, DataFormatError, Problem
 from ..io._lines import split_lines, strip_compression_suffix
 from ..io.jsonl import JSONTextError, iter_jsonl, read_json_document
 
-__all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids"]
+__all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids", "with_severity"]
 
 
 @dataclass
@@ -24,22 +24,25 @@ class ValidationReport:
 
     Attributes:
         contract: the contract checked (``reteco``, ``chunqiu``, ``spoken``, ``ikat``).
-        ok: True when the submission conforms completely (no problem at all).
-        valid: True when the submission can be scored officially. A ``reteco`` run with
-            duplicates is not ``ok`` but still ``valid`` (the duplicates are removed); a
-            ``chunqiu`` batch with any violation is neither (official score 0).
-        errors: every problem, each with ``.line``, ``.query_id``, ``.message``.
+        errors: every problem (of every severity), each with ``.line``, ``.query_id``,
+            ``.message`` and ``.severity`` (``'error'``, ``'warning'`` or ``'note'``).
         run: the cleaned run in the file's order: ``query_id, doc_id, score, rank, line``
             (``rank`` = the rank the contract's tie policy gives the row).
         invalid_queries: queries whose rows were rejected as a whole (``spoken``: they score 0).
         missing_queries: expected queries absent from the run (they score 0).
         extra: contract-specific results (e.g. the iKAT PTKB ranking).
+
+    Derived:
+        ok: True when the submission conforms completely (no problem of any severity).
+        valid: True iff no problem has severity ``'error'``: the submission can be scored
+            officially. A ``reteco`` run with duplicates is not ``ok`` but still ``valid`` (the
+            duplicates are removed: a warning); a ``chunqiu`` batch with any violation is
+            neither (every violation is an error; official score 0).
     """
 
     contract: str
     errors: list[Problem]
     run: pd.DataFrame
-    valid: bool = True
     invalid_queries: list[str] = field(default_factory=list)
     missing_queries: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -48,34 +51,68 @@ class ValidationReport:
     def ok(self) -> bool:
         return not self.errors
 
+    @property
+    def valid(self) -> bool:
+        return not any(p.severity == "error" for p in self.errors)
+
     def __bool__(self) -> bool:
         return self.ok
+
+    def problems_of(self, severity: str) -> list[Problem]:
+        """The problems of one severity (``'error'``, ``'warning'`` or ``'note'``), in order."""
+        if severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, not {severity!r}")
+        return [p for p in self.errors if p.severity == severity]
 
     def problem_counts(self) -> dict[str, int]:
         """How many problems of each kind (``duplicate``, ``unknown_doc``, ...), by kind name."""
         return dict(sorted(Counter(p.kind for p in self.errors).items()))
 
+    def severity_counts(self) -> dict[str, int]:
+        """How many problems of each severity: ``{'error': n, 'warning': n, 'note': n}``."""
+        counts = Counter(p.severity for p in self.errors)
+        return {s: counts.get(s, 0) for s in SEVERITIES}
+
+    def state(self) -> str:
+        """``'ok'``, ``'valid with corrections'`` (warnings/notes only) or ``'INVALID'``."""
+        return "ok" if self.ok else ("valid with corrections" if self.valid else "INVALID")
+
     def as_dict(self, rows_key: str = "rows_kept") -> dict[str, Any]:
         """The report for JSON output: ok, valid, rows kept (under ``rows_key``), problem counts
-        and every problem as a dict."""
+        by severity and by kind, and every problem as a dict (with its ``severity``)."""
         return {"ok": self.ok, "valid": self.valid, rows_key: len(self.run),
+                "severity_counts": self.severity_counts(),
                 "problem_counts": self.problem_counts(), "problems": [p.as_dict() for p in self.errors]}
 
     def summary(self, limit: int = 20) -> str:
-        """A readable multi-line summary (first ``limit`` problems)."""
-        state = "ok" if self.ok else ("valid with corrections" if self.valid else "INVALID")
+        """A readable multi-line summary (first ``limit`` problems, errors first, each with its
+        severity)."""
+        counts = self.severity_counts()
+        tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
         lines = [
-            f"contract {self.contract}: {state}; {len(self.run)} row(s) kept, {len(self.errors)} problem(s)"
+            f"contract {self.contract}: {self.state()}; {len(self.run)} row(s) kept, "
+            f"{len(self.errors)} problem(s)" + (f" ({tally})" if tally else "")
         ]
-        lines += [f"  {p}" for p in self.errors[:limit]]
+        shown = sorted(self.errors, key=lambda p: SEVERITIES.index(p.severity))[:limit]
+        lines += [f"  {p.severity}: {p}" for p in shown]
         if len(self.errors) > limit:
             lines.append(f"  ... and {len(self.errors) - limit} more")
         return "\n".join(lines)
 
     def problems_frame(self) -> pd.DataFrame:
-        """The problems as a DataFrame (path, line, query_id, doc_id, kind, message)."""
-        cols = ["path", "line", "query_id", "doc_id", "kind", "message"]
+        """The problems as a DataFrame (path, line, query_id, doc_id, kind, severity, message)."""
+        cols = ["path", "line", "query_id", "doc_id", "kind", "severity", "message"]
         return pd.DataFrame([p.as_dict() for p in self.errors], columns=cols)
+
+
+def with_severity(problems: list[Problem], severity: str | Callable[[Problem], str]) -> list[Problem]:
+    """The problems with their ``severity`` set: one severity for all, or ``severity(problem)``."""
+    pick = severity if callable(severity) else (lambda _p: severity)
+    out = []
+    for p in problems:
+        s = pick(p)
+        out.append(p if p.severity == s else replace(p, severity=s))
+    return out
 
 
 ContractFn = Callable[..., ValidationReport]

@@ -16,7 +16,7 @@ appear exactly once; output row order is unrestricted"):
   non-increasing order; equal scores must follow corpus order (when ``corpus`` is given).
 
 Any violation makes the *whole batch* invalid (``report.valid`` False, official score 0); all
-violations are reported at once, each with its line. The strict JSONL parser used here (and by
+violations are reported at once, each with its line. So every problem has severity ``error``. The strict JSONL parser used here (and by
 the ``spoken`` contract) is :func:`parse_results`: the lenient run reader drops what it cannot
 use, a contract must see everything.
 
@@ -44,7 +44,7 @@ import pandas as pd
 from ..errors import Problem
 from ..io._lines import is_inline_text, read_source_bytes, source_name
 from ..kernels.ranking import corpus_positions, group_rank
-from .base import ValidationReport, contract, id_frame
+from .base import ValidationReport, contract, id_frame, with_severity
 
 __all__ = [
     "validate_chunqiu",
@@ -490,12 +490,11 @@ def validate_chunqiu(
 
     keep = items["score_ok"].to_numpy() & items["doc_id"].notna().to_numpy() & items["query_id"].notna().to_numpy()
     cleaned = _cleaned_run(items, keep)
-    problems = sort_problems(problems)
+    problems = with_severity(sort_problems(problems), "error")  # any violation invalidates the batch
     return ValidationReport(
         "chunqiu",
         problems,
         cleaned,
-        valid=not problems,
         missing_queries=missing,
         extra={"checks_skipped": skipped, "lines": len(parsed.records), "queries": len(first_line)},
     )

@@ -11,6 +11,11 @@ Rules, from the RETECO evaluation plan ("Deterministic handling"):
 * ordering is trec_eval's (score, then doc id, both descending); the rank column is ignored.
 
 Every removal is reported with its line number. The cleaned run is returned.
+
+Severities (``Problem.severity``): every problem above is a ``warning`` — the rules say what
+happens to the row (it is skipped, removed or discarded, or the query scores 0) and the rest of
+the run still counts, so the report stays ``valid``. The one ``error`` is a run with no usable
+row at all (an empty file, or every row removed): there is nothing to score.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from ..io._lines import source_name
 from ..io.convert import is_source, run_frame_with_problems
 from ..io.readers import read_run_with_problems
 from ..kernels.ranking import rank_run
-from .base import ValidationReport, contract, id_frame
+from .base import ValidationReport, contract, id_frame, with_severity
 
 __all__ = ["validate_reteco", "load_run_rows"]
 
@@ -99,4 +104,9 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
             problems.append(Problem("query missing from the run (scores 0)", query_id=q, path=path,
                                     kind="missing_query"))
     cleaned = cleaned[["query_id", "doc_id", "score", "rank", "line"]]
-    return ValidationReport("reteco", problems, cleaned, valid=True, missing_queries=missing)
+    problems = with_severity(problems, "warning")
+    if not len(cleaned):
+        what = "every row was removed" if len(frame) else "the run holds no readable row"
+        problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
+                                   kind="empty", severity="error"))
+    return ValidationReport("reteco", problems, cleaned, missing_queries=missing)

@@ -24,6 +24,11 @@ A row (request) is **invalid** — its request scores 0, the other rows still co
 Every problem is reported with its line; ``report.invalid_queries`` lists the requests that
 score 0 because of their row, ``report.missing_queries`` those without a row. The batch itself
 stays scorable (``report.valid`` True): the cleaned run holds the valid rows only.
+
+Severities (``Problem.severity``): a row-level violation costs its request (it scores 0) but not
+the batch, so it is a ``warning``, like a missing request, an ignored row of an unknown request
+and a blank line (with ``blank_lines='error'``). The one ``error`` is a batch without a single
+valid row (empty, or every row rejected): nothing of it can be scored.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import pandas as pd
 
 from ..errors import Problem
 from ..kernels.ranking import corpus_positions
-from .base import ValidationReport, contract, id_frame
+from .base import ValidationReport, contract, id_frame, with_severity
 from .chunqiu import _cleaned_run, item_problems, parse_results, sort_problems
 
 __all__ = ["validate_spoken"]
@@ -66,7 +71,8 @@ def validate_spoken(
             belongs to no request).
 
     Returns:
-        :class:`ValidationReport` with ``valid`` True, ``errors`` (sorted by line),
+        :class:`ValidationReport` with ``valid`` True (unless no row is valid), ``errors``
+            (sorted by line; each a ``warning``),
         ``run`` (rows of the valid requests: ``query_id, doc_id, score, rank, line``),
         ``invalid_queries``, ``missing_queries`` and ``extra["checks_skipped"]``.
     """
@@ -161,11 +167,15 @@ def validate_spoken(
                              kind="missing_query") for q in missing]
     else:
         skipped.append("missing_query")
+    problems = with_severity(sort_problems(problems), "warning")
+    if len(rows_of) == len(invalid):  # no request has a valid row (an empty results list is valid)
+        what = "every row was rejected" if n else "the file holds no result line"
+        problems.insert(0, Problem(f"no valid row: {what}; there is nothing to score", path=path,
+                                   kind="empty", severity="error"))
     return ValidationReport(
         "spoken",
-        sort_problems(problems),
+        problems,
         cleaned,
-        valid=True,
         invalid_queries=invalid,
         missing_queries=missing,
         extra={"checks_skipped": skipped, "lines": n, "requests_answered": len(rows_of),
