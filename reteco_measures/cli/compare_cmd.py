@@ -70,6 +70,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 @command("compare")
 def _add_compare(sub: argparse._SubParsersAction) -> None:
+    from ..kernels.ranking import TIE_BREAKS
     from ..report.tables import FORMATS
     from ..stats import CORRECTIONS, TESTS
 
@@ -90,7 +91,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
     p.add_argument("--topics", help="topics metadata file (JSONL/TSV)")
     p.add_argument("--labels", help="frozen temporal labels JSONL")
-    p.add_argument("--tie-break", default="trec_eval", choices=["trec_eval", "run_order", "corpus_order"])
+    p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
     p.add_argument("--format", default="table", choices=list(FORMATS))
     p.add_argument("--places", type=int, default=4)
     p.add_argument("--plot", metavar="FILE", help="also draw a plot into FILE (.png, .pdf, .svg)")

@@ -332,13 +332,14 @@ def per_query_frame(
 
     With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
     ``tie_max`` per query (:func:`reteco_measures.stats.tie_sensitivity`)."""
-    from ..api import group_frame, iter_calc, measure_label, parse_measures
+    from ..api import group_frame, iter_calc, measure_label, measure_name, parse_measures
     from ..io.convert import as_qrels_frame, as_run_frame, is_source
     from ..side import load_labels, load_topics
     from .ties import has_ties, tie_sensitivity
 
     measure_objs = parse_measures(measures)
     labels_list = [measure_label(m) for m in measure_objs]
+    label_of = dict(zip(measure_objs, labels_list))
     if len(set(labels_list)) != len(labels_list):
         raise ValueError(f"a measure is given twice: {labels_list}")
     topics_df = load_topics(topics) if topics is not None else None
@@ -355,7 +356,7 @@ def per_query_frame(
                                  corpus=corpus, tie_break=tie_break))
         part = pd.DataFrame({
             "run": name,
-            "measure": [measure_label(m.measure) for m in metrics],
+            "measure": [label_of.get(m.measure) or measure_label(m.measure) for m in metrics],
             "query_id": [str(m.query_id) for m in metrics],
             "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
             "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
@@ -386,7 +387,7 @@ def per_query_frame(
     kwargs = {
         "measures": labels_list,
         "runs": [n for n, _ in items],
-        "names": {label: str(m) for m, label in zip(measure_objs, labels_list)},
+        "names": {label: measure_name(m) for m, label in zip(measure_objs, labels_list)},
         "empties": {label: (m.empty_value() if hasattr(m, "empty_value") else float("nan"))
                     for m, label in zip(measure_objs, labels_list)},
         "units": {label: unit_kind(m) for m, label in zip(measure_objs, labels_list)},
