@@ -61,6 +61,65 @@ def test_public_api_is_documented() -> None:
     assert not undocumented, undocumented
 
 
+def _table_cells(row: str) -> list[str]:
+    """Cells of a Markdown table row as Python-Markdown (mkdocs) splits it: on every ``|`` that is
+    neither backslash-escaped nor inside a backtick code span."""
+    cells, cell, i, tick = [], "", 0, ""
+    while i < len(row):
+        ch = row[i]
+        if ch == "`":
+            run = len(row[i:]) - len(row[i:].lstrip("`"))
+            mark = "`" * run
+            tick = "" if tick == mark else (tick or mark)
+            cell += mark
+            i += run
+            continue
+        if ch == "\\" and not tick and i + 1 < len(row):
+            cell += row[i:i + 2]
+            i += 2
+            continue
+        if ch == "|" and not tick:
+            cells.append(cell)
+            cell = ""
+        else:
+            cell += ch
+        i += 1
+    cells.append(cell)
+    return [c.strip() for c in cells[1:-1]] if row.strip().endswith("|") else [c.strip() for c in cells[1:]]
+
+
+def _tables(text: str):
+    """(first line number, rows) of every table outside fenced code."""
+    block, start, fence = [], 0, False
+    for n, line in enumerate(text.splitlines() + [""], start=1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if not fence and line.startswith("|"):
+            if not block:
+                start = n
+            block.append(line)
+        elif block:
+            yield start, block
+            block = []
+
+
+def test_tables_render_with_every_cell() -> None:
+    """A bare ``|`` inside a cell (``nDCG|FC``) splits the row and mkdocs silently drops the rest; a
+    ``\\|`` inside a code span shows the backslash. Write ``nDCG&#124;FC`` in prose cells and a plain
+    ``|`` inside code spans (mkdocs does not split there)."""
+    bad = []
+    for page in sorted(DOCS.rglob("*.md")):
+        for start, rows in _tables(page.read_text(encoding="utf-8")):
+            width = len(_table_cells(rows[0]))
+            for offset, row in enumerate(rows):
+                where = f"{page.relative_to(REPO)}:{start + offset}"
+                if len(_table_cells(row)) != width:
+                    bad.append(f"{where}: {len(_table_cells(row))} cells, header has {width}: {row[:90]}")
+                if any("\\|" in m.group(2) for m in re.finditer(r"(`+)(.+?)\1", row)):
+                    bad.append(f"{where}: backslash-escaped pipe inside a code span: {row[:90]}")
+    assert not bad, "\n".join(bad)
+
+
 def test_mkdocs_site_builds_strictly(tmp_path: Path) -> None:
     import subprocess
     import sys
