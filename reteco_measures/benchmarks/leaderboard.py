@@ -1,0 +1,282 @@
+"""Leaderboards: several submissions to one benchmark, ranked with uncertainty.
+
+:func:`leaderboard` (``Benchmark.leaderboard``) loads the reference data once, scores every
+submission with the benchmark's engine (its contract first: an invalid ChunQiu batch scores 0 on
+every query, as the task rules say), and builds a :class:`Leaderboard` — a
+:class:`~reteco_measures.stats.Comparison` of the ranking measure (the official one by default)
+over the submissions' per-query values, which are not evaluated again. The confidence intervals
+and paired tests resample the benchmark's statistical unit (queries for 1a, queries after step
+averaging for 1b, turns — or conversations with ``average='conversation'`` — for 2a, requests
+within collection × condition cells for Spoken-Query; see :mod:`reteco_measures.stats.design`).
+
+**Clusters** (the ``cluster`` column). Runs are taken in rank order. The best run opens cluster 1
+and is its *leader*; each following run joins the current cluster when its difference from the
+leader is not significant (the paired test after the multiple-testing correction over all pairs,
+``p_adjusted >= alpha``), and otherwise opens the next cluster as its leader. So every run of a
+cluster is statistically indistinguishable from the cluster's best run, and each leader is
+significantly worse than the leader above it. (Clusters are not equivalence classes: two runs of
+one cluster may differ significantly from each other; the ``pairwise`` table has every pair.)
+
+**Tie sensitivity**: where the ranking measure breaks ties trec_eval's way and a run has tied
+scores, ``tie_min`` / ``tie_max`` give its aggregate under the worst and best order of the tied
+documents (:func:`reteco_measures.stats.tie_sensitivity`); the columns appear only when ties
+change some value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..stats import Comparison, compare_frame, unit_columns
+from .base import Benchmark, Score
+
+__all__ = ["Leaderboard", "leaderboard", "clusters"]
+
+
+@dataclass
+class Leaderboard(Comparison):
+    """A :class:`~reteco_measures.stats.Comparison` of submissions to one benchmark, with its ranking.
+
+    Attributes (beyond the Comparison's ``summary``, ``pairwise``, ``per_query``, ...):
+        benchmark: the benchmark's name.
+        measure: the ranking measure (the official one by default).
+        ranking: one row per scored submission, best first: ``rank, run, value, ci_low, ci_high,
+            n, cluster, valid, problems`` (+ ``tie_min, tie_max`` when ties change a value,
+            ``reward`` where the benchmark has one, one column per diagnostic).
+        groups: per grouping of the benchmark (``by_domain``, ``by_depth``, ``grid`` ...), a table
+            ``run`` × group values of the ranking measure.
+        scores: ``{run: Score}`` — every submission's full score.
+        failed: ``{run: message}`` — submissions that could not be scored at all (unreadable).
+    """
+
+    benchmark: str = ""
+    measure: str = ""
+    ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
+    groups: dict[str, pd.DataFrame] = field(default_factory=dict)
+    scores: dict[str, Score] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """The ranking as JSON-ready records."""
+        from .base import frame_records
+
+        return frame_records(self.ranking)
+
+
+def clusters(order: Sequence[str], pairwise: pd.DataFrame, alpha: float) -> dict[str, int]:
+    """Cluster numbers of runs in rank ``order`` by the leader rule of the module docs.
+
+    ``pairwise`` holds ``run, other, p_adjusted`` for (at least) every pair of runs of ``order``.
+    """
+    p = {}
+    for row in pairwise[["run", "other", "p_adjusted"]].itertuples(index=False):
+        p[(row.run, row.other)] = row.p_adjusted
+        p[(row.other, row.run)] = row.p_adjusted
+    out: dict[str, int] = {}
+    leader, number = None, 0
+    for run in order:
+        if leader is None:
+            leader, number = run, 1
+        else:
+            pv = p.get((leader, run), np.nan)
+            if not (np.isnan(pv) or pv >= alpha):  # significantly different from the leader
+                leader, number = run, number + 1
+        out[run] = number
+    return out
+
+
+def _run_items(runs: Any) -> list[tuple[str, Any]]:
+    """``[(name, run)]`` from a mapping, a list of paths (names = file names without suffix) or a folder."""
+    if isinstance(runs, Mapping):
+        return [(str(k), v) for k, v in runs.items()]
+    if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
+        runs = sorted(p for p in Path(runs).iterdir() if p.is_file() and not p.name.startswith("."))
+    if isinstance(runs, (str, os.PathLike)):
+        raise TypeError("runs must be a {name: run} mapping, a list of run files or a folder of them")
+    items: list[tuple[str, Any]] = []
+    seen: dict[str, int] = {}
+    for r in runs:
+        name = Path(r).name
+        for suffix in (".gz", ".bz2", ".xz", ".txt", ".trec", ".run", ".jsonl", ".json"):
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+        if name in seen:  # same stem twice: keep both, numbered
+            seen[name] += 1
+            name = f"{name}#{seen[name]}"
+        else:
+            seen[name] = 1
+        items.append((name, r))
+    return items
+
+
+def _official_rows(score: Score, bench: Benchmark) -> pd.DataFrame:
+    long = score.per_query_long
+    for k, v in bench.official_key:
+        long = long[long[k] == v]
+    return long
+
+
+def leaderboard(
+    bench: Benchmark,
+    runs: Any,
+    *,
+    data: Any = None,
+    split: str | None = None,
+    measure: str | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    alpha: float = 0.05,
+    ci: float = 0.95,
+    n_resamples: int = 2_000,
+    seed: int = 0,
+    ties: bool = True,
+    **options: Any,
+) -> Leaderboard:
+    """Score every submission and rank them by ``measure`` with confidence intervals, paired tests
+    over every pair (``test``, ``correction``) and significance clusters (module docs).
+
+    Args:
+        bench: the benchmark.
+        runs: ``{name: run}``, a list of run files (names from the file names) or a folder.
+        data, split, options: as :meth:`Benchmark.score` (the reference data is loaded once).
+        measure: the ranking measure's printed name (default: the official measure).
+        test, correction, alpha, ci, n_resamples, seed: as :func:`reteco_measures.compare`.
+        ties: compute tie sensitivity (worst / best order of tied scores) for the ranking measure.
+
+    Returns:
+        a :class:`Leaderboard`.
+    """
+    opts = bench.resolve_options(options)
+    inputs = bench.load(data, split if split is not None else bench.default_split, opts)
+    items = _run_items(runs)
+    scores: dict[str, Score] = {}
+    failed: dict[str, str] = {}
+    for name, run in items:
+        try:
+            scores[name] = bench.score(run, inputs=inputs, split=split, **opts)
+        except Exception as exc:  # one unreadable submission must not stop the board
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    if len(scores) < 2:
+        raise ValueError(f"a leaderboard needs at least two scored submissions; scored {list(scores)}"
+                         + (f", failed {failed}" if failed else ""))
+    first = next(iter(scores.values()))
+    label = measure or first.official_measure
+    measure_objs = {bench.display(m) if not isinstance(m, str) else m: m for m in bench.measures(opts)}
+    stat = bench.statistical_unit(opts)
+    parts = []
+    for name, score in scores.items():
+        rows = _official_rows(score, bench)
+        rows = rows[rows["measure"] == label]
+        if not len(rows):
+            raise ValueError(f"no measure {label!r} in the scores of {bench.name}; "
+                             f"choose one of {list(dict.fromkeys(score.per_query_long['measure']))}")
+        parts.append(rows[["query_id", "measure", "value", "weight"]].assign(run=name))
+    frame = pd.concat(parts, ignore_index=True)
+    m_obj = measure_objs.get(label)
+    if not isinstance(m_obj, str) and m_obj is not None:
+        cols = unit_columns(m_obj, frame["query_id"], inputs.topics)
+        frame["unit"] = cols["unit"].to_numpy()
+        frame["stratum"] = cols["stratum"].to_numpy()
+    tie_changed = False
+    if ties and label == first.official_measure and opts.get("tie_break", "trec_eval") == "trec_eval" \
+            and bench.contract == "reteco" and m_obj is not None and not isinstance(m_obj, str):
+        frame, tie_changed = _with_ties(frame, scores, inputs, m_obj)
+    empties = {label: first.per_query_long.attrs.get("empty", {}).get(label, float("nan"))}
+    comp = compare_frame(frame, measures=[label], runs=list(scores), empties=empties,
+                         units={label: (stat["unit"], " x ".join(stat["strata"]) or None)},
+                         test=test, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
+                         seed=seed)
+    summary = comp.summary.set_index("run")
+    order = sorted(scores, key=lambda r: (-_sortable(summary.loc[r, "value"]), list(scores).index(r)))
+    cl = clusters(order, comp.pairwise, alpha)
+    ranking = pd.DataFrame({
+        "rank": np.arange(1, len(order) + 1),
+        "run": order,
+        "value": [float(summary.loc[r, "value"]) for r in order],
+        "ci_low": [float(summary.loc[r, "ci_low"]) for r in order],
+        "ci_high": [float(summary.loc[r, "ci_high"]) for r in order],
+        "n": [int(summary.loc[r, "n"]) for r in order],
+        "cluster": [cl[r] for r in order],
+        "valid": [scores[r].valid for r in order],
+        "problems": [len(scores[r].report.errors) for r in order],
+    })
+    if "tie_min" in comp.summary.columns:
+        ranking["tie_min"] = [float(summary.loc[r, "tie_min"]) for r in order]
+        ranking["tie_max"] = [float(summary.loc[r, "tie_max"]) for r in order]
+    if first.reward is not None:
+        ranking["reward"] = [scores[r].reward for r in order]
+    for diag in _diagnostics(first, bench, label):
+        ranking[diag] = [_summary_value(scores[r], bench, diag) for r in order]
+    groups = {}
+    for g in bench.groupings:
+        groups[g.name] = _group_table(scores, order, g, label)
+    fields = {k: getattr(comp, k) for k in ("summary", "pairwise", "per_query", "design", "runs", "measures",
+                                            "names", "params")}
+    fields["params"] = {**fields["params"], "clusters": "leader rule", "ties_change_values": tie_changed}
+    return Leaderboard(**fields, benchmark=bench.name, measure=label, ranking=ranking, groups=groups,
+                       scores=scores, failed=failed)
+
+
+def _sortable(value: Any) -> float:
+    v = float(value)
+    return -np.inf if np.isnan(v) else v
+
+
+def _diagnostics(score: Score, bench: Benchmark, label: str) -> list[str]:
+    rows = score.summary
+    for k, v in bench.official_key:
+        rows = rows[rows[k] == v]
+    return [m for m in rows["measure"].tolist() if m not in (label, "reward")]
+
+
+def _summary_value(score: Score, bench: Benchmark, measure: str) -> float:
+    rows = score.summary
+    for k, v in bench.official_key:
+        rows = rows[rows[k] == v]
+    hit = rows[rows["measure"] == measure]["value"]
+    return float(hit.iloc[0]) if len(hit) else float("nan")
+
+
+def _group_table(scores: dict[str, Score], order: list[str], g: Any, label: str) -> pd.DataFrame:
+    """``run`` × group value of the ranking measure (from each Score's group table)."""
+    rows = []
+    for run in order:
+        table = scores[run].by_group[g.name]
+        if g.layout == "tidy":
+            part = table[table["measure"] == label]
+            key = part[list(g.by)].astype(str).agg(" x ".join, axis=1) if len(g.by) > 1 else part[g.by[0]]
+            values = dict(zip(key.tolist(), part["value"].tolist(), strict=True))
+        else:
+            if label not in table.columns:
+                continue
+            values = dict(zip(table[g.by[0]].astype(str).tolist(), table[label].tolist(), strict=True))
+        rows.append({"run": run, **values})
+    return pd.DataFrame(rows)
+
+
+def _with_ties(frame: pd.DataFrame, scores: dict[str, Score], inputs: Any, measure: Any) -> tuple[pd.DataFrame, bool]:
+    """``tie_min`` / ``tie_max`` per (run, query) for runs whose cleaned run has tied scores."""
+    from ..stats import has_ties, tie_sensitivity
+
+    frame = frame.assign(tie_min=frame["value"], tie_max=frame["value"])
+    changed = False
+    qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
+    for name, score in scores.items():
+        run = score.report.run[["query_id", "doc_id", "score"]]
+        if not len(run) or not has_ties(run):
+            continue
+        ts = tie_sensitivity(qrels, run, measure, topics=inputs.topics, labels=inputs.labels)
+        ts = ts.assign(query_id=ts["query_id"].astype(str)).drop_duplicates("query_id").set_index("query_id")
+        rows = frame["run"] == name
+        q = frame.loc[rows, "query_id"]
+        frame.loc[rows, "tie_min"] = q.map(ts["min"]).fillna(frame.loc[rows, "value"]).to_numpy()
+        frame.loc[rows, "tie_max"] = q.map(ts["max"]).fillna(frame.loc[rows, "value"]).to_numpy()
+        changed = changed or bool(((ts["min"] != ts["value"]) | (ts["max"] != ts["value"])).any())
+    return frame, changed

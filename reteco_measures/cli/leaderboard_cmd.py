@@ -1,0 +1,86 @@
+"""``reteco-measures leaderboard BENCHMARK RUN... [--data DIR] [--split S] [--format F] [--plot FILE]``.
+
+Scores every submission with the benchmark's engine (its contract first), ranks them by the
+official measure with confidence intervals and significance clusters
+(:mod:`reteco_measures.benchmarks.leaderboard`), and prints the ranking, the diagnostics and the
+group breakdowns. ``RUN`` may be files or folders of files (every file of a folder is a run; a
+run's name is its file name without the suffix).
+
+Exit codes: 0 ok; 1 some submission could not be scored at all (it is listed, the others are
+ranked); 2 usage error or missing data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .main import command
+
+__all__ = ["expand_runs"]
+
+
+def expand_runs(items: list[str]) -> list[Path]:
+    """Run files from the positional arguments: files as given, folders expanded (sorted)."""
+    out: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            out += sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise FileNotFoundError(f"{item}: no such run file or folder")
+    return out
+
+
+def _cmd_leaderboard(args: argparse.Namespace) -> int:
+    from ..benchmarks import BENCHMARKS
+    from ..report.leaderboard import format_leaderboard
+    from .score_cmd import benchmark_options
+
+    bench = BENCHMARKS[args.bench]
+    runs = expand_runs(args.runs)
+    board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
+                              test=args.test, correction=None if args.correction == "none" else args.correction,
+                              alpha=args.alpha, ci=args.ci, n_resamples=args.resamples, seed=args.seed,
+                              ties=not args.no_ties, **benchmark_options(args, bench))
+    sys.stdout.write(format_leaderboard(board, args.format, places=args.places))
+    if args.plot:
+        fig = board.plot(kind="runs", sort=True)
+        fig.savefig(args.plot, bbox_inches="tight")
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    for name, message in board.failed.items():
+        print(f"reteco-measures: error: {name}: {message}", file=sys.stderr)
+    return 1 if board.failed else 0
+
+
+@command("leaderboard")
+def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
+    from ..benchmarks import BENCHMARKS, _load_all
+    from ..report.leaderboard import LEADERBOARD_FORMATS
+    from ..stats import CORRECTIONS, TESTS
+    from .score_cmd import add_benchmark_options
+
+    _load_all()
+    p = sub.add_parser("leaderboard", help="rank several submissions to a benchmark with confidence intervals "
+                                           "and significance clusters")
+    boards = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
+    boards.required = True
+    for name, bench in sorted(BENCHMARKS.items()):
+        pp = boards.add_parser(name, help=bench.help, description=f"Rank submissions to {name}. {bench.help}")
+        pp.add_argument("runs", nargs="+", metavar="RUN", help="submission files or folders of them")
+        add_benchmark_options(pp, bench)
+        pp.add_argument("--measure", help="ranking measure (default: the official one)")
+        pp.add_argument("--test", default="t", choices=list(TESTS))
+        pp.add_argument("--correction", default="holm", choices=[c for c in CORRECTIONS if c] + ["none"])
+        pp.add_argument("--alpha", type=float, default=0.05)
+        pp.add_argument("--ci", type=float, default=0.95, help="confidence level of the bootstrap intervals")
+        pp.add_argument("--resamples", type=int, default=2_000, help="bootstrap / randomization resamples")
+        pp.add_argument("--seed", type=int, default=0)
+        pp.add_argument("--no-ties", action="store_true", help="skip the tie-sensitivity computation")
+        pp.add_argument("--format", default="table", choices=list(LEADERBOARD_FORMATS))
+        pp.add_argument("--places", type=int, default=4)
+        pp.add_argument("--plot", metavar="FILE", help="also draw the runs with CI bars into FILE (.png, .pdf, .svg)")
+        pp.set_defaults(func=_cmd_leaderboard, bench=name)

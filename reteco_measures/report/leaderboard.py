@@ -1,0 +1,144 @@
+"""Presentation of a :class:`~reteco_measures.benchmarks.leaderboard.Leaderboard`: text, markdown,
+LaTeX (booktabs), CSV, JSON. Nothing here computes a number."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from ..benchmarks.base import frame_records, metric_key
+
+__all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table"]
+
+LEADERBOARD_FORMATS = ("table", "markdown", "latex", "csv", "json")
+
+
+def _num(value: Any, places: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{places}f}"
+    return str(value)
+
+
+def ranking_table(board: Any, places: int = 4) -> pd.DataFrame:
+    """The ranking as display strings: rank, cluster, run, value [CI], tie range, validity, diagnostics."""
+    r = board.ranking
+    level = int(round(100 * board.params.get("ci", 0.95)))
+    out = pd.DataFrame({
+        "rank": r["rank"].astype(int).astype(str),
+        "cluster": r["cluster"].astype(int).astype(str),
+        "run": r["run"].astype(str),
+        board.measure: [_num(v, places) for v in r["value"]],
+        f"{level}% CI": [f"[{_num(lo, places)}, {_num(hi, places)}]" for lo, hi in zip(r["ci_low"], r["ci_high"],
+                                                                                      strict=True)],
+    })
+    if "tie_min" in r.columns:
+        out["ties: worst..best"] = [f"{_num(lo, places)}..{_num(hi, places)}"
+                                    for lo, hi in zip(r["tie_min"], r["tie_max"], strict=True)]
+    out["valid"] = ["yes" if v else "INVALID" for v in r["valid"]]
+    fixed = {"rank", "run", "value", "ci_low", "ci_high", "n", "cluster", "valid", "problems", "tie_min", "tie_max"}
+    for col in r.columns:
+        if col not in fixed:
+            out[col] = [_num(v, places) for v in r[col]]
+    return out
+
+
+def _text(frame: pd.DataFrame) -> str:
+    cells = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    header = [str(c) for c in frame.columns]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    def esc(v: Any) -> str:
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(esc(c) for c in frame.columns) + " |",
+             "|" + "|".join("---" for _ in frame.columns) + "|"]
+    lines += ["| " + " | ".join(esc(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def _latex(frame: pd.DataFrame, caption: str) -> str:
+    def tex(v: Any) -> str:
+        s = str(v)
+        for a, b in (("\\", "\\textbackslash{}"), ("&", "\\&"), ("%", "\\%"), ("_", "\\_"), ("#", "\\#"),
+                     ("|", "\\textbar{}"), ("–", "--")):
+            s = s.replace(a, b)
+        return s
+
+    cols = "l" * 3 + "r" * (len(frame.columns) - 3)
+    lines = ["\\begin{table}[t]", "\\centering", f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
+             " & ".join(tex(c) for c in frame.columns) + " \\\\", "\\midrule"]
+    lines += [" & ".join(tex(v) for v in row) + " \\\\" for row in frame.itertuples(index=False)]
+    lines += ["\\bottomrule", "\\end{tabular}", f"\\caption{{{tex(caption)}}}", "\\end{table}"]
+    return "\n".join(lines)
+
+
+def _legend(board: Any) -> str:
+    p = board.params
+    unit = board.design["unit"].iloc[0] if len(board.design) else "query"
+    strata = board.design["strata"].iloc[0] if len(board.design) else ""
+    return (f"ranked by {board.measure}; {int(round(100 * p['ci']))}% bootstrap CI (resampling unit: {unit}"
+            + (f", stratified by {strata})" if strata else ")")
+            + f"; clusters: runs not significantly different from the cluster's best run "
+            f"({p['test']} test, {p['correction'] or 'no'} correction over all pairs, alpha {p['alpha']})")
+
+
+def _group_frames(board: Any, places: int) -> list[tuple[str, pd.DataFrame]]:
+    out = []
+    for name, frame in board.groups.items():
+        shown = frame.copy()
+        for col in shown.columns[1:]:
+            shown[col] = [_num(v, places) for v in shown[col]]
+        out.append((f"{name} ({board.measure})", shown))
+    return out
+
+
+def format_leaderboard(board: Any, fmt: str = "table", places: int = 4) -> str:
+    """The leaderboard as ``table``, ``markdown``, ``latex``, ``csv`` or ``json``."""
+    if fmt == "json":
+        doc = {
+            "benchmark": board.benchmark,
+            "measure": board.measure,
+            "key": metric_key(board.measure),
+            "params": {k: v for k, v in board.params.items() if k != "by"},
+            "design": frame_records(board.design),
+            "ranking": frame_records(board.ranking),
+            "groups": {name: frame_records(f) for name, f in board.groups.items()},
+            "pairwise": frame_records(board.pairwise),
+            "failed": dict(board.failed),
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        board.ranking.to_csv(buf, index=False)
+        return buf.getvalue()
+    table = ranking_table(board, places)
+    legend = _legend(board)
+    failed = [f"not scored: {name}: {msg}" for name, msg in board.failed.items()]
+    if fmt == "latex":
+        return _latex(table, f"{board.benchmark}: {legend}") + "\n"
+    if fmt == "markdown":
+        parts = [f"**{board.benchmark}** — {legend}", "", _markdown(table)]
+        for title, frame in _group_frames(board, places):
+            parts += ["", f"*{title}*", "", _markdown(frame)]
+        parts += ["", *failed] if failed else []
+        return "\n".join(parts) + "\n"
+    if fmt != "table":
+        raise ValueError(f"unknown format {fmt!r}; choose one of {LEADERBOARD_FORMATS}")
+    parts = [f"leaderboard {board.benchmark}: {len(board.ranking)} submission(s); {legend}", "", _text(table)]
+    for title, frame in _group_frames(board, places):
+        parts += ["", f"== {title}", _text(frame)]
+    if failed:
+        parts += ["", *failed]
+    return "\n".join(parts) + "\n"
