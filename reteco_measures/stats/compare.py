@@ -333,9 +333,9 @@ def per_query_frame(
     With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
     ``tie_max`` per query (:func:`reteco_measures.stats.tie_sensitivity`)."""
     from ..api import group_frame, iter_calc, measure_label, measure_name, parse_measures
-    from ..io.convert import as_qrels_frame, as_run_frame, is_source
+    from ..io.convert import as_qrels_frame, as_run_frame
     from ..side import load_labels, load_topics
-    from .ties import has_ties, tie_sensitivity
+    from .ties import has_ties, tie_bounds
 
     measure_objs = parse_measures(measures)
     labels_list = [measure_label(m) for m in measure_objs]
@@ -344,7 +344,7 @@ def per_query_frame(
         raise ValueError(f"a measure is given twice: {labels_list}")
     topics_df = load_topics(topics) if topics is not None else None
     labels_df = load_labels(labels) if labels is not None else None
-    qrels_df = as_qrels_frame(qrels) if is_source(qrels) else qrels
+    qrels_df = as_qrels_frame(qrels)
     items = _run_items(runs)
     if len(items) < 2:
         raise ValueError("a comparison needs at least two runs")
@@ -362,13 +362,17 @@ def per_query_frame(
             "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
         })
         if ties and tie_break == "trec_eval" and has_ties(run_df):
-            extra = []
-            for m, label in zip(measure_objs, labels_list):
-                ts = tie_sensitivity(qrels_df, run_df, m, topics=topics_df, labels=labels_df, corpus=corpus)
-                extra.append(ts.assign(measure=label)[["measure", "query_id", "min", "max"]])
-            bounds = pd.concat(extra, ignore_index=True).rename(columns={"min": "tie_min", "max": "tie_max"})
-            bounds = bounds.drop_duplicates(["measure", "query_id"])
-            part = part.merge(bounds, on=["measure", "query_id"], how="left", sort=False)
+            bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus)
+            if bounds is not None:
+                bounds["measure"] = [label_of.get(m) or measure_label(m) for m in bounds["measure"]]
+                bounds = bounds.drop_duplicates(["measure", "query_id"])
+                part = part.merge(bounds, on=["measure", "query_id"], how="left", sort=False)
+                stacked = np.vstack([part["value"], part["worst"], part["best"]]).astype(np.float64)
+                defined = ~np.all(np.isnan(stacked), axis=0)
+                part["tie_min"] = np.where(defined, np.min(np.where(np.isnan(stacked), np.inf, stacked), axis=0), np.nan)
+                part["tie_max"] = np.where(defined, np.max(np.where(np.isnan(stacked), -np.inf, stacked), axis=0),
+                                           np.nan)
+                part = part.drop(columns=["worst", "best"])
         parts.append(part)
     frame = pd.concat(parts, ignore_index=True)
     if ties and {"tie_min", "tie_max"} & set(frame.columns):

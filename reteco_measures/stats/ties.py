@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["tie_sensitivity", "has_ties", "tie_groups"]
+__all__ = ["tie_sensitivity", "tie_bounds", "has_ties", "tie_groups"]
 
 _TEMPORAL = {"TemporalPrecision", "TemporalRelevance", "TemporalCoverage", "nDCG_FC"}
 
@@ -94,6 +94,48 @@ def _per_query(measure: Any, qrels: pd.DataFrame, run: pd.DataFrame, **kw: Any) 
     metrics = list(iter_calc([measure], qrels, run, tie_break="trec_eval", **kw))
     return pd.Series([float(m.value) for m in metrics], index=pd.Index([str(m.query_id) for m in metrics]),
                      dtype=np.float64)
+
+
+def tie_bounds(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    measures: Sequence[Any],
+    *,
+    topics: pd.DataFrame | None = None,
+    labels: pd.DataFrame | None = None,
+    corpus: Sequence[str] | None = None,
+) -> pd.DataFrame | None:
+    """Per-query values of several measures under the worst and the best order of tied scores:
+    ``measure`` (the measure object), ``query_id``, ``worst``, ``best``; None when the run has no
+    tie. Measures sharing a relevance key are evaluated together (one call per order and key), so
+    the run is re-ranked at most four times whatever the number of measures."""
+    from ..api import iter_calc
+    from ..kernels.ranking import duplicate_pairs, rank_run
+
+    dup = duplicate_pairs(run, keep="last")
+    if dup.any():  # pytrec_eval keeps the last score of a repeated (query, doc) pair
+        run = run[~dup].reset_index(drop=True)
+    ranked = rank_run(run[["query_id", "doc_id", "score"]], "trec_eval")
+    groups = tie_groups(ranked)
+    if not len(ranked) or len(np.unique(groups)) == len(ranked):
+        return None
+    by_key: dict[bool, list[Any]] = {}
+    for m in measures:
+        temporal = labels is not None and getattr(m, "NAME", None) in _TEMPORAL and "temporal" in labels.columns
+        by_key.setdefault(temporal, []).append(m)
+    parts = []
+    for _temporal, ms in by_key.items():
+        key = _keys(ranked, qrels, ms[0], labels)
+        out = {}
+        for name, best in (("worst", False), ("best", True)):
+            metrics = iter_calc(ms, qrels, _reordered(ranked, groups, key, best=best), topics=topics, labels=labels,
+                                corpus=corpus, tie_break="trec_eval")
+            out[name] = {(m.measure, str(m.query_id)): float(m.value) for m in metrics}
+        keys = list(out["worst"])
+        parts.append(pd.DataFrame({"measure": [k[0] for k in keys], "query_id": [k[1] for k in keys],
+                                   "worst": [out["worst"][k] for k in keys],
+                                   "best": [out["best"].get(k, np.nan) for k in keys]}))
+    return pd.concat(parts, ignore_index=True)
 
 
 def tie_sensitivity(
