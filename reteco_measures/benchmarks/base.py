@@ -492,6 +492,12 @@ class Score:
             return self.meta[name]
         raise AttributeError(f"{type(self).__name__!s} of {self.benchmark!r} has no attribute {name!r}")
 
+    @property
+    def official_key(self) -> str:
+        """The official measure's key in :meth:`metrics` (``ndcg_10``; iKAT: ``passage_nist_ndcg_5``)."""
+        rows = [r for r in self.summary.to_dict("records") if r["role"] == "official"]
+        return self._key(rows[0]) if rows else metric_key(self.official_measure)
+
     def metrics(self) -> dict[str, float | None]:
         """Every summary value under a stable key (see :func:`metric_key`): ``{"ndcg_10": ...,
         "tp_10": ..., "reward": ...}``; iKAT keys carry their task and qrels (``ptkb_org_p_3``).
@@ -531,7 +537,7 @@ class Score:
             "benchmark": self.benchmark,
             "split": self.split,
             "valid": self.valid,
-            "official": {"measure": self.official_measure, "key": metric_key(self.official_measure),
+            "official": {"measure": self.official_measure, "key": self.official_key,
                          "value": _json_number(self.official), "aggregation": self.aggregation,
                          "unit": self.unit},
             "metrics": self.metrics(),
