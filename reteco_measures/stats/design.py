@@ -11,15 +11,12 @@ two columns:
 
 The rules (see the statistics page of the documentation):
 
-=====================================================  ==========================  ======================
-measure                                                unit                        stratum
-=====================================================  ==========================  ======================
-``TurnNDCG(average='conversation')``                   conversation (cluster)      —
-``SpokenMacroNDCG``                                    request                     collection × condition
-``StepNDCG(average='step')``                           step topic                  —
-everything else (TP, TR, TC, nDCG|FC, nDCG, AP, ...,
-``StepNDCG(average='query')``, ``TurnNDCG``)           the per-query row's query   —
-=====================================================  ==========================  ======================
+| measure | unit | stratum |
+|---|---|---|
+| ``TurnNDCG(average='conversation')`` | conversation (cluster) | — |
+| ``SpokenMacroNDCG`` | request | collection × condition |
+| ``StepNDCG(average='step')`` | step topic | — |
+| everything else (TP, TR, TC, nDCG_FC, nDCG, AP, ..., ``StepNDCG(average='query')``, ``TurnNDCG``) | the query of the row | — |
 
 A row whose value is NaN (not defined: ``nDCG|FC`` on a query that is not fully covered, ``TC`` on
 a query without required periods) stays in its unit but contributes nothing, exactly as in the
