@@ -31,7 +31,7 @@ CACHE_FORMAT = 1
 
 def cache_key(prompt_sha256: str, model: str, inputs: dict[str, Any], repeat: int = 0,
               settings: dict[str, Any] | None = None) -> str:
-    """The sha256 of the canonical JSON of (format, prompt hash, model, inputs[, repeat][, settings]).
+    """The sha256 of the canonical JSON of ``(format, prompt hash, model, inputs[, repeat][, settings])``.
 
     ``repeat`` (the index of an independent repeated judgment) and ``settings`` (decoding settings
     that differ from the defaults, e.g. a temperature above 0) enter the key only when given, so
