@@ -238,18 +238,20 @@ def test_organiser_tempo_sample_scores_with_explicit_files(tempo_sample_dir: Pat
         q, _, d, r = line.split()
         qrels.setdefault(q, {})[d] = int(r)
     docs = [json.loads(x)["id"] for x in (tempo_sample_dir / "documents.jsonl").read_text().splitlines()]
-    # a run that puts one non-relevant document of the same domain first, then the gold in reverse
+    # every document of the sample is gold for its query: a run that returns every other gold
+    # document (and a document of the query's domain that is not gold first, where there is one)
     lines, run = [], {}
     for q, gold in qrels.items():
         dom = next(iter(gold)).split("/")[0]
-        other = [d for d in docs if d.startswith(dom + "/") and d not in gold][:1]  # none where all are gold
-        ranking = [*other, *reversed(list(gold))]
+        other = [d for d in docs if d.startswith(dom + "/") and d not in gold][:1]
+        ranking = [*other, *list(gold)[1::2]]
         run[q] = {d: float(len(ranking) - i) for i, d in enumerate(ranking)}
         lines += [f"{q} Q0 {d} {i + 1} {len(ranking) - i} r\n" for i, d in enumerate(ranking)]
     path = tmp_path / "run.txt"
     path.write_text("".join(lines), encoding="utf-8")
     ref = _pytrec(qrels, run, "ndcg_cut.10")
     expected = sum(v["ndcg_cut_10"] for v in ref.values()) / len(qrels)
+    assert 0.3 < expected < 0.9
     files = ["--qrels", str(tempo_sample_dir / "qrels.txt"), "--topics", str(tempo_sample_dir / "examples.jsonl"),
              "--corpus", str(tempo_sample_dir / "documents.jsonl"), "--steps", str(tempo_sample_dir / "steps.jsonl")]
     assert main(["score", "reteco-1a", str(path), *files, "--format", "json", "--per-query"]) == 0
