@@ -1,4 +1,4 @@
-"""Piecewise reward mapping of the Spoken-Query benchmark (SPEC §5).
+"""Piecewise reward mapping of the Spoken-Query benchmark (its task description's reward anchors).
 
 .. math::
 

@@ -1,4 +1,4 @@
-"""Run and output contracts (SPEC §3): ``validate_run(run, contract, ...)``."""
+"""Run and output contracts (each benchmark's submission rules): ``validate_run(run, contract, ...)``."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ One JSON object per line::
 
     {"query_id": "q1", "results": [{"doc_id": "d7", "score": 0.93}, {"doc_id": "d2", "score": 0.5}]}
 
-Rules (seed ``001``: "Return at most ten distinct known IDs per query, sorted by finite
+Rules (ChunQiu task description: "Return at most ten distinct known IDs per query, sorted by finite
 descending scores, with ties following corpus order. Empty results are valid. Every query must
 appear exactly once; output row order is unrestricted"):
 
@@ -20,7 +20,7 @@ violations are reported at once, each with its line. So every problem has severi
 the ``spoken`` contract) is :func:`parse_results`: the lenient run reader drops what it cannot
 use, a contract must see everything.
 
-Choices where the seed is silent (documented in ``docs/benchmarks/chunqiu.md``): ids must be
+Choices where the task description is silent (documented in ``docs/benchmarks/chunqiu.md``): ids must be
 JSON strings (an integer id is a violation, not silently converted); whitespace-only lines are
 ignored (``blank_lines='error'`` makes them violations); unknown extra keys are allowed
 (``allow_extra_fields=False`` forbids them); a UTF-8 byte-order mark at the start is tolerated;

@@ -4,7 +4,7 @@ One JSON object per line, one line per request::
 
     {"query_id": "sq-0001", "results": [{"doc_id": "med-0042", "score": 12.5}, ...]}
 
-Seed ``003``: "Return query_id and at most ten distinct doc_id/finite score results from the
+The Spoken-Query task description: "Return query_id and at most ten distinct doc_id/finite score results from the
 requested domain, in nonincreasing score order. Requests must be processed independently ...
 Completed valid JSONL rows remain usable ...; missing or invalid rows score zero."
 

@@ -1,4 +1,4 @@
-"""ir_datasets registrations for the four benchmarks (SPEC §6), one module per benchmark.
+"""ir_datasets registrations for the four benchmarks, one module per benchmark.
 
 Importing :mod:`reteco_measures` registers them; the data root is ``$RETECO_DATA``.
 """

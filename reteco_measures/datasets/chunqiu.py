@@ -1,6 +1,6 @@
 """ChunQiu Temporal Retrieval: loader for the user's local copy under ``$RETECO_DATA/chunqiu/``.
 
-Files (seed ``001``, names kept)::
+Files (as named in the ChunQiu task description)::
 
     chunqiu/corpus.jsonl           {"doc_id", "text"}                         18,662 records
     chunqiu/examples.jsonl         {"query_id", "text", "relevant_doc_ids"}   6,617 labelled examples

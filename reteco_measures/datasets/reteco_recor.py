@@ -1,6 +1,6 @@
 """RETECO Track 2 (RECOR) conversational retrieval data: readers and ir_datasets registrations.
 
-Release layout (SPEC §6), under ``$RETECO_DATA/reteco/track2_recor/<domain>/``:
+Release layout (the RETECO release of RECOR, arXiv:2601.05461), under ``$RETECO_DATA/reteco/track2_recor/<domain>/``:
 
 * ``documents.jsonl`` — one ``{"doc_id", "content"}`` per line (``id`` is accepted for ``doc_id``);
 * ``benchmark_{train,dev}.json`` — a JSON array of conversations ``{"id", "turns": [{"turn_id",
@@ -71,7 +71,7 @@ __all__ = [
     "map_run_query_ids",
 ]
 
-#: the RECOR domains of the RETECO release (SPEC §6)
+#: the RECOR domains of the RETECO release
 RECOR_DOMAINS: tuple[str, ...] = (
     "biology",
     "earth_science",
@@ -452,7 +452,7 @@ def _track_dir(root: str | os.PathLike | None) -> Path:
 
 def recor_domains(split: str = "dev", root: str | os.PathLike | None = None) -> list[str]:
     """Domains present for ``split``: sub-folders of ``track2_recor/`` holding
-    ``benchmark_<split>.json``, official RECOR domains first (in SPEC order), then others sorted."""
+    ``benchmark_<split>.json``, official RECOR domains first (in :data:`RECOR_DOMAINS` order), then others sorted."""
     base = _track_dir(root)
     if not base.is_dir():
         raise MissingDataError(

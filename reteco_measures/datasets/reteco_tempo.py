@@ -1,6 +1,6 @@
 """RETECO Track 1 (TEMPO) data: readers, topics metadata and ir_datasets registrations.
 
-Release layout (SPEC §6; the organisers' ``build_release.py``), under
+Release layout (the RETECO release of TEMPO, arXiv:2601.09523; the organisers' ``build_release.py``), under
 ``$RETECO_DATA/reteco/track1_tempo/<domain>/``:
 
 * ``documents.jsonl`` — the full domain corpus, ``{"id", "content"}`` per line (``doc_id`` /
@@ -88,7 +88,7 @@ __all__ = [
     "docstore_path",
 ]
 
-#: the 13 TEMPO domains of the RETECO release (SPEC §6)
+#: the 13 TEMPO domains of the RETECO release
 TEMPO_DOMAINS: tuple[str, ...] = (
     "bitcoin", "cardano", "economics", "genealogy", "history", "hsm", "iota",
     "law", "monero", "politics", "quant", "travel", "workplace",
@@ -374,8 +374,8 @@ def _file(domain: str, name: str, what: str, root: str | os.PathLike | None) -> 
 
 
 def tempo_domains(split: str | None = None, root: str | os.PathLike | None = None) -> list[str]:
-    """Domains present under ``<root>/reteco/track1_tempo/`` (official domains first, in SPEC
-    order, then other folders sorted); with ``split``, only those holding ``examples_<split>.jsonl``."""
+    """Domains present under ``<root>/reteco/track1_tempo/`` (official domains first, in
+    :data:`TEMPO_DOMAINS` order, then other folders sorted); with ``split``, only those holding ``examples_<split>.jsonl``."""
     base = data_root(root) / TRACK_DIR
     if not base.is_dir():
         source = f"${ENV_VAR}" if root is None else str(root)

@@ -10,8 +10,8 @@ No public sample of the request/label files exists, so this module *defines* the
                                         "condition", ["collection"]}
     spoken/<split>/qrels.jsonl         {"query_id", "doc_id", "relevance"}   graded labels (0-3)
 
-``<split>`` is ``validation`` for the public requests and labels (the seed's
-``/task/data/validation/``). A request's ``collection`` is its ``collection`` field, or its
+``<split>`` is ``validation`` for the public requests and labels (the task
+description's ``/task/data/validation/``). A request's ``collection`` is its ``collection`` field, or its
 ``domain`` when the field is absent (in this layout a collection file holds one domain, named
 like the file). ``condition`` is the request's acoustic condition.
 

@@ -1,4 +1,5 @@
-"""A reproducible LLM-judge harness for generation and temporal judgments (SPEC §7).
+"""A reproducible LLM-judge harness for generation and temporal judgments (the RETECO evaluation plan's
+generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels).
 
 * :mod:`.prompts` — versioned prompt files, one per dimension, identified by sha256;
 * :mod:`.client` — an OpenAI-compatible chat-completions client (httpx, imported lazily) with

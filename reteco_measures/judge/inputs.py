@@ -1,11 +1,11 @@
 """Readers for the judge's inputs. Bad rows become :class:`~reteco_measures.errors.Problem` values
 (``path:line: turn_id: what``); the good rows around them are kept.
 
-* answers: JSONL ``{"turn_id", "answer"}`` (SPEC §3 generation contract), or an iKAT 2023 run JSON
+* answers: JSONL ``{"turn_id", "answer"}`` (the RETECO generation submission form), or an iKAT 2023 run JSON
   (``turns[] -> responses[]``; the rank-1 response is the answer, its ``used`` provenance passages
   are the passages judged for groundedness);
 * context: JSONL ``{"turn_id", "history": [{"role", "content"}] | str, "question", "passages": [str]}``
-  (SPEC §7), or iKAT 2023 topics JSON (history = the earlier utterances and canonical responses);
+  (what the judge prompts show), or iKAT 2023 topics JSON (history = the earlier utterances and canonical responses);
 * targets: which turns are judged (JSONL with ``turn_id``/``query_id``, TREC qrels, or one id per
   line);
 * temporal: topics JSONL ``{"query_id"|"id", "query"|"text", "required_periods": [str]}`` and

@@ -12,8 +12,8 @@ Each labels line is ``{"query_id", "doc_id", "temporal": 0|1|null, "periods": [c
 :func:`reteco_measures.side.load_labels` reads (Track 1's TP/TR/TC/nDCG|FC measures).
 
 An invalid verdict is written as ``"temporal": null`` with the reason in ``error``; the measures
-then treat it like a document missing from the labels (verdict 0, no period), as SPEC §2 says for
-missing documents, and the summary counts it. A period whose coverage judgment is invalid is not
+then treat it like a document missing from the labels (verdict 0, no period), as the temporal measures
+do for missing documents, and the summary counts it. A period whose coverage judgment is invalid is not
 listed as covered and is named in ``error``.
 """
 

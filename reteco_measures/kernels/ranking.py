@@ -1,6 +1,6 @@
 """The ranking core: sort a whole run once, with one of four tie policies.
 
-``tie_break`` (SPEC §4):
+``tie_break`` (how documents with equal scores are ordered):
 
 * ``'trec_eval'`` (default) — what trec_eval / pytrec_eval do: score descending, compared at
   *single precision* (trec_eval keeps scores as C ``float``: 1.0 and 1.0+1e-9 tie), then doc id

@@ -1,6 +1,6 @@
 """Kernels of the RETECO Track 1 / TEMPO temporal diagnostics: TP, TR, TC and nDCG|FC.
 
-Where the temporal judgments come from (SPEC §2):
+Where the temporal judgments come from (RETECO evaluation plan; TEMPO paper, arXiv:2601.09523):
 
 * **frozen labels** (``labels=`` table or JSONL file; the hidden-test path of RETECO and the TEMPO
   paper): one row per (``query_id``, ``doc_id``) with ``temporal`` (0/1 verdict) and ``periods``

@@ -1,6 +1,6 @@
 """SpokenMacroNDCG@k — the Spoken-Query Document Search primary metric.
 
-Seed ``003``: "Compute original graded nDCG@10, average within each collection and acoustic
+The Spoken-Query task description: "Compute original graded nDCG@10, average within each collection and acoustic
 condition, then give the six collections and four conditions equal weight."
 
 * per request: graded nDCG@k with trec_eval gains (gain = the label grade, ideal DCG from all

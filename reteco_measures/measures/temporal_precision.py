@@ -1,6 +1,6 @@
 """TemporalPrecision (TP@k) — position-sensitive precision of temporally relevant documents.
 
-Definition (SPEC §2), with vᵢ ∈ {0, 1} the temporal verdict of the document at rank i:
+Definition (RETECO evaluation plan; TEMPO paper, arXiv:2601.09523), with vᵢ ∈ {0, 1} the temporal verdict of the document at rank i:
 
 * ``form='dcg'`` (default; the RETECO starter-kit scorer):
   ``TP@k = Σᵢ wᵢ·vᵢ / Σᵢ wᵢ`` over the *returned* top-k ranks, ``wᵢ = 1/log₂(i+1)``.
