@@ -11,6 +11,9 @@ meta-evaluation, aggregation, and lexical diagnostics.
     reteco-measures judge aggregate J.jsonl [J2.jsonl ...] [--targets F] [--by domain --topics T]
     reteco-measures judge lexical --answers A.jsonl --references R.jsonl [--metrics rougeL,meteor,bertscore]
     reteco-measures judge prompts [--show DIMENSION]
+    reteco-measures judge sample --judgments J --n N [--stratify dimension,domain --topics T] [--seed S] --out sheet.csv
+    reteco-measures judge agreement --judgments J --human H [--format table|json|markdown] [--confusion]
+    reteco-measures judge report --judgments J [--human H] [--golden G] [--format markdown|json]
 
 The endpoint comes from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (``--base-url`` overrides the URL).
 """
@@ -473,6 +476,163 @@ def _add_lexical(sub: argparse._SubParsersAction) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+# audit: sample, agreement, report
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _cmd_sample(args: argparse.Namespace) -> int:
+    from ..judge.report import read_judgment_rows
+    from ..judge.sampling import rating_sheet, sample_items, write_sheet
+
+    problems: list[Problem] = []
+    rows = read_judgment_rows(args.judgments, problems)
+    if rows.empty or not {"turn_id", "dimension", "score"} <= set(rows.columns):
+        raise ValueError(f"{', '.join(args.judgments)}: no judgment rows (turn_id, dimension, score)")
+    rows["turn_id"] = rows["turn_id"].astype(str)
+    topics = None
+    if args.topics:
+        from ..side import load_topics
+
+        topics = load_topics(args.topics)
+    if args.raters.isdigit():
+        raters = [f"rater{i}" for i in range(1, int(args.raters) + 1)]
+    else:
+        raters = _split(args.raters)
+    sample = sample_items(rows, args.n, stratify=_split(args.stratify), topics=topics, seed=args.seed)
+    sheet = rating_sheet(sample, raters, prompts_dir=args.prompts, problems=problems)
+    _print_problems(problems)
+    write_sheet(sheet, args.out)
+    strata = [c for c in _split(args.stratify)]
+    counts = sheet.groupby(strata, sort=True).size().rename("items").reset_index() if strata else None
+    print(f"wrote {len(sheet)} item(s) for {len(raters)} rater(s) to {args.out} (seed {args.seed})", file=sys.stderr)
+    if counts is not None:
+        print_frame(counts, args.format)
+    return 0
+
+
+def _add_sample(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sample", help="a reproducible stratified sample of judged items as a rating sheet (CSV)",
+                       description="Valid judged items are stratified (default by dimension), allocated in "
+                                   "proportion to the strata (at least one each), sampled with --seed, and "
+                                   "written with what the judge saw, the rubric and an empty score_<rater> column "
+                                   "per rater (the judge's score is not shown).")
+    p.add_argument("--judgments", required=True, nargs="+", help="judgments JSONL file(s)")
+    p.add_argument("--n", type=int, required=True, help="number of items to sample")
+    p.add_argument("--stratify", default="dimension",
+                   help="comma-separated strata: dimension, a topics column (e.g. domain) or depth "
+                        "(default: dimension)")
+    p.add_argument("--topics", help="topics metadata for strata other than dimension")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--raters", default="2", help="rater names (comma-separated) or a number (default 2)")
+    p.add_argument("--prompts", help="folder of the prompt files used for judging (for the rubric)")
+    p.add_argument("--out", required=True, help="rating sheet CSV to write")
+    p.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
+    p.set_defaults(func=_cmd_sample)
+
+
+def _agreement_output(frame, fmt: str, places: int) -> None:
+    if fmt == "markdown":
+        from ..judge.agreement import frame_records
+        from ..judge.report import _table
+
+        print(_table(frame_records(frame)), end="")
+    else:
+        print_frame(frame, fmt, places=places)
+
+
+def _cmd_agreement(args: argparse.Namespace) -> int:
+    from ..judge.agreement import agreement, confusion_matrices
+
+    problems: list[Problem] = []
+    dims = _split(args.dimensions) or None
+    scale = args.scale
+    table = agreement(args.judgments, args.human, scale=scale, bootstrap=args.bootstrap, seed=args.seed,
+                      dimensions=dims, problems=problems)
+    _print_problems(problems)
+    if args.format == "json" and args.confusion:
+        from ..judge.agreement import frame_records
+
+        conf = confusion_matrices(args.judgments, args.human, scale=scale, dimensions=dims)
+        print(json.dumps({"agreement": frame_records(table),
+                          "confusion": {d: {"judge": [int(i) for i in m.index],
+                                            "human_consensus": [int(c) for c in m.columns],
+                                            "counts": m.to_numpy().tolist()} for d, m in conf.items()}},
+                         indent=2))
+        return 0 if (table["n"] > 0).any() else 1
+    _agreement_output(table, args.format, args.places)
+    if args.confusion:
+        for dim, m in confusion_matrices(args.judgments, args.human, scale=scale, dimensions=dims).items():
+            print(f"\n{dim}: rows = judge score, columns = human consensus")
+            _agreement_output(m.reset_index().rename(columns={"judge": "judge \\ human"}).rename(columns=str),
+                              args.format, 0)
+    if not (table["n"] > 0).any():
+        print("reteco-measures: error: no item has both a valid judge score and a human rating", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_agreement(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("agreement", help="judge vs human raters: weighted kappa, Krippendorff's alpha, rank "
+                                         "correlations, exact / within-1 agreement (bootstrap CIs)")
+    p.add_argument("--judgments", required=True, nargs="+",
+                   help="judgments JSONL (judge generation/ikat, temporal --judgments-out) or TEMPO labels JSONL")
+    p.add_argument("--human", required=True,
+                   help="ratings CSV/TSV/JSONL (turn_id, dimension, rater, score) or a filled-in rating sheet")
+    p.add_argument("--dimensions", help="comma-separated (default: those rated)")
+    p.add_argument("--scale", choices=sorted(["reteco", "ikat", "binary"]),
+                   help="force a scale (default: from the dimension name)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--confusion", action="store_true", help="also print the confusion matrix of each dimension")
+    p.add_argument("--format", default="table", choices=["table", "tsv", "json", "markdown"])
+    p.add_argument("--places", type=int, default=4)
+    p.set_defaults(func=_cmd_agreement)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..judge.cache import atomic_write_text
+    from ..judge.report import build_report, report_json, report_markdown
+
+    problems: list[Problem] = []
+    report = build_report(args.judgments, human=args.human, golden=args.golden, targets=_targets(args.targets),
+                          price_in=args.price_in, price_out=args.price_out, aggregate=args.aggregate,
+                          prompts_dir=args.prompts, bootstrap=args.bootstrap, seed=args.seed, problems=problems)
+    _print_problems(problems)
+    text = report_json(report) + "\n" if args.format == "json" else report_markdown(report)
+    if args.out:
+        atomic_write_text(args.out, text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text, end="")
+    return 0
+
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="the judge disclosure for a task report (markdown or json)",
+                       description="Scores (raw and normalised), invalid and missing outputs by reason, prompts "
+                                   "(version, sha256, text), model requested and returned, decoding settings, "
+                                   "retry procedure and causes, repeats and self-consistency, agreement with "
+                                   "humans and its sample, golden-case results, tokens and cost.")
+    p.add_argument("--judgments", required=True, nargs="+", help="judgments JSONL file(s) (OUT.run.json is read too)")
+    p.add_argument("--human", help="human ratings (CSV/TSV/JSONL or a filled-in rating sheet)")
+    p.add_argument("--golden", help="golden-case results: the --out file of judge meta-eval")
+    p.add_argument("--targets", help="target turns, to count missing outputs")
+    p.add_argument("--price-in", type=float, help="price per million prompt tokens (default: the run record's)")
+    p.add_argument("--price-out", type=float, help="price per million completion tokens (default: the run record's)")
+    p.add_argument("--aggregate", choices=["mean", "median", "mode"],
+                   help="how repeats are combined (default: the run record's, else mean)")
+    p.add_argument("--prompts", help="folder of the prompt files used for judging, if not the packaged ones")
+    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--format", default="markdown", choices=["markdown", "json"])
+    p.add_argument("--out", help="write the report here instead of stdout")
+    p.set_defaults(func=_cmd_report)
+
+
+# ------------------------------------------------------------------------------------------------
 # prompts
 
 
@@ -518,4 +678,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     _add_aggregate(jsub)
     _add_lexical(jsub)
     _add_prompts(jsub)
+    _add_sample(jsub)
+    _add_agreement(jsub)
+    _add_report(jsub)
 

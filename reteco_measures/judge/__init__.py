@@ -9,20 +9,35 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * :mod:`.generation` / :mod:`.temporal` — RETECO / iKAT generation judgments and TEMPO temporal
   labels;
 * :mod:`.aggregate` — per-dimension macro scores with invalid / missing counts;
-* :mod:`.golden` — golden-case meta-evaluation.
+* :mod:`.golden` — golden-case meta-evaluation;
+* :mod:`.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
+  correlations, bootstrap intervals) and self-consistency of repeated judgments;
+* :mod:`.sampling` — reproducible stratified rating sheets;
+* :mod:`.ledger` / :mod:`.report` — token and cost totals; the disclosure for a task report.
 
 Importing this package does not import httpx or tqdm.
 """
 
 from __future__ import annotations
 
-from .aggregate import SCALES, aggregate_judgments, normalize_scores, read_judgments
+from .aggregate import (
+    AGGREGATES,
+    SCALES,
+    aggregate_judgments,
+    collapse_repeats,
+    normalize_scores,
+    read_judgments,
+)
+from .agreement import agreement, confusion_matrices, read_ratings, self_consistency
 from .cache import JudgmentCache, cache_key
-from .client import JudgeClient, JudgeFatalError, ReplyError, Verdict, parse_reply
+from .client import Budget, JudgeClient, JudgeFatalError, ReplyError, Verdict, parse_reply
 from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
 from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
+from .ledger import token_totals
 from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_prompt
+from .report import build_report, report_json, report_markdown
 from .runner import JudgeItem, Outcome, RunStats, run_items
+from .sampling import rating_sheet, sample_items
 from .temporal import label_rows, pool_pairs, temporal_items
 
 __all__ = [
@@ -57,4 +72,17 @@ __all__ = [
     "GOLDEN_CASES",
     "golden_items",
     "meta_eval_frames",
+    "AGGREGATES",
+    "collapse_repeats",
+    "agreement",
+    "confusion_matrices",
+    "read_ratings",
+    "self_consistency",
+    "Budget",
+    "token_totals",
+    "build_report",
+    "report_json",
+    "report_markdown",
+    "sample_items",
+    "rating_sheet",
 ]

@@ -1,0 +1,508 @@
+"""Agreement between the LLM judge and human raters, and between repeated judgments.
+
+The RETECO evaluation plan asks that judge outputs be "spot-validated against independent human
+ratings" and that the report disclose the agreement. :func:`agreement` gives, per dimension:
+
+* ``n``: items with a valid judge score and at least one human score;
+* ``kappa_quadratic``: quadratic-weighted Cohen's kappa between the judge and the human
+  *consensus* (the lower median of the raters' scores), over the categories of the whole scale
+  (Cohen 1968);
+* ``alpha_ordinal``: Krippendorff's alpha with the ordinal difference function, raters and judge
+  as coders (Krippendorff, *Content Analysis*, ch. 12; Hayes & Krippendorff 2007);
+  ``alpha_humans``: the same over the raters alone, the ceiling the judge is held to;
+* ``spearman``, ``kendall`` (tau-b): the judge against the mean of the raters' scores;
+* ``exact``, ``within_1``: the share of items where the judge equals the consensus / is at most
+  one point from it;
+* percentile bootstrap confidence intervals (items resampled) for kappa and alpha.
+
+Every statistic is computed here (numpy); the test suite checks them against scikit-learn's
+``cohen_kappa_score(weights="quadratic")``, the ``krippendorff`` package and scipy.
+
+Items are ``turn_id`` values; for TEMPO labels (``query_id``, ``doc_id``) the item is
+``"<query_id> <doc_id>"`` and, for period coverage, ``"<query_id> <doc_id> <period>"``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataFormatWarning, Problem
+from .aggregate import _DIM_SCALE, SCALES
+from .prompts import canonical
+
+__all__ = [
+    "AGREEMENT_COLUMNS",
+    "agreement",
+    "confusion_matrices",
+    "kappa_quadratic",
+    "alpha_ordinal",
+    "self_consistency",
+    "judge_scores",
+    "read_ratings",
+    "lower_median",
+]
+
+#: the columns of :func:`agreement`, in order
+AGREEMENT_COLUMNS = [
+    "dimension", "n", "raters", "kappa_quadratic", "kappa_ci_low", "kappa_ci_high", "alpha_ordinal",
+    "alpha_ci_low", "alpha_ci_high", "alpha_humans", "spearman", "kendall", "exact", "within_1",
+]
+
+Frame = pd.DataFrame | str | os.PathLike
+
+
+# ------------------------------------------------------------------------------------------------
+# the statistics
+
+
+def kappa_quadratic(a: np.ndarray, b: np.ndarray, low: int, high: int) -> float:
+    """Quadratic-weighted Cohen's kappa of two integer ratings on the scale ``low..high`` (all
+    categories of the scale, observed or not). NaN when it is undefined (no items, or both raters
+    put every item in one and the same category)."""
+    a = np.asarray(a, dtype=np.int64) - low
+    b = np.asarray(b, dtype=np.int64) - low
+    k = high - low + 1
+    if len(a) == 0:
+        return float("nan")
+    observed = np.bincount(a * k + b, minlength=k * k).reshape(k, k).astype(np.float64)
+    return _kappa_from_confusion(observed)
+
+
+def _kappa_from_confusion(observed: np.ndarray) -> float:
+    k = observed.shape[0]
+    idx = np.arange(k)
+    w = (idx[:, None] - idx[None, :]) ** 2 / max(1, (k - 1) ** 2)
+    n = observed.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
+    denom = float((w * expected).sum())
+    if denom == 0:
+        return float("nan")
+    return 1.0 - float((w * observed).sum()) / denom
+
+
+def _unit_counts(matrix: np.ndarray, low: int, high: int) -> np.ndarray:
+    """units x categories counts from a units x coders matrix (NaN = no value)."""
+    k = high - low + 1
+    m = np.asarray(matrix, dtype=np.float64)
+    present = ~np.isnan(m)
+    codes = np.where(present, m - low, 0).astype(np.int64)
+    rows = np.repeat(np.arange(m.shape[0]), m.shape[1])
+    counts = np.zeros((m.shape[0], k), dtype=np.float64)
+    np.add.at(counts, (rows[present.ravel()], codes.ravel()[present.ravel()]), 1.0)
+    return counts
+
+
+def _alpha_from_counts(counts: np.ndarray) -> float:
+    m_u = counts.sum(axis=1)
+    keep = m_u >= 2
+    counts, m_u = counts[keep], m_u[keep]
+    if len(counts) == 0:
+        return float("nan")
+    w = 1.0 / (m_u - 1.0)
+    # coincidence matrix: o_ck = sum_u (n_uc n_uk - [c = k] n_uc) / (m_u - 1)
+    o = (counts * w[:, None]).T @ counts - np.diag((counts * w[:, None]).sum(axis=0))
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+    # ordinal metric: (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2
+    cum = np.concatenate([[0.0], np.cumsum(n_c)])
+    i = np.arange(len(n_c))
+    lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
+    delta2 = (cum[hi + 1] - cum[lo] - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
+    d_e = float((np.outer(n_c, n_c) * delta2).sum())
+    if d_e == 0 or n <= 1:
+        return float("nan")
+    return 1.0 - (n - 1.0) * float((o * delta2).sum()) / d_e
+
+
+def alpha_ordinal(matrix: np.ndarray, low: int, high: int) -> float:
+    """Krippendorff's alpha, ordinal metric, of a units x coders matrix of integer values in
+    ``low..high`` (NaN where a coder gave no value). Units with fewer than two values are not
+    pairable and are left out. NaN when there is no variation at all."""
+    return _alpha_from_counts(_unit_counts(matrix, low, high))
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    return pd.Series(x).rank(method="average").to_numpy()
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    x = x - x.mean()
+    y = y - y.mean()
+    denom = math.sqrt(float((x * x).sum()) * float((y * y).sum()))
+    return float((x * y).sum()) / denom if denom > 0 else float("nan")
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho: Pearson's r of the average ranks (NaN for constant input)."""
+    if len(x) < 2:
+        return float("nan")
+    return _pearson(_ranks(np.asarray(x, float)), _ranks(np.asarray(y, float)))
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray, block: int = 2048) -> float:
+    """Kendall's tau-b (ties corrected), by pair counting in blocks (NaN for constant input)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = len(x)
+    if n < 2:
+        return float("nan")
+    s = 0.0
+    tx = ty = 0.0  # pairs not tied in x / in y
+    for start in range(0, n, block):
+        xs, ys = x[start:start + block, None], y[start:start + block, None]
+        dx = np.sign(xs - x[None, :])
+        dy = np.sign(ys - y[None, :])
+        s += float((dx * dy).sum())
+        tx += float((dx != 0).sum())
+        ty += float((dy != 0).sum())
+    denom = math.sqrt(tx * ty)
+    return s / denom if denom > 0 else float("nan")
+
+
+def lower_median(values: Sequence[int]) -> int:
+    """The lower median (an observed value: the ``(m - 1) // 2``-th of the sorted values)."""
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+# ------------------------------------------------------------------------------------------------
+# inputs
+
+
+def _item_ids(frame: pd.DataFrame) -> pd.Series:
+    if "turn_id" in frame.columns and frame["turn_id"].notna().all():
+        return frame["turn_id"].astype(str)
+    if {"query_id", "doc_id"} <= set(frame.columns):
+        ids = frame["query_id"].astype(str) + " " + frame["doc_id"].astype(str)
+        if "period" in frame.columns:
+            period = frame["period"]
+            ids = ids.where(period.isna(), ids + " " + period.astype(str))
+        if "turn_id" in frame.columns:
+            ids = frame["turn_id"].where(frame["turn_id"].notna(), ids).astype(str)
+        return ids
+    raise ValueError("ratings and judgments need 'turn_id' (or 'query_id' and 'doc_id')")
+
+
+def _scale(dimension: str, scale: str | tuple[int, int] | None) -> tuple[int, int]:
+    if isinstance(scale, tuple):
+        return int(scale[0]), int(scale[1])
+    name = scale or _DIM_SCALE.get(dimension)
+    if name is None or name not in SCALES:
+        raise ValueError(f"no scale known for dimension {dimension!r}: pass scale='reteco', 'ikat', 'binary' "
+                         "or (low, high)")
+    return SCALES[name]
+
+
+def _int_scores(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(float scores, mask of integer values)."""
+    num = pd.to_numeric(values.where(values.map(lambda v: not isinstance(v, bool))), errors="coerce")
+    arr = num.to_numpy(dtype=np.float64)
+    ok = np.isfinite(arr) & (np.floor(arr) == arr)
+    return arr, ok
+
+
+def _read_table(path: str | os.PathLike) -> pd.DataFrame:
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such file")
+    if p.suffix.lower() in (".csv", ".tsv"):
+        try:
+            return pd.read_csv(p, sep="\t" if p.suffix.lower() == ".tsv" else ",", dtype=str, keep_default_na=False,
+                               encoding="utf-8-sig")
+        except (UnicodeDecodeError, pd.errors.ParserError) as exc:
+            raise ValueError(f"{p}: not a readable CSV ({str(exc).splitlines()[0][:120]})") from None
+    from ..io.jsonl import iter_jsonl
+
+    problems: list[Problem] = []
+    rows = [obj for _, obj in iter_jsonl(p, problems)]
+    _report(problems, None)
+    return pd.DataFrame(rows)
+
+
+def _report(found: list[Problem], problems: list[Problem] | None) -> None:
+    if not found:
+        return
+    if problems is not None:
+        problems.extend(found)
+        return
+    shown = "\n".join(str(p) for p in found[:10])
+    warnings.warn(f"{len(found)} problem(s) in ratings/judgments (rows left out):\n{shown}", DataFormatWarning,
+                  stacklevel=3)
+
+
+def read_ratings(source: Frame, problems: list[Problem] | None = None) -> pd.DataFrame:
+    """Human ratings as a long frame ``turn_id, dimension, rater, score`` (integer scores).
+
+    ``source`` is a DataFrame or a CSV/TSV/JSONL file, either long (``turn_id`` — or ``query_id``
+    and ``doc_id`` — , ``dimension``, ``rater``, ``score``) or a filled-in rating sheet from
+    ``judge sample`` (one ``score_<rater>`` column per rater). Empty cells are "not rated"; a
+    score that is not an integer is a problem (the row is left out), never a number guessed.
+    """
+    frame = source.copy() if isinstance(source, pd.DataFrame) else _read_table(source)
+    path = None if isinstance(source, pd.DataFrame) else str(source)
+    if "dimension" not in frame.columns:
+        raise ValueError(f"{path or 'ratings'}: a 'dimension' column is required")
+    frame = frame.reset_index(drop=True)
+    frame["_line"] = np.arange(len(frame)) + (2 if path and path.lower().endswith((".csv", ".tsv")) else 1)
+    frame["turn_id"] = _item_ids(frame)
+    if "rater" not in frame.columns:
+        raters = [c for c in frame.columns if str(c).startswith("score_")]
+        if not raters:
+            raise ValueError(f"{path or 'ratings'}: need 'rater' and 'score' columns, or 'score_<rater>' columns "
+                             "(a rating sheet)")
+        frame = frame.melt(id_vars=["turn_id", "dimension", "_line"], value_vars=raters, var_name="rater",
+                           value_name="score")
+        frame["rater"] = frame["rater"].str.slice(len("score_"))
+    elif "score" not in frame.columns:
+        raise ValueError(f"{path or 'ratings'}: a 'score' column is required")
+    score = frame["score"]
+    blank = score.isna() | (score.astype(str).str.strip() == "")
+    frame = frame[~blank]
+    arr, ok = _int_scores(frame["score"])
+    found = [Problem(f"score {v!r} is not an integer; left out", line=int(ln), path=path, query_id=str(t),
+                     kind="score")
+             for v, ln, t in zip(frame["score"][~ok], frame["_line"][~ok], frame["turn_id"][~ok], strict=True)]
+    _report(found, problems)
+    out = pd.DataFrame({"turn_id": frame["turn_id"][ok].astype(str),
+                        "dimension": [canonical(str(d)) for d in frame["dimension"][ok]],
+                        "rater": frame["rater"][ok].astype(str), "score": arr[ok].astype(np.int64)})
+    dup = out.duplicated(["turn_id", "dimension", "rater"], keep="first")
+    if dup.any():
+        _report([Problem(f"rater {r!r} rated {d!r} twice; the first is kept", query_id=t, path=path, kind="duplicate")
+                 for t, d, r in zip(out["turn_id"][dup], out["dimension"][dup], out["rater"][dup], strict=True)],
+                problems)
+    return out[~dup].reset_index(drop=True)
+
+
+def judge_scores(source: Frame | Sequence[Frame], problems: list[Problem] | None = None) -> pd.DataFrame:
+    """Valid judge scores as ``turn_id, dimension, repeat, score`` from judgments JSONL (written by
+    ``judge generation`` / ``judge ikat`` / ``judge temporal --judgments-out``), TEMPO labels
+    JSONL (``temporal`` verdict and ``periods``), or a DataFrame. Invalid judgments are left out."""
+    sources = list(source) if isinstance(source, (list, tuple)) else [source]
+    frames = []
+    for src in sources:
+        if isinstance(src, pd.DataFrame):
+            frames.append(src.copy())
+            continue
+        from ..io.jsonl import iter_jsonl
+
+        found: list[Problem] = []
+        rows = [obj for _, obj in iter_jsonl(src, found)]
+        _report(found, problems)
+        f = pd.DataFrame(rows)
+        if "temporal" in f.columns and "dimension" not in f.columns:
+            f = _labels_to_scores(f)
+        frames.append(f)
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if frame.empty:
+        return pd.DataFrame(columns=["turn_id", "dimension", "repeat", "score"])
+    frame["turn_id"] = _item_ids(frame)
+    if "error" in frame.columns:
+        frame = frame[frame["error"].isna()]
+    arr, ok = _int_scores(frame["score"])
+    frame = frame[ok]
+    repeat = frame["repeat"] if "repeat" in frame.columns else pd.Series(0, index=frame.index)
+    return pd.DataFrame({"turn_id": frame["turn_id"].astype(str),
+                         "dimension": [canonical(str(d)) for d in frame["dimension"]],
+                         "repeat": pd.to_numeric(repeat, errors="coerce").fillna(0).astype(np.int64),
+                         "score": arr[ok].astype(np.int64)}).reset_index(drop=True)
+
+
+def _labels_to_scores(labels: pd.DataFrame) -> pd.DataFrame:
+    """TEMPO labels rows -> a verdict row per pair (``temporal_relevance``); a pair whose verdict
+    was invalid has ``temporal: null`` and is left out. Period coverage is compared from the
+    ``--judgments-out`` file, which has one row per judged period."""
+    ok = labels["temporal"].notna()
+    return pd.DataFrame({"query_id": labels["query_id"][ok].astype(str), "doc_id": labels["doc_id"][ok].astype(str),
+                         "dimension": "temporal_relevance", "score": labels["temporal"][ok], "error": None})
+
+
+def _judge_consensus(judge: pd.DataFrame) -> pd.DataFrame:
+    """One judge score per item: repeats combined by the lower median (an integer on the scale)."""
+    if judge.duplicated(["turn_id", "dimension"]).any():
+        return (judge.groupby(["turn_id", "dimension"], sort=False)["score"]
+                .agg(lambda s: lower_median(s.tolist())).reset_index())
+    return judge[["turn_id", "dimension", "score"]]
+
+
+# ------------------------------------------------------------------------------------------------
+# agreement
+
+
+def _bootstrap(stat, n_items: int, B: int, rng: np.random.Generator, ci: float) -> tuple[float, float]:
+    if n_items < 2 or B <= 0:
+        return float("nan"), float("nan")
+    values = np.array([stat(rng.integers(0, n_items, n_items)) for _ in range(B)])
+    values = values[~np.isnan(values)]
+    if len(values) == 0:
+        return float("nan"), float("nan")
+    tail = (1 - ci) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def _prepare(judge, human, problems):
+    j = judge_scores(judge, problems)
+    h = read_ratings(human, problems)
+    return _judge_consensus(j), h
+
+
+def agreement(
+    judge: Frame | Sequence[Frame],
+    human: Frame,
+    *,
+    scale: str | tuple[int, int] | None = None,
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    dimensions: Sequence[str] | None = None,
+    problems: list[Problem] | None = None,
+) -> pd.DataFrame:
+    """Agreement of the judge with human raters, one row per dimension.
+
+    Args:
+        judge: judge scores: a DataFrame ``turn_id, dimension, score`` (repeats allowed: they are
+            combined by the lower median), or judgments / labels JSONL file(s).
+        human: human ratings ``turn_id, dimension, rater, score`` (DataFrame, CSV/TSV/JSONL, or a
+            filled-in rating sheet; see :func:`read_ratings`).
+        scale: ``"reteco"`` (1-5), ``"ikat"`` (0-4), ``"binary"`` (0-1) or ``(low, high)``; default
+            from each dimension's name.
+        bootstrap: resamples of the items for the confidence intervals (0: none).
+        ci: confidence level of the intervals.
+        seed: random seed of the bootstrap.
+        dimensions: the dimensions to report (default: those with human ratings, in first-seen order).
+        problems: receives rows left out (non-integer or out-of-scale scores); default: a
+            :class:`~reteco_measures.errors.DataFormatWarning`.
+
+    Returns:
+        DataFrame with :data:`AGREEMENT_COLUMNS`: ``dimension, n, raters, kappa_quadratic,
+        kappa_ci_low, kappa_ci_high, alpha_ordinal, alpha_ci_low, alpha_ci_high, alpha_humans,
+        spearman, kendall, exact, within_1``.
+    """
+    j, h = _prepare(judge, human, problems)
+    dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
+    rows = []
+    for d_i, dim in enumerate(dims):
+        low, high = _scale(dim, scale)
+        jd, hd = _in_scale(j[j["dimension"] == dim], h[h["dimension"] == dim], low, high, dim, problems)
+        rows.append(_agreement_one(dim, jd, hd, low, high, bootstrap, ci, np.random.default_rng([seed, d_i])))
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
+
+
+def _in_scale(jd, hd, low, high, dim, problems):
+    found = []
+    for name, f in (("judge", jd), ("human", hd)):
+        bad = (f["score"] < low) | (f["score"] > high)
+        for t, s in zip(f["turn_id"][bad], f["score"][bad], strict=True):
+            found.append(Problem(f"{name} score {s} for {dim!r} is outside {low}-{high}; left out", query_id=t,
+                                 kind="score"))
+    _report(found, problems)
+    return (jd[(jd["score"] >= low) & (jd["score"] <= high)],
+            hd[(hd["score"] >= low) & (hd["score"] <= high)])
+
+
+def _matrices(jd: pd.DataFrame, hd: pd.DataFrame):
+    """(items, judge scores, human matrix items x raters with NaN) over the compared items."""
+    items = pd.Index(sorted(set(jd["turn_id"]) & set(hd["turn_id"])))
+    jscore = jd.drop_duplicates("turn_id").set_index("turn_id")["score"].reindex(items).to_numpy(np.float64)
+    hm = (hd[hd["turn_id"].isin(items)].pivot(index="turn_id", columns="rater", values="score")
+          .reindex(items).to_numpy(np.float64))
+    return items, jscore, hm
+
+
+def _agreement_one(dim, jd, hd, low, high, B, ci, rng) -> dict[str, Any]:
+    items, js, hm = _matrices(jd, hd)
+    n = len(items)
+    row: dict[str, Any] = {"dimension": dim, "n": n, "raters": int(hm.shape[1]) if n else 0}
+    if n == 0:
+        return {**row, **{c: float("nan") for c in AGREEMENT_COLUMNS[3:]}}
+    cons = np.array([lower_median(r[~np.isnan(r)].tolist()) for r in hm], dtype=np.float64)
+    mean = np.nanmean(hm, axis=1)
+    k = high - low + 1
+    jcode = (js - low).astype(np.int64)
+    ccode = (cons - low).astype(np.int64)
+    pair = jcode * k + ccode
+    all_counts = _unit_counts(np.column_stack([js, hm]), low, high)
+    h_counts = _unit_counts(hm, low, high)
+
+    def kappa_of(idx: np.ndarray) -> float:
+        return _kappa_from_confusion(np.bincount(pair[idx], minlength=k * k).reshape(k, k).astype(np.float64))
+
+    def alpha_of(idx: np.ndarray) -> float:
+        return _alpha_from_counts(all_counts[idx])
+
+    everything = np.arange(n)
+    row["kappa_quadratic"] = kappa_of(everything)
+    row["kappa_ci_low"], row["kappa_ci_high"] = _bootstrap(kappa_of, n, B, rng, ci)
+    row["alpha_ordinal"] = alpha_of(everything)
+    row["alpha_ci_low"], row["alpha_ci_high"] = _bootstrap(alpha_of, n, B, rng, ci)
+    row["alpha_humans"] = _alpha_from_counts(h_counts)
+    row["spearman"] = spearman(js, mean)
+    row["kendall"] = kendall_tau_b(js, mean)
+    row["exact"] = float(np.mean(js == cons))
+    row["within_1"] = float(np.mean(np.abs(js - cons) <= 1))
+    return row
+
+
+def confusion_matrices(
+    judge: Frame | Sequence[Frame],
+    human: Frame,
+    *,
+    scale: str | tuple[int, int] | None = None,
+    dimensions: Sequence[str] | None = None,
+    problems: list[Problem] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Per dimension, the counts of (judge score, human consensus) over the compared items: rows
+    are the judge's scores, columns the consensus, both over the whole scale."""
+    j, h = _prepare(judge, human, problems)
+    dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
+    out = {}
+    for dim in dims:
+        low, high = _scale(dim, scale)
+        jd, hd = _in_scale(j[j["dimension"] == dim], h[h["dimension"] == dim], low, high, dim, problems)
+        items, js, hm = _matrices(jd, hd)
+        cons = [lower_median(r[~np.isnan(r)].tolist()) for r in hm]
+        cats = list(range(low, high + 1))
+        table = pd.crosstab(pd.Categorical(js.astype(int), categories=cats),
+                            pd.Categorical(np.asarray(cons, dtype=int), categories=cats), dropna=False)
+        table.index.name, table.columns.name = "judge", "human consensus"
+        out[dim] = table
+    return out
+
+
+def self_consistency(
+    judge: Frame | Sequence[Frame],
+    *,
+    scale: str | tuple[int, int] | None = None,
+    problems: list[Problem] | None = None,
+) -> pd.DataFrame:
+    """Krippendorff's ordinal alpha across repeated judgments (repeats as coders), per dimension:
+    ``dimension, items`` (items with at least two valid repeats), ``repeats`` (the number of
+    distinct repeats with a valid score), ``alpha_repeats``, ``identical`` (share of those items whose valid repeats all agree)."""
+    j = judge_scores(judge, problems)
+    rows = []
+    for dim, part in j.groupby("dimension", sort=False):
+        low, high = _scale(str(dim), scale)
+        part = part[(part["score"] >= low) & (part["score"] <= high)]
+        m = part.pivot_table(index="turn_id", columns="repeat", values="score", aggfunc="first")
+        arr = m.to_numpy(np.float64)
+        multi = (~np.isnan(arr)).sum(axis=1) >= 2
+        same = [len(set(r[~np.isnan(r)].tolist())) == 1 for r in arr[multi]]
+        rows.append({"dimension": dim, "items": int(multi.sum()), "repeats": int(arr.shape[1]),
+                     "alpha_repeats": alpha_ordinal(arr[multi], low, high) if multi.any() else float("nan"),
+                     "identical": float(np.mean(same)) if same else float("nan")})
+    return pd.DataFrame(rows, columns=["dimension", "items", "repeats", "alpha_repeats", "identical"])
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """JSON-safe records (NaN -> None)."""
+    return json.loads(frame.to_json(orient="records"))

@@ -1,0 +1,364 @@
+"""The judge disclosure: everything a task report states about LLM judging, from the files.
+
+The RETECO evaluation plan asks the task report to "disclose the sample, agreement results,
+prompts, judge version, retry procedure, and invalid or missing outputs". :func:`build_report`
+collects, from judgment files (and the ``OUT.run.json`` record written beside them, human ratings
+and golden-case results when given):
+
+* per dimension: items, valid, invalid and missing outputs (by kind and by reason), the raw mean
+  score and the normalised mean ((s - 1)/4 on the 1-5 scale, s/4 on 0-4);
+* the prompts (dimension, version, sha256, full text);
+* the model requested and the model names the endpoint returned (with counts);
+* decoding settings, and the retry procedure with how often each retry cause occurred;
+* repeats, how they are combined, and self-consistency (Krippendorff's alpha across repeats);
+* agreement with human raters and the rated sample;
+* golden-case meta-evaluation results;
+* token totals and the cost estimate.
+
+:func:`report_markdown` renders it as the section to paste into a task report; the dict itself is
+the JSON form.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import Problem
+from ..io.jsonl import iter_jsonl
+from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats
+from .agreement import _item_ids, agreement, frame_records, read_ratings, self_consistency
+from .ledger import token_totals
+from .prompts import FAMILIES, canonical, load_prompt
+
+__all__ = ["build_report", "report_markdown", "read_judgment_rows"]
+
+PathLike = str | os.PathLike
+
+
+def read_judgment_rows(paths: Sequence[PathLike], problems: list[Problem]) -> pd.DataFrame:
+    """Every row of the judgment files (all fields kept), with ``path`` and ``line``."""
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        for line, obj in iter_jsonl(path, problems):
+            rows.append({**obj, "path": str(path), "line": line})
+    return pd.DataFrame(rows)
+
+
+def _run_records(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
+    out = []
+    for p in paths:
+        rec = Path(f"{p}.run.json")
+        if rec.is_file():
+            try:
+                data = json.loads(rec.read_text(encoding="utf-8"))
+            except (ValueError, OSError, RecursionError):
+                continue
+            if isinstance(data, dict):
+                out.append(data)
+    return out
+
+
+def _reason(error: str) -> str:
+    text = re.sub(r"^invalid after \d+ attempt\(s\): ", "", str(error))
+    text = re.sub(r"\d+", "N", text)
+    return text[:100]
+
+
+def _prompts(shas: Sequence[str], prompts_dir: PathLike | None) -> list[dict[str, Any]]:
+    index = {}
+    for dims in FAMILIES.values():
+        for dim in dims:
+            for directory in ([prompts_dir] if prompts_dir else []) + [None]:
+                try:
+                    p = load_prompt(dim, directory=directory)
+                except (FileNotFoundError, ValueError):
+                    continue
+                index.setdefault(p.sha256, p)
+    out = []
+    for sha in shas:
+        p = index.get(sha)
+        if p is None:
+            out.append({"sha256": sha, "dimension": None, "version": None, "text": None,
+                        "note": "prompt file not found (give --prompts with the folder used for judging)"})
+        else:
+            out.append({"sha256": sha, "dimension": p.dimension, "family": p.family, "version": p.version,
+                        "scale": f"{p.low}-{p.high}", "source": p.source,
+                        "text": f"=== system ===\n{p.system}\n=== user ===\n{p.user}"})
+    return out
+
+
+def _dimension_stats(rows: pd.DataFrame, targets: Sequence[str] | None, how: str) -> list[dict[str, Any]]:
+    out = []
+    rows = rows.copy()
+    rows["repeat"] = pd.to_numeric(rows.get("repeat", 0), errors="coerce").fillna(0).astype(int)
+    for dim, part in rows.groupby("dimension", sort=False):
+        scale = _DIM_SCALE.get(str(dim))
+        low, high = SCALES[scale] if scale else (None, None)
+        score = pd.to_numeric(part["score"], errors="coerce")
+        err = part["error"] if "error" in part else pd.Series([None] * len(part), index=part.index)
+        valid = err.isna() & score.notna()
+        if low is not None:
+            valid &= (score >= low) & (score <= high)
+        f = pd.DataFrame({"turn_id": part["turn_id"].astype(str), "dimension": dim, "valid": valid.to_numpy(),
+                          "value": score.where(valid).astype("float64").to_numpy()})
+        items = collapse_repeats(f, how)
+        raw_mean = float(items["value"].mean()) if items["valid"].any() else float("nan")
+        kind = part["error_kind"] if "error_kind" in part else pd.Series(["unknown"] * len(part), index=part.index)
+        invalid = part[~valid]
+        by_kind = Counter(str(k) if isinstance(k, str) else "unknown" for k in kind[~valid])
+        reasons = Counter(_reason(e) for e in invalid["error"].dropna()) if "error" in invalid else Counter()
+        missing = None
+        if targets is not None:
+            missing = len(set(targets) - set(part["turn_id"].astype(str)))
+        out.append({
+            "dimension": dim, "scale": f"{low}-{high}" if low is not None else None,
+            "items": int(len(items)), "valid_items": int(items["valid"].sum()),
+            "invalid_items": int((~items["valid"]).sum()), "missing_items": missing,
+            "judgments": int(len(part)), "invalid_judgments": int((~valid).sum()),
+            "raw_mean": raw_mean,
+            "normalized_mean": (raw_mean - low) / (high - low) if low is not None and not math.isnan(raw_mean)
+            else float("nan"),
+            "invalid_by_kind": dict(sorted(by_kind.items())),
+            "invalid_by_reason": dict(reasons.most_common(10)),
+        })
+    return out
+
+
+def _golden(path: PathLike, problems: list[Problem]) -> dict[str, Any]:
+    cases = pd.DataFrame([obj for _, obj in iter_jsonl(path, problems)])
+    if cases.empty or not {"dimension", "separated"} <= set(cases.columns):
+        return {"file": str(path), "note": "no golden-case rows (expected the output of judge meta-eval --out)"}
+    g = cases.groupby("dimension", sort=False)
+    rows = []
+    for dim, part in g:
+        sep = part["separated"].astype(bool)
+        inv = part["error"].notna() if "error" in part else pd.Series(False, index=part.index)
+        rows.append({"dimension": dim, "pairs": int(len(part)), "separated": int(sep.sum()),
+                     "invalid": int(inv.sum()), "accuracy": float(sep.mean())})
+    return {"file": str(path), "pairs": int(len(cases)), "separated": int(cases["separated"].astype(bool).sum()),
+            "by_dimension": rows}
+
+
+def build_report(
+    judgments: PathLike | Sequence[PathLike],
+    *,
+    human: PathLike | pd.DataFrame | None = None,
+    golden: PathLike | None = None,
+    targets: Sequence[str] | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    aggregate: str | None = None,
+    prompts_dir: PathLike | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    problems: list[Problem] | None = None,
+) -> dict[str, Any]:
+    """The disclosure as a JSON-ready dict (see the module docstring for its parts).
+
+    Args:
+        judgments: judgment JSONL file(s) of ``judge generation`` / ``judge ikat`` (or the
+            ``--judgments-out`` file of ``judge temporal``); ``<file>.run.json`` beside each is read
+            for the settings of the run.
+        human: human ratings (see :func:`~reteco_measures.judge.agreement.read_ratings`).
+        golden: the per-case output of ``judge meta-eval --out``.
+        targets: the turns that should have been judged (for missing outputs).
+        price_in, price_out: prices per million prompt / completion tokens (default: those
+            recorded in the run record, if any).
+        aggregate: how repeats are combined (default: the run record's, else ``mean``).
+        prompts_dir: the folder of prompt files used for judging, when not the packaged ones.
+        bootstrap, seed: bootstrap resamples and seed of the agreement intervals.
+        problems: receives problems found in the inputs.
+    """
+    from .. import __version__
+
+    paths = [judgments] if isinstance(judgments, (str, os.PathLike)) else list(judgments)
+    found: list[Problem] = []
+    rows = read_judgment_rows(paths, found)
+    if not rows.empty and "dimension" in rows.columns and "turn_id" not in rows.columns:
+        rows["turn_id"] = _item_ids(rows)  # TEMPO judgments: "<query_id> <doc_id> [<period>]"
+    if rows.empty or not {"turn_id", "dimension"} <= set(rows.columns):
+        raise ValueError(f"{', '.join(map(str, paths))}: no judgment rows (turn_id, dimension) found")
+    rows["dimension"] = [canonical(str(d)) for d in rows["dimension"]]
+    for col in ("score", "error", "model", "prompt_sha256", "response_model", "repeat"):
+        if col not in rows:
+            rows[col] = None
+    records = _run_records(paths)
+    rec = records[0] if records else {}
+    how = aggregate or rec.get("aggregate") or "mean"
+    if how not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {AGGREGATES}")
+    price_in = price_in if price_in is not None else rec.get("price_in")
+    price_out = price_out if price_out is not None else rec.get("price_out")
+    repeats = int(pd.to_numeric(rows["repeat"], errors="coerce").fillna(0).max()) + 1
+    retry_causes: Counter = Counter()
+    for causes in rows.get("retry_causes", pd.Series([], dtype=object)):
+        if isinstance(causes, list):
+            retry_causes.update(str(c) for c in causes)
+    attempts = pd.to_numeric(rows.get("attempts", pd.Series(dtype=float)), errors="coerce").dropna().astype(int)
+    settings = rec.get("settings", {})
+    report: dict[str, Any] = {
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "reteco_measures_version": __version__,
+        "judgment_files": [str(p) for p in paths],
+        "run_records": [f"{p}.run.json" for p in paths if Path(f"{p}.run.json").is_file()],
+        "dimensions": _dimension_stats(rows, targets, how),
+        "prompts": _prompts(list(dict.fromkeys(str(s) for s in rows["prompt_sha256"].dropna())), prompts_dir),
+        "model": {
+            "requested": sorted({str(m) for m in rows["model"].dropna()}),
+            "returned": dict(Counter(str(m) for m in rows["response_model"].dropna()).most_common()),
+            "judgments_without_returned_model": int(rows["response_model"].isna().sum()),
+        },
+        "decoding": {k: settings.get(k) for k in ("temperature", "json_mode", "max_tokens", "extra_body")}
+        if settings else {"note": "no run record found: decoding settings unknown"},
+        "retry_procedure": {
+            **({k: settings.get(k) for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after")}
+               if settings else {"note": "no run record found"}),
+            "description": ("each judgment gets 1 + retries attempts; timeouts (a total deadline per attempt), "
+                            "connection errors, HTTP 5xx and 429, bodies that are not a chat completion and "
+                            "replies that are not a valid judgment are retried with exponential backoff (doubling, "
+                            "capped); a 429's Retry-After is honoured (capped) and pauses every worker; HTTP 400-type "
+                            "rejections are not retried; 401/403/404 and an unreachable endpoint stop the run"),
+            "retry_causes": dict(retry_causes.most_common()),
+            "attempts_histogram": {int(k): int(v) for k, v in attempts.value_counts().sort_index().items()},
+        },
+        "repeats": {"k": repeats, "aggregate": how},
+        "tokens": token_totals(rows, price_in=price_in, price_out=price_out),
+    }
+    if repeats > 1:
+        sc = self_consistency(rows[["turn_id", "dimension", "repeat", "score", "error"]], problems=found)
+        report["repeats"]["self_consistency"] = frame_records(sc)
+    if human is not None:
+        ratings = read_ratings(human, found)
+        judge = rows[["turn_id", "dimension", "repeat", "score", "error"]]
+        table = agreement(judge, ratings, bootstrap=bootstrap, seed=seed, problems=found)
+        report["agreement"] = {
+            "ratings": str(human) if not isinstance(human, pd.DataFrame) else "(DataFrame)",
+            "sample": {"items": int(ratings[["turn_id", "dimension"]].drop_duplicates().shape[0]),
+                       "raters": sorted(ratings["rater"].unique().tolist()),
+                       "ratings": int(len(ratings)),
+                       "items_by_dimension": {str(k): int(v) for k, v in
+                                              ratings.drop_duplicates(["turn_id", "dimension"])["dimension"]
+                                              .value_counts(sort=False).items()}},
+            "consensus": "lower median of the raters' scores",
+            "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95},
+            "table": frame_records(table),
+        }
+    if golden is not None:
+        report["golden"] = _golden(golden, found)
+    report["problems"] = [p.as_dict() for p in found[:50]]
+    if problems is not None:
+        problems.extend(found)
+    return report
+
+
+# ------------------------------------------------------------------------------------------------
+# markdown
+
+
+def _cell(v: Any, places: int = 4) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "NaN" if math.isnan(v) else f"{v:.{places}f}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {x}" for k, x in v.items()) or "-"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    if not records:
+        return "(none)\n"
+    cols = list(columns or records[0].keys())
+    out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    out += ["| " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for r in records]
+    return "\n".join(out) + "\n"
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown (the section to paste into a task report)."""
+    md: list[str] = ["## LLM judge: disclosure", ""]
+    md.append(f"Generated {report['generated']} by reteco-measures {report['reteco_measures_version']} from "
+              f"{', '.join(report['judgment_files'])}.\n")
+    md += ["### Scores and invalid or missing outputs", ""]
+    md.append(_table(report["dimensions"], ["dimension", "scale", "items", "valid_items", "invalid_items",
+                                            "missing_items", "raw_mean", "normalized_mean"]))
+    md.append("Normalised mean: (s - low) / (high - low), i.e. (s - 1)/4 on the 1-5 scale and s/4 on 0-4; "
+              "means are over items with a valid judgment.\n")
+    for d in report["dimensions"]:
+        if d["invalid_judgments"]:
+            md.append(f"* {d['dimension']}: {d['invalid_judgments']} invalid judgment(s); by kind: "
+                      f"{_cell(d['invalid_by_kind'])}; reasons: "
+                      + "; ".join(f"{k} ({v})" for k, v in d["invalid_by_reason"].items()))
+    md += ["", "### Judge model and decoding", ""]
+    m = report["model"]
+    md.append(f"* Requested: {', '.join(m['requested']) or '-'}")
+    md.append("* Returned by the endpoint: " + (", ".join(f"{k} ({v})" for k, v in m["returned"].items()) or "-")
+              + (f"; {m['judgments_without_returned_model']} judgment(s) without a returned name"
+                 if m["judgments_without_returned_model"] else ""))
+    md.append(f"* Decoding: {_cell(report['decoding'])}")
+    r = report["retry_procedure"]
+    md += ["", "### Retry procedure", "", r["description"] + ".", ""]
+    md.append("* Settings: " + ", ".join(f"{k} {r[k]}" for k in ("retries", "timeout", "backoff", "max_backoff",
+                                                                    "max_retry_after") if k in r))
+    md.append(f"* Retry causes (failed attempts): {_cell(r['retry_causes'])}")
+    md.append(f"* Attempts per judgment: {_cell(r['attempts_histogram'])}")
+    rep = report["repeats"]
+    md += ["", "### Repeats and self-consistency", "",
+           f"{rep['k']} judgment(s) per item, combined by the {rep['aggregate']}.", ""]
+    if "self_consistency" in rep:
+        md.append(_table(rep["self_consistency"]))
+    if "agreement" in report:
+        a = report["agreement"]
+        s = a["sample"]
+        md += ["### Agreement with human raters", "",
+               f"Sample: {s['items']} item(s) rated by {len(s['raters'])} rater(s) ({', '.join(s['raters'])}), "
+               f"{s['ratings']} rating(s); consensus = {a['consensus']}; 95% percentile bootstrap intervals over "
+               f"{a['bootstrap']['resamples']} resamples of the items.", ""]
+        md.append(_table(a["table"]))
+    if "golden" in report:
+        g = report["golden"]
+        md += ["### Golden-case meta-evaluation", ""]
+        md.append(_table(g.get("by_dimension", [])) if "by_dimension" in g else g.get("note", "") + "\n")
+    t = report["tokens"]
+    md += ["### Tokens and cost", "",
+           f"{t['requests']} request(s); {t['prompt_tokens']} prompt + {t['completion_tokens']} completion = "
+           f"{t['total_tokens']} tokens" + (f"; estimated cost {t['cost']:.4f} (at {t['price_in_per_million']} / "
+                                             f"{t['price_out_per_million']} per million prompt / completion tokens)"
+                                             if t["cost"] is not None else "") + ".", ""]
+    md.append(_table(t["by_model"]))
+    md += ["### Prompts", ""]
+    for p in report["prompts"]:
+        md.append(f"#### {p.get('dimension') or '(unknown)'} v{p.get('version')} — sha256 `{p['sha256']}`\n")
+        md.append("```text\n" + (p.get("text") or p.get("note", "")) + "\n```\n")
+    if report["problems"]:
+        md += ["### Problems in the inputs", ""]
+        md += [f"* {Problem(**{k: v for k, v in p.items()})}" for p in report["problems"]]
+    return "\n".join(md).rstrip() + "\n"
+
+
+def _nan_to_none(obj: Any) -> Any:
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_nan_to_none(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return _nan_to_none(obj.item())
+    return obj
+
+
+def report_json(report: dict[str, Any]) -> str:
+    """The report as JSON (NaN as null)."""
+    return json.dumps(_nan_to_none(report), indent=2, ensure_ascii=False)

@@ -1,0 +1,245 @@
+"""Judge-human agreement statistics against the reference implementations: scikit-learn's
+``cohen_kappa_score(weights="quadratic")`` and ``confusion_matrix``, the ``krippendorff`` package,
+and scipy's ``spearmanr`` / ``kendalltau`` — on random and constructed ratings."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+krippendorff = pytest.importorskip("krippendorff")
+sklearn_metrics = pytest.importorskip("sklearn.metrics")
+from scipy import stats  # noqa: E402
+
+from reteco_measures.cli.main import main as cli_main  # noqa: E402
+from reteco_measures.errors import DataFormatWarning  # noqa: E402
+from reteco_measures.judge import agreement, confusion_matrices, read_ratings, self_consistency  # noqa: E402
+from reteco_measures.judge.agreement import AGREEMENT_COLUMNS  # noqa: E402
+
+COLUMNS = ["dimension", "n", "kappa_quadratic", "alpha_ordinal", "alpha_humans", "spearman", "kendall", "exact",
+           "within_1"]
+
+
+def make(judge_scores, human_matrix, dimension="correctness"):
+    """Frames from a judge vector and an items x raters matrix (NaN = not rated)."""
+    items = [f"t{i:03d}" for i in range(len(judge_scores))]
+    judge = pd.DataFrame({"turn_id": items, "dimension": dimension, "score": judge_scores})
+    rows = [{"turn_id": items[i], "dimension": dimension, "rater": f"r{r}", "score": int(v)}
+            for i, row in enumerate(human_matrix) for r, v in enumerate(row) if not np.isnan(v)]
+    return judge, pd.DataFrame(rows)
+
+
+def references(judge_scores, human_matrix, low, high):
+    """Every statistic from the reference packages (consensus = lower median, by hand)."""
+    j = np.asarray(judge_scores, dtype=float)
+    h = np.asarray(human_matrix, dtype=float)
+    cons = np.array([np.sort(r[~np.isnan(r)])[(np.sum(~np.isnan(r)) - 1) // 2] for r in h])
+    mean = np.nanmean(h, axis=1)
+    labels = list(range(low, high + 1))
+    return {
+        "kappa_quadratic": sklearn_metrics.cohen_kappa_score(j.astype(int), cons.astype(int), weights="quadratic",
+                                                             labels=labels),
+        "alpha_ordinal": krippendorff.alpha(reliability_data=np.column_stack([j, h]).T,
+                                            level_of_measurement="ordinal", value_domain=labels),
+        "alpha_humans": krippendorff.alpha(reliability_data=h.T, level_of_measurement="ordinal", value_domain=labels),
+        "spearman": stats.spearmanr(j, mean).statistic,
+        "kendall": stats.kendalltau(j, mean).statistic,
+        "exact": float(np.mean(j == cons)),
+        "within_1": float(np.mean(np.abs(j - cons) <= 1)),
+        "_cons": cons,
+    }
+
+
+def assert_matches(row, ref):
+    for key in ("kappa_quadratic", "alpha_ordinal", "alpha_humans", "spearman", "kendall", "exact", "within_1"):
+        assert row[key] == pytest.approx(ref[key], abs=1e-12), key
+
+
+@pytest.mark.parametrize(("seed", "low", "high", "raters"), [(0, 1, 5, 3), (1, 1, 5, 2), (2, 0, 4, 3), (3, 0, 4, 4),
+                                                             (4, 0, 1, 3), (5, 1, 5, 5)])
+def test_random_ratings_match_the_reference_implementations(seed, low, high, raters):
+    rng = np.random.default_rng(seed)
+    n = 80
+    truth = rng.integers(low, high + 1, n)
+    # raters and judge are noisy copies of a latent score, so the statistics are not all near zero
+    noise = rng.integers(-1, 2, (n, raters))
+    human = np.clip(truth[:, None] + noise, low, high).astype(float)
+    human[rng.random((n, raters)) < 0.25] = np.nan  # some items are not rated by everyone
+    human[np.all(np.isnan(human), axis=1), 0] = truth[np.all(np.isnan(human), axis=1)]
+    judge = np.clip(truth + rng.integers(-1, 2, n), low, high)
+    j, h = make(judge, human)
+    scale = {(1, 5): "reteco", (0, 4): "ikat", (0, 1): "binary"}[(low, high)]
+    table = agreement(j, h, scale=scale, bootstrap=0)
+    assert list(table.columns) == AGREEMENT_COLUMNS and set(COLUMNS) <= set(table.columns)
+    (row,) = table.to_dict(orient="records")
+    assert row["n"] == n and row["raters"] == raters and row["dimension"] == "correctness"
+    assert_matches(row, references(judge, human, low, high))
+
+
+def test_perfect_agreement():
+    rng = np.random.default_rng(7)
+    truth = rng.integers(1, 6, 40)
+    j, h = make(truth, np.column_stack([truth, truth]).astype(float))
+    (row,) = agreement(j, h, bootstrap=50).to_dict(orient="records")
+    assert row["kappa_quadratic"] == pytest.approx(1.0) and row["alpha_ordinal"] == pytest.approx(1.0)
+    assert row["alpha_humans"] == pytest.approx(1.0)
+    assert (row["exact"], row["within_1"]) == (1.0, 1.0)
+    assert row["spearman"] == pytest.approx(1.0) and row["kendall"] == pytest.approx(1.0)
+    assert row["kappa_ci_low"] == pytest.approx(1.0) and row["kappa_ci_high"] == pytest.approx(1.0)
+
+
+def test_systematic_plus_one_bias():
+    rng = np.random.default_rng(11)
+    human = rng.integers(1, 5, 60)  # 1..4, so the judge's +1 stays on the scale
+    j, h = make(human + 1, np.column_stack([human, human]).astype(float))
+    (row,) = agreement(j, h, bootstrap=0).to_dict(orient="records")
+    ref = references(human + 1, np.column_stack([human, human]), 1, 5)
+    assert_matches(row, ref)
+    # a perfect ranking, never the same score, always within one point; kappa and alpha punish the offset
+    assert row["spearman"] == pytest.approx(1.0) and row["kendall"] == pytest.approx(1.0)
+    assert (row["exact"], row["within_1"]) == (0.0, 1.0)
+    assert row["kappa_quadratic"] < 1 and row["alpha_ordinal"] < 1 and row["alpha_humans"] == pytest.approx(1.0)
+
+
+def test_independent_random_judge_is_near_zero_and_matches():
+    rng = np.random.default_rng(3)
+    human = rng.integers(1, 6, (300, 2)).astype(float)
+    judge = rng.integers(1, 6, 300)
+    j, h = make(judge, human)
+    (row,) = agreement(j, h, bootstrap=0).to_dict(orient="records")
+    assert_matches(row, references(judge, human, 1, 5))
+    assert abs(row["kappa_quadratic"]) < 0.15
+
+
+def test_bootstrap_intervals_follow_the_documented_resampling():
+    rng = np.random.default_rng(5)
+    truth = rng.integers(1, 6, 50)
+    human = np.clip(truth[:, None] + rng.integers(-1, 2, (50, 2)), 1, 5).astype(float)
+    judge = np.clip(truth + rng.integers(-1, 2, 50), 1, 5)
+    j, h = make(judge, human)
+    B = 200
+    (row,) = agreement(j, h, bootstrap=B, seed=9).to_dict(orient="records")
+    # the documented scheme: numpy PCG64 seeded with [seed, dimension index]; B resamples of the
+    # items (sorted by id) for kappa, then B for alpha; 2.5 / 97.5 percentiles
+    ref = references(judge, human, 1, 5)
+    cons = ref["_cons"]
+    g = np.random.default_rng([9, 0])
+    kap = [sklearn_metrics.cohen_kappa_score(judge[i], cons[i].astype(int), weights="quadratic",
+                                             labels=[1, 2, 3, 4, 5]) for i in (g.integers(0, 50, 50) for _ in range(B))]
+    alp = [krippendorff.alpha(reliability_data=np.column_stack([judge, human])[i].T, level_of_measurement="ordinal",
+                              value_domain=[1, 2, 3, 4, 5]) for i in (g.integers(0, 50, 50) for _ in range(B))]
+    assert (row["kappa_ci_low"], row["kappa_ci_high"]) == pytest.approx(tuple(np.percentile(kap, [2.5, 97.5])))
+    assert (row["alpha_ci_low"], row["alpha_ci_high"]) == pytest.approx(tuple(np.percentile(alp, [2.5, 97.5])))
+
+
+def test_items_without_both_sides_are_not_counted_and_bad_rows_are_reported():
+    judge = pd.DataFrame({"turn_id": ["a", "b", "c", "d", "e"], "dimension": "relevance",
+                          "score": [5, 4, None, 3, 2], "error": [None, None, "timeout", None, None]})
+    human = pd.DataFrame({"turn_id": ["a", "b", "c", "d", "x", "e"], "dimension": "relevance",
+                          "rater": ["r1"] * 6, "score": [5, 4, 3, "four", 2, 9]})
+    problems = []
+    (row,) = agreement(judge, human, bootstrap=0, problems=problems).to_dict(orient="records")
+    # a, b: both sides; c: judge invalid; d: human score not an integer; e: human score off the scale; x: no judge
+    assert row["n"] == 2
+    assert any("'four'" in p.message for p in problems) and any("outside 1-5" in p.message for p in problems)
+    with pytest.warns(DataFormatWarning):
+        agreement(judge, human, bootstrap=0)
+
+
+def test_repeats_of_the_judge_are_combined_by_the_lower_median():
+    judge = pd.DataFrame({"turn_id": ["a"] * 4 + ["b"] * 4 + ["c"] * 4, "dimension": "coherence",
+                          "repeat": [0, 1, 2, 3] * 3, "score": [2, 5, 3, 4, 1, 1, 2, 5, 4, 4, 4, 4]})
+    human = pd.DataFrame({"turn_id": ["a", "b", "c"], "dimension": "coherence", "rater": "r", "score": [3, 1, 4]})
+    (row,) = agreement(judge, human, bootstrap=0).to_dict(orient="records")
+    # lower medians: a (2,3,4,5) -> 3, b (1,1,2,5) -> 1, c -> 4: all equal the single rater
+    assert row["exact"] == 1.0
+
+
+def test_confusion_matrix_matches_sklearn():
+    rng = np.random.default_rng(2)
+    human = rng.integers(0, 5, (70, 3)).astype(float)
+    judge = rng.integers(0, 5, 70)
+    j, h = make(judge, human, dimension="groundedness")
+    m = confusion_matrices(j, h)["groundedness"]
+    cons = references(judge, human, 0, 4)["_cons"].astype(int)
+    expected = sklearn_metrics.confusion_matrix(judge, cons, labels=[0, 1, 2, 3, 4])
+    assert m.shape == (5, 5) and (m.to_numpy() == expected).all()
+
+
+def test_self_consistency_is_alpha_across_repeats():
+    rng = np.random.default_rng(4)
+    base = rng.integers(1, 6, 30)
+    reps = np.clip(base[:, None] + rng.integers(-1, 2, (30, 3)), 1, 5)
+    rows = [{"turn_id": f"t{i}", "dimension": "completeness", "repeat": r, "score": int(reps[i, r]), "error": None}
+            for i in range(30) for r in range(3)]
+    rows.append({"turn_id": "t0", "dimension": "completeness", "repeat": 3, "score": None, "error": "timeout"})
+    (row,) = self_consistency(pd.DataFrame(rows)).to_dict(orient="records")
+    ref = krippendorff.alpha(reliability_data=reps.T.astype(float), level_of_measurement="ordinal",
+                             value_domain=[1, 2, 3, 4, 5])
+    assert row["alpha_repeats"] == pytest.approx(ref) and row["items"] == 30 and row["repeats"] == 3
+    assert row["identical"] == pytest.approx(float(np.mean([len(set(r)) == 1 for r in reps.tolist()])))
+
+
+def test_ratings_files_long_csv_jsonl_and_a_filled_sheet(tmp_path):
+    long_csv = tmp_path / "r.csv"
+    long_csv.write_text("turn_id,dimension,rater,score\nt1,correctness,ann,4\nt1,correctness,bob,\n"
+                        "t2,conversational_coherence,ann,2\n", encoding="utf-8")
+    r = read_ratings(long_csv)
+    assert r.to_dict(orient="records") == [
+        {"turn_id": "t1", "dimension": "correctness", "rater": "ann", "score": 4},
+        {"turn_id": "t2", "dimension": "coherence", "rater": "ann", "score": 2}]
+    jl = tmp_path / "r.jsonl"
+    jl.write_text(json.dumps({"query_id": "q1", "doc_id": "d9", "dimension": "temporal_relevance", "rater": "ann",
+                              "score": 1}) + "\n")
+    assert read_ratings(jl)["turn_id"].tolist() == ["q1 d9"]
+    sheet = tmp_path / "sheet.csv"
+    pd.DataFrame({"item": [1, 2], "turn_id": ["t1", "t2"], "dimension": ["relevance", "relevance"],
+                  "answer": ["a, with comma", "b\nmultiline"], "score_ann": ["5", ""], "score_bob": ["4", "3"]}
+                 ).to_csv(sheet, index=False)
+    got = read_ratings(sheet).sort_values(["turn_id", "rater"]).to_dict(orient="records")
+    assert got == [{"turn_id": "t1", "dimension": "relevance", "rater": "ann", "score": 5},
+                   {"turn_id": "t1", "dimension": "relevance", "rater": "bob", "score": 4},
+                   {"turn_id": "t2", "dimension": "relevance", "rater": "bob", "score": 3}]
+
+
+def test_tempo_verdicts_and_ikat_scale_through_the_cli(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    n = 40
+    verdict = rng.integers(0, 2, n)
+    human_v = np.where(rng.random(n) < 0.8, verdict, 1 - verdict)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"query_id": f"q{i // 4}", "doc_id": f"d{i}", "temporal": int(v),
+                                          "periods": [], "error": None}) + "\n" for i, v in enumerate(verdict))
+                      + json.dumps({"query_id": "q0", "doc_id": "dX", "temporal": None, "periods": [],
+                                    "error": "verdict: timeout"}) + "\n")
+    ratings = tmp_path / "ratings.csv"
+    pd.DataFrame({"query_id": [f"q{i // 4}" for i in range(n)] + ["q0"], "doc_id": [f"d{i}" for i in range(n)]
+                  + ["dX"], "dimension": "temporal_relevance", "rater": "ann",
+                  "score": list(human_v) + [1]}).to_csv(ratings, index=False)
+    assert cli_main(["judge", "agreement", "--judgments", str(labels), "--human", str(ratings), "--format", "json",
+                     "--bootstrap", "0"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["n"] == n  # the invalid verdict (dX) is not compared
+    assert row["kappa_quadratic"] == pytest.approx(sklearn_metrics.cohen_kappa_score(verdict, human_v))
+    assert row["exact"] == pytest.approx(float(np.mean(verdict == human_v)))
+
+    # iKAT groundedness 0-4 from a judgments file, markdown output and the confusion matrix
+    judge = rng.integers(0, 5, 25)
+    human = rng.integers(0, 5, 25)
+    jf = tmp_path / "ikat.jsonl"
+    jf.write_text("".join(json.dumps({"turn_id": f"9-1_{i}", "dimension": "groundedness", "score": int(s),
+                                      "error": None}) + "\n" for i, s in enumerate(judge)))
+    hf = tmp_path / "ikat_h.csv"
+    pd.DataFrame({"turn_id": [f"9-1_{i}" for i in range(25)], "dimension": "groundedness", "rater": "x",
+                  "score": human}).to_csv(hf, index=False)
+    assert cli_main(["judge", "agreement", "--judgments", str(jf), "--human", str(hf), "--format", "markdown",
+                     "--bootstrap", "0", "--confusion"]) == 0
+    out = capsys.readouterr().out
+    kappa = sklearn_metrics.cohen_kappa_score(judge, human, weights="quadratic", labels=[0, 1, 2, 3, 4])
+    assert out.startswith("| dimension | n |") and f"| groundedness | 25 | 1 | {kappa:.4f} |" in out
+    assert "rows = judge score, columns = human consensus" in out
+    assert not math.isnan(kappa)
