@@ -27,6 +27,7 @@ Everything is computed for the whole run at once with joins and group-bys on the
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -46,6 +47,8 @@ __all__ = [
     "temporal_relevance",
     "temporal_coverage",
     "ndcg_fc",
+    "reference_for",
+    "tempo_query_frame",
 ]
 
 
@@ -173,9 +176,13 @@ def coverage_frame(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFra
     label source) on the context, so TC and nDCG|FC of one call share it."""
     labels = ctx.labels_for(measure)
     topics = ctx.topics_for(measure)
-    key = ("coverage", measure.params.get("cutoff"), ctx.tie_break_for(measure), id(labels), id(topics))
+    key = ("coverage", measure.params.get("cutoff"), ctx.tie_break_for(measure), id(labels), id(topics),
+           reference_for(measure, ctx))
     cache = ctx.__dict__.setdefault("_temporal_cache", {})
     if key in cache:
+        return cache[key]
+    if key[-1] == "tempo":
+        cache[key] = _tempo_coverage(measure, ctx, labels, topics)
         return cache[key]
     qids = ctx.query_ids
     top = _ranked_top(measure, ctx)[["query_id", "doc_id"]]
@@ -221,17 +228,139 @@ def _result(index: pd.Index, values: pd.Series | np.ndarray) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------------
+# TEMPO reference mode (``reference='tempo'``): TEMPO's ``temporal_metrics.py``, query by query
+
+#: TEMPO's words that make a query cross-period, and its recency words (comparison anchor fallback)
+_TEMPO_CROSS_WORDS = ("since", "over the last", "changed", "trend")
+_TEMPO_RECENCY_WORDS = ("now", "nowadays", "today", "currently", "recent", "lately", "as of", "up-to-date",
+                        "latest", "present")
+_TEMPO_YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
+_TEMPO_CROSS_CLASS = "trends_changes_and_cross_period"
+
+
+def reference_for(measure: ir_measures.Measure, ctx: EvalContext) -> str:
+    """``'reteco'`` (default) or ``'tempo'``: the measure's ``reference`` parameter, else the active
+    ``side_info(temporal_reference=...)``."""
+    ref = measure.params.get("reference") or ctx.side.extra.get("temporal_reference") or "reteco"
+    if ref not in ("reteco", "tempo"):
+        raise ValueError(f"temporal reference must be 'reteco' or 'tempo', not {ref!r}")
+    return ref
+
+
+def _guidance_value(row: dict, key: str) -> Any:
+    value = row.get(key)
+    guidance = row.get("query_guidance")
+    if (value is None or (isinstance(value, float) and np.isnan(value))) and isinstance(guidance, dict):
+        value = guidance.get(key)
+    return None if isinstance(value, float) and np.isnan(value) else value
+
+
+def tempo_query_frame(topics: pd.DataFrame | None, query_ids: pd.Index) -> pd.DataFrame:
+    """Per evaluated query, TEMPO's gates and anchors: ``temporal`` (the judge's temporal intent or
+    the guidance's ``is_temporal_query``), ``cross`` (TEMPO's ``is_cross_period_query``),
+    ``baseline`` and ``comparison`` (TEMPO's ``get_anchors``: the first two ``key_time_anchors``,
+    duplicates kept, else its text fallbacks). Topics columns read (directly or inside a
+    ``query_guidance`` dict): ``has_temporal_intent``, ``is_temporal_query``, ``temporal_focus``,
+    ``temporal_reasoning_class_primary``, ``key_time_anchors``, ``query``; an explicit boolean
+    ``cross_period`` column overrides TEMPO's cross-period test. A query without any intent column
+    counts as temporal."""
+    frame = pd.DataFrame(index=pd.Index(query_ids, name="query_id"))
+    frame["temporal"], frame["cross"], frame["baseline"], frame["comparison"] = True, False, "", ""
+    if topics is None:
+        return frame
+    t = topics.drop_duplicates("query_id", keep="first")
+    t = t[t["query_id"].astype(str).isin(frame.index)]
+    for row in t.to_dict("records"):
+        qid = str(row["query_id"])
+        intent = [_guidance_value(row, k) for k in ("has_temporal_intent", "is_temporal_query")]
+        given = [v for v in intent if v is not None]
+        temporal = any(bool(v) for v in given) if given else True
+        text = str(row.get("query") or "")
+        explicit = row.get("cross_period")
+        if isinstance(explicit, (bool, np.bool_)):
+            cross = bool(explicit)
+        else:
+            ql = text.lower()
+            cross = (_guidance_value(row, "temporal_reasoning_class_primary") == _TEMPO_CROSS_CLASS
+                     or _guidance_value(row, "temporal_focus") == "change_over_time"
+                     or any(w in ql for w in _TEMPO_CROSS_WORDS))
+        anchors = _guidance_value(row, "key_time_anchors")
+        anchors = list(anchors) if _is_listlike(anchors) else []
+        if len(anchors) >= 2:
+            baseline, comparison = str(anchors[0]), str(anchors[1])
+        else:
+            years = _TEMPO_YEAR.findall(text)
+            baseline = years[0] if years else "historical baseline"
+            ql = text.lower()
+            comparison = ("nowadays / current period" if any(w in ql for w in _TEMPO_RECENCY_WORDS)
+                          else "later / recent period")
+        frame.loc[qid, ["temporal", "cross", "baseline", "comparison"]] = [temporal, cross, baseline, comparison]
+    frame["temporal"] = frame["temporal"].astype(bool)
+    frame["cross"] = frame["cross"].astype(bool) & frame["temporal"]
+    return frame
+
+
+def _tempo_roles(labels: pd.DataFrame, anchors: pd.DataFrame) -> pd.DataFrame:
+    """``query_id, doc_id, b, c`` (0/1): does the labelled document cover the baseline / the
+    comparison period? Columns ``covers_baseline`` / ``covers_comparison`` (TEMPO's judge output)
+    when present; otherwise the ``periods`` list names the role (``'baseline'``, ``'comparison'``)
+    or the anchor (an anchor equal for both roles covers both)."""
+    lab = labels.drop_duplicates(["query_id", "doc_id"], keep="last")
+    out = pd.DataFrame({"query_id": _str(lab["query_id"]), "doc_id": _str(lab["doc_id"])})
+    if "covers_baseline" in lab.columns or "covers_comparison" in lab.columns:
+        for col, key in (("covers_baseline", "b"), ("covers_comparison", "c")):
+            values = lab[col] if col in lab.columns else pd.Series(False, index=lab.index)
+            out[key] = values.fillna(False).astype(bool).to_numpy().astype(np.float64)
+        return out
+    ex = lab[["query_id", "doc_id", "periods"]].explode("periods").dropna(subset=["periods"])
+    ex = pd.DataFrame({"query_id": _str(ex["query_id"]), "doc_id": _str(ex["doc_id"]), "p": _str(ex["periods"])})
+    ex = ex.merge(anchors[["baseline", "comparison"]], left_on="query_id", right_index=True, how="left")
+    ex["b"] = ((ex["p"] == "baseline") | (ex["p"] == ex["baseline"])).astype(np.float64)
+    ex["c"] = ((ex["p"] == "comparison") | (ex["p"] == ex["comparison"])).astype(np.float64)
+    flags = ex.groupby(["query_id", "doc_id"], sort=False)[["b", "c"]].max().reset_index()
+    return out.merge(flags, on=["query_id", "doc_id"], how="left").fillna({"b": 0.0, "c": 0.0})
+
+
+def _tempo_coverage(measure: ir_measures.Measure, ctx: EvalContext, labels: pd.DataFrame | None,
+                    topics: pd.DataFrame | None) -> pd.DataFrame:
+    """TEMPO's coverage: 2 required periods (baseline, comparison) for a temporal cross-period
+    query, none otherwise; covered = roles covered by a top-k document."""
+    qids = ctx.query_ids
+    gates = tempo_query_frame(topics, qids)
+    frame = pd.DataFrame(index=pd.Index(qids, name="query_id"))
+    frame["required"] = np.where(gates["cross"].to_numpy(), 2, 0).astype(np.int64)
+    frame["covered"] = 0
+    if labels is not None and len(labels):
+        top = _ranked_top(measure, ctx)[["query_id", "doc_id"]]
+        hits = top.merge(_tempo_roles(labels, gates), on=["query_id", "doc_id"], how="inner")
+        if len(hits):
+            roles = hits.groupby("query_id")[["b", "c"]].max().sum(axis=1)
+            frame["covered"] = roles.reindex(frame.index, fill_value=0).to_numpy(dtype=np.int64)
+    frame.loc[frame["required"] == 0, "covered"] = 0
+    return frame
+
+
+def _tempo_mask(measure: ir_measures.Measure, ctx: EvalContext, values: np.ndarray) -> np.ndarray:
+    """TP/TR under ``reference='tempo'``: not defined (NaN) for queries TEMPO's judge calls non-temporal."""
+    if reference_for(measure, ctx) != "tempo":
+        return values
+    gates = tempo_query_frame(ctx.topics_for(measure), ctx.query_ids)
+    return np.where(gates["temporal"].to_numpy(), values, np.nan)
+
+
+# ------------------------------------------------------------------------------------------------
 # kernels
 
 
 @implements("TemporalPrecision")
 def temporal_precision(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:
     """TP@k per query (``form='dcg'`` or ``'ap'``); empty or missing ranking → 0."""
-    form = measure.param("form", "dcg")
+    tempo = reference_for(measure, ctx) == "tempo"
+    form = measure.params.get("form") or ("ap" if tempo else measure.param("form", "dcg"))
     rows = _with_verdicts(measure, ctx)
     qids = ctx.query_ids
     if rows.empty:
-        return _result(qids, np.zeros(len(qids)))
+        return _result(qids, _tempo_mask(measure, ctx, np.zeros(len(qids))))
     g = rows["query_id"].to_numpy()
     rank = rows["rank"].to_numpy(dtype=np.float64)
     v = rows["v"].to_numpy()
@@ -248,7 +377,7 @@ def temporal_precision(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Dat
         value = (num / n_rel.where(n_rel > 0)).fillna(0.0)
     else:  # pragma: no cover - the parameter is validated by ir_measures
         raise ValueError(f"TemporalPrecision form must be 'dcg' or 'ap', not {form!r}")
-    return _result(qids, value.reindex(qids, fill_value=0.0).to_numpy())
+    return _result(qids, _tempo_mask(measure, ctx, value.reindex(qids, fill_value=0.0).to_numpy()))
 
 
 @implements("TemporalRelevance")
@@ -267,7 +396,7 @@ def temporal_relevance(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Dat
     else:
         denom = pd.Series(np.ones(len(rows))).groupby(g, sort=False).sum().reindex(qids, fill_value=0.0)
     value = np.divide(hits.to_numpy(), denom.to_numpy(), out=np.zeros(len(qids)), where=denom.to_numpy() > 0)
-    return _result(qids, value)
+    return _result(qids, _tempo_mask(measure, ctx, value))
 
 
 @implements("TemporalCoverage")

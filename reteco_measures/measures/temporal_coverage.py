@@ -19,6 +19,8 @@ Queries with no required periods are *not scored* (NaN, excluded from the mean);
 qrels missing from the run scores 0. Golden: two periods, one covered → 0.5, both → 1.0.
 """
 
+from ir_measures.measures.base import ParamInfo
+
 from .base import RetecoMeasure, common_params, register
 
 
@@ -27,7 +29,9 @@ class _TemporalCoverage(RetecoMeasure):
     NAME = __name__
     PRETTY_NAME = "Temporal Coverage"
     SHORT_DESC = "Fraction of the required time periods covered by at least one top-k document."
-    SUPPORTED_PARAMS = common_params()
+    SUPPORTED_PARAMS = common_params(
+        reference=ParamInfo(dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"),
+    )
 
 
 TemporalCoverage = _TemporalCoverage()

@@ -25,6 +25,7 @@ class _TemporalPrecision(RetecoMeasure):
     PRETTY_NAME = "Temporal Precision"
     SHORT_DESC = "Rank-discounted share of temporally relevant documents in the top k."
     SUPPORTED_PARAMS = common_params(
+        reference=ParamInfo(dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"),
         form=ParamInfo(dtype=str, choices=["dcg", "ap"], default="dcg", desc="'dcg' (RETECO) or 'ap' (TEMPO paper)"),
     )
 

@@ -23,6 +23,7 @@ class _TemporalRelevance(RetecoMeasure):
     PRETTY_NAME = "Temporal Relevance"
     SHORT_DESC = "Fraction of the top-k results that are temporally relevant."
     SUPPORTED_PARAMS = common_params(
+        reference=ParamInfo(dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"),
         over=ParamInfo(dtype=str, choices=["returned", "k"], default="returned", desc="denominator"),
     )
 
