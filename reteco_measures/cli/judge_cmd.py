@@ -110,9 +110,9 @@ def _cache(args: argparse.Namespace, default: str | None):
 
 
 def _cost(prompt_tokens: int, completion_tokens: int, args: argparse.Namespace) -> float | None:
-    if args.price_in is None and args.price_out is None:
-        return None
-    return prompt_tokens / 1e6 * (args.price_in or 0.0) + completion_tokens / 1e6 * (args.price_out or 0.0)
+    from ..judge.ledger import cost
+
+    return cost(prompt_tokens, completion_tokens, args.price_in, args.price_out)
 
 
 class _Run:
@@ -421,7 +421,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     problems: list[Problem] = []
     dims = [d for d in args.dimensions.split(",") if d.strip()] if args.dimensions else None
     frame = aggregate_judgments(args.judgments, targets=_targets(args.targets), dimensions=dims, scale=args.scale,
-                                topics=args.topics, by=args.by, problems=problems)
+                                topics=args.topics, by=args.by, problems=problems, aggregate=args.aggregate)
     _print_problems(problems)
     print_frame(frame, args.format, places=args.places)
     return 0
@@ -435,6 +435,8 @@ def _add_aggregate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scale", choices=["reteco", "ikat"], help="force a scale (default: from the dimension)")
     p.add_argument("--topics", help="topics metadata for --by")
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
+    p.add_argument("--aggregate", default="mean", choices=["mean", "median", "mode"],
+                   help="how repeated judgments of a turn are combined (default mean)")
     p.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
     p.add_argument("--places", type=int, default=4)
     p.set_defaults(func=_cmd_aggregate)
