@@ -136,3 +136,34 @@ def test_missing_release_message_has_no_stray_dollar(tmp_path: Path, monkeypatch
     monkeypatch.setenv("RETECO_DATA", str(tmp_path))
     with pytest.raises(MissingDataError, match=r"\(that is \$RETECO_DATA/reteco/track1_tempo/<domain>/\.\.\.\)"):
         tempo_domains("dev")
+
+
+def test_sample_as_an_ir_datasets_dataset(tempo_sample_dir: Path, tmp_path: Path, monkeypatch):
+    import ir_datasets
+
+    from reteco_measures.datasets.base import REGISTERED_DATASETS, TOPICS_FACTORIES
+    from reteco_measures.datasets.reteco_tempo import TempoDoc, TempoQuery, tempo_files_dataset
+
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
+    d = tempo_sample_dir
+    name = "reteco/tempo/test-organiser-sample"
+    try:
+        tempo_files_dataset(d / "examples.jsonl", d / "steps.jsonl", d / "documents.jsonl", d / "qrels.txt", name=name)
+        ds = ir_datasets.load(name)
+        examples = _jsonl(d / "examples.jsonl")
+        queries = list(ds.queries_iter())
+        assert [q.query_id for q in queries] == [r["id"] for r in examples]
+        assert all(isinstance(q, TempoQuery) for q in queries)
+        assert [q.text for q in queries] == [r["query"] for r in examples]
+        assert {(q.query_id, q.doc_id, q.relevance) for q in ds.qrels_iter()} == {
+            (r["id"], g, 1) for r in examples for g in r["gold_ids"]}
+        docs = _jsonl(d / "documents.jsonl")
+        assert ds.docs_count() == 26
+        first = ds.docs_store().get(docs[0]["id"])
+        assert isinstance(first, TempoDoc) and first.text == docs[0]["content"] and first.domain == "bitcoin"
+        assert rm.topics(name)["query_id"].tolist() == [r["id"] for r in examples]
+    finally:
+        ir_datasets.registry._registered.pop(name, None)
+        if name in REGISTERED_DATASETS:
+            REGISTERED_DATASETS.remove(name)
+        TOPICS_FACTORIES.pop(name, None)

@@ -84,6 +84,7 @@ __all__ = [
     "load_tempo",
     "load_tempo_files",
     "load_tempo_organiser_sample",
+    "tempo_files_dataset",
     "ORGANISER_SAMPLE_FILES",
     "docstore_path",
 ]
@@ -795,6 +796,102 @@ class _TempoTopics(BaseQueries, BaseQrels):
     def qrels_defs(self) -> dict[int, str]:
         what = "step" if self.steps else "query"
         return {0: "not relevant", 1: f"relevant (gold document of the {what})"}
+
+
+class _FileDocs(BaseDocs):
+    """The passages of one loose ``documents.jsonl`` (domain: each id's ``<domain>/`` prefix)."""
+
+    def __init__(self, path: str | os.PathLike, domain: str | None):
+        self.path = str(path)
+        self.domain = domain
+
+    def docs_iter(self) -> Iterator[TempoDoc]:
+        for doc in read_documents(self.path, self.domain or ""):
+            if self.domain is None:
+                prefix = doc.doc_id.split("/", 1)[0] if "/" in doc.doc_id else NO_DOMAIN
+                doc = doc._replace(domain=prefix)
+            yield doc
+
+    def docs_store(self, field: str = "doc_id", options=None) -> PickleLz4FullStore:
+        return PickleLz4FullStore(path=docstore_path(self.path, "files"), init_iter_fn=self.docs_iter,
+                                  data_cls=TempoDoc, lookup_field="doc_id", index_fields=["doc_id"])
+
+    def docs_count(self) -> int:
+        return len(read_doc_ids(self.path))
+
+    def docs_cls(self):
+        return TempoDoc
+
+    def docs_namespace(self) -> str:
+        return "reteco/tempo"
+
+    def docs_lang(self) -> str:
+        return "en"
+
+
+class _FrameTopics(BaseQueries, BaseQrels):
+    """Queries (or steps) and qrels of a loaded :class:`TempoData`."""
+
+    def __init__(self, data: TempoData):
+        self.data = data
+
+    def queries_iter(self) -> Iterator[TempoQuery | TempoStep]:
+        t = self.data.topics
+        if self.data.steps:
+            for r in t[t["kind"] == "step"].itertuples(index=False):
+                yield TempoStep(r.query_id, r.text, r.parent_id, int(r.step), r.domain)
+        else:
+            for r in t[t["kind"] == "query"].itertuples(index=False):
+                yield TempoQuery(r.query_id, r.text, r.domain)
+
+    def queries_cls(self):
+        return TempoStep if self.data.steps else TempoQuery
+
+    def queries_namespace(self) -> str:
+        return "reteco/tempo"
+
+    def queries_lang(self) -> str:
+        return "en"
+
+    def qrels_iter(self) -> Iterator[TrecQrel]:
+        q = self.data.qrels
+        for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True):
+            yield TrecQrel(qid, did, int(rel), "0")
+
+    def qrels_cls(self):
+        return TrecQrel
+
+    def qrels_defs(self) -> dict[int, str]:
+        what = "step" if self.data.steps else "query"
+        return {0: "not relevant", 1: f"relevant (gold document of the {what})"}
+
+
+def tempo_files_dataset(
+    examples: str | os.PathLike | None = None,
+    steps: str | os.PathLike | None = None,
+    documents: str | os.PathLike | None = None,
+    qrels: str | os.PathLike | None = None,
+    *,
+    name: str | None = None,
+    **options: Any,
+) -> ir_datasets.Dataset:
+    """An ir_datasets dataset over loose TEMPO files (e.g. the organisers' public sample), with
+    the same docs, queries and qrels types as the ``reteco/tempo/...`` datasets.
+
+    Arguments as :func:`load_tempo_files` (``options``: ``guidance``, ``step_view``, ``domain``,
+    ``periods``). With ``name``, the dataset is also registered, so ``ir_datasets.load(name)`` and
+    ``rm.topics(name)`` work (e.g. ``name="reteco/tempo/sample"``).
+    """
+    data = load_tempo_files(examples, steps, documents, qrels, **options)
+    parts: list[Any] = []
+    if documents is not None:
+        parts.append(_FileDocs(documents, options.get("domain")))
+    topics = _FrameTopics(data)
+    parts += [topics, topics]
+    dataset = ir_datasets.Dataset(*parts)
+    if name is not None:
+        register(name, dataset, topics=data.topics.copy)
+    return dataset
 
 
 def _topics_factory(split: str, domains: tuple[str, ...] | None, steps: bool):
