@@ -34,8 +34,8 @@ from .errors import GroupMismatchWarning
 from .io.convert import as_qrels_frame, as_run_frame, run_to_dict
 from .kernels.ranking import TIE_BREAKS, rank_run
 from .measures.base import REGISTERED, check_cutoff
-from .provider import PROVIDER
-from .query_ids import QUERY_ID_MODES, check_not_empty, check_query_ids, map_query_ids
+from .provider import CHECKED_IDS, PROVIDER
+from .query_ids import QUERY_ID_MODES, align_query_ids
 from .side import load_labels, load_topics, side_info
 
 __all__ = [
@@ -172,21 +172,9 @@ def _prepare(measures, qrels, run, tie_break, corpus, topics=None, labels=None, 
     topics_in = load_topics(topics) if topics is not None else None
     labels_in = load_labels(labels) if labels is not None else None
     # never a silent zero: empty inputs and query ids that do not meet warn (or are mapped)
-    check_not_empty(qrels_in, "qrels", stacklevel=stacklevel)
-    check_not_empty(run_in, "run", stacklevel=stacklevel)
-    qids = qrels_in["query_id"]
-    match = check_query_ids(run_in["query_id"], qids, mode=query_ids, stacklevel=stacklevel)
-    if query_ids == "normalize":
-        run_in = map_query_ids(run_in, match)
-    for name, side in (("topics", topics_in), ("labels", labels_in)):
-        if side is None or "query_id" not in side.columns:
-            continue
-        side_match = check_query_ids(side["query_id"], qids, what=name, mode=query_ids, stacklevel=stacklevel)
-        if query_ids == "normalize" and side_match.mapping:
-            if name == "topics":
-                topics_in = map_query_ids(side, side_match)
-            else:
-                labels_in = map_query_ids(side, side_match)
+    run_in, topics_in, labels_in = align_query_ids(
+        qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids, stacklevel=stacklevel
+    )
     standard = [m for m in measures if m.NAME not in REGISTERED]
     run_scored = run_in
     if tie_break != "trec_eval" and standard:
@@ -244,7 +232,7 @@ def calc_aggregate(
     ours = [m for m in p.measures if m.NAME in REGISTERED]
     standard = [m for m in p.measures if m.NAME not in REGISTERED]
     result: dict[ir_measures.Measure, float] = {}
-    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break):
+    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
         if ours:  # straight to our provider: no filler rows from ir_measures' fallback evaluator
             result.update(PROVIDER.calc_aggregate(ours, p.qrels, p.run))
         if standard:
@@ -276,7 +264,7 @@ def _iter_prepared(p: _Prepared, corpus, tie_break) -> list[Metric]:
     ours = [m for m in p.measures if m.NAME in REGISTERED]
     standard = [m for m in p.measures if m.NAME not in REGISTERED]
     results: list[Metric] = []
-    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break):
+    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
         if ours:
             results.extend(PROVIDER.iter_calc(ours, p.qrels, p.run))
         if standard:

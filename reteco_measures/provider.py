@@ -28,6 +28,7 @@ from .io.convert import as_qrels_frame, as_run_frame
 from .kernels.ndcg import gains_frame
 from .kernels.ranking import duplicate_pairs, rank_run, top_k
 from .measures.base import WeightedValue, check_cutoff
+from .query_ids import check_query_ids
 from .side import SideInfo, current_side_info, load_labels, load_topics
 
 __all__ = ["EvalContext", "RetecoProvider", "PROVIDER", "implements", "IMPLEMENTATIONS", "install"]
@@ -36,6 +37,9 @@ Kernel = Callable[[ir_measures.Measure, "EvalContext"], pd.DataFrame]
 
 #: measure NAME -> kernel
 IMPLEMENTATIONS: dict[str, Kernel] = {}
+
+#: ``side_info`` key set by :mod:`reteco_measures.api` once it has checked the query ids itself
+CHECKED_IDS = "_reteco_checked_ids"
 
 
 def implements(*names: str) -> Callable[[Kernel], Kernel]:
@@ -123,6 +127,9 @@ class RetecoEvaluator(Evaluator):
         # inside pt.Experiment: make PyTerrier average our values with our aggregators
         patch_pyterrier()
         frame = as_run_frame(run)
+        if not self.side.extra.get(CHECKED_IDS):
+            # a plain ir_measures / PyTerrier call: rm.calc_aggregate has checked the ids already
+            check_query_ids(frame["query_id"], self.qrels_frame["query_id"], stacklevel=4)
         # a repeated (query, doc) pair keeps its last score, as pytrec_eval's dictionaries do, so
         # our measures and the standard ones see the same run (the reteco contract, applied by
         # validate_run, keeps the *first* occurrence instead and reports the others)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,8 @@ __all__ = [
     "map_query_ids",
     "check_query_ids",
     "check_not_empty",
+    "Aligned",
+    "align_query_ids",
 ]
 
 #: ``"exact"`` (default): ids are compared as written, a mismatch warns; ``"normalize"``: ids of
@@ -201,3 +204,44 @@ def check_not_empty(frame: pd.DataFrame, what: str, stacklevel: int = 3) -> bool
         stacklevel=stacklevel,
     )
     return False
+
+
+class Aligned(NamedTuple):
+    """A run, topics and labels whose query ids were checked (and, in ``normalize`` mode, mapped)
+    against the qrels."""
+
+    run: pd.DataFrame
+    topics: pd.DataFrame | None
+    labels: pd.DataFrame | None
+
+
+def align_query_ids(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    *,
+    topics: pd.DataFrame | None = None,
+    labels: pd.DataFrame | None = None,
+    mode: str = "exact",
+    stacklevel: int = 3,
+) -> Aligned:
+    """Check a run (and topics / labels) against the qrels' query ids in one call, as
+    :func:`reteco_measures.calc_aggregate` does: empty inputs and ids that do not meet warn;
+    with ``mode='normalize'`` the run's, topics' and labels' ids are rewritten to the qrels' form
+    of the same query. All frames have a ``query_id`` column; the inputs are not modified."""
+    if mode not in QUERY_ID_MODES:
+        raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
+    stacklevel += 1
+    check_not_empty(qrels, "qrels", stacklevel=stacklevel)
+    check_not_empty(run, "run", stacklevel=stacklevel)
+    reference = qrels["query_id"]
+    match = check_query_ids(run["query_id"], reference, mode=mode, stacklevel=stacklevel)
+    if mode == "normalize":
+        run = map_query_ids(run, match)
+    sides = {"topics": topics, "labels": labels}
+    for name, side in sides.items():
+        if side is None or "query_id" not in side.columns:
+            continue
+        side_match = check_query_ids(side["query_id"], reference, what=name, mode=mode, stacklevel=stacklevel)
+        if mode == "normalize":
+            sides[name] = map_query_ids(side, side_match)
+    return Aligned(run, sides["topics"], sides["labels"])

@@ -174,3 +174,15 @@ def test_topics_and_labels_in_another_form_warn_and_normalize():
     labels = pd.DataFrame({"query_id": ["C_TURN_9"], "doc_id": ["d"], "temporal": [1], "periods": [["2017"]]})
     with pytest.warns(QueryIdMismatchWarning, match="labels and qrels share no query id"):
         rm.calc_aggregate(["TR@10"], qrels, run, labels=labels)
+
+
+def test_plain_ir_measures_call_warns_once():
+    import ir_measures
+
+    qrels, run = _pair(["001"], ["1"])
+    with pytest.warns(QueryIdMismatchWarning, match="run '1', qrels '001'"):
+        ir_measures.calc_aggregate([rm.TurnNDCG @ 10], qrels, run)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rm.calc_aggregate([rm.TurnNDCG @ 10], qrels, run)
+    assert len([w for w in caught if issubclass(w.category, QueryIdMismatchWarning)]) == 1
