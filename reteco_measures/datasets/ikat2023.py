@@ -444,7 +444,8 @@ _register_all()
 #: iKAT 2023 ids proposed by ir_datasets' open pull request #264 ("add trec ikat 2023"), mapped to
 #: what they hold there: ``trec-ikat/2023`` — train and test turns, passage qrels;
 #: ``trec-ikat/2023/judged`` — the test turns, passage qrels; ``trec-ikat/2023/judged/ptkb`` —
-#: the test turns with PTKB statement qrels (NIST's, the file NIST publishes), no docs.
+#: the test turns with PTKB statement qrels, no docs. The proposal's download list (which PTKB
+#: file it fetches) was not visible to us: we use NIST's judgments, the version NIST publishes.
 UPSTREAM_IDS = ("trec-ikat/2023", "trec-ikat/2023/judged", "trec-ikat/2023/judged/ptkb")
 #: the PTKB qrels version behind ``trec-ikat/2023/judged/ptkb``
 UPSTREAM_PTKB_VERSION: PtkbVersion = "nist"
