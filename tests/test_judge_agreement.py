@@ -243,3 +243,35 @@ def test_tempo_verdicts_and_ikat_scale_through_the_cli(tmp_path, capsys):
     assert out.startswith("| dimension | n |") and f"| groundedness | 25 | 1 | {kappa:.4f} |" in out
     assert "rows = judge score, columns = human consensus" in out
     assert not math.isnan(kappa)
+
+
+def test_tempo_judgments_out_sample_and_period_coverage_agreement(tmp_path, capsys):
+    """``judge temporal --judgments-out`` rows (query_id, doc_id[, period]) -> rating sheet -> agreement."""
+    rows = []
+    for i in range(6):
+        rows.append({"query_id": "q1", "doc_id": f"d{i}", "dimension": "temporal_relevance", "score": i % 2,
+                     "error": None, "inputs": {"question": "When?", "periods": "- 2012", "document": f"doc {i}"}})
+        rows.append({"query_id": "q1", "doc_id": f"d{i}", "dimension": "period_coverage", "period": "2012",
+                     "score": int(i < 3), "error": None,
+                     "inputs": {"question": "When?", "period": "2012", "document": f"doc {i}"}})
+    jf = tmp_path / "judgments.jsonl"
+    jf.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    sheet = tmp_path / "sheet.csv"
+    assert cli_main(["judge", "sample", "--judgments", str(jf), "--n", "12", "--raters", "ann", "--out",
+                     str(sheet)]) == 0
+    s = pd.read_csv(sheet, dtype=str, keep_default_na=False)
+    assert sorted(s["turn_id"])[:2] == ["q1 d0", "q1 d0 2012"] and {"document", "period"} <= set(s.columns)
+    # the rater agrees on every verdict and disagrees on coverage of d0
+    truth = {f"q1 d{i}": str(i % 2) for i in range(6)} | {f"q1 d{i} 2012": str(int(i < 3)) for i in range(6)}
+    truth["q1 d0 2012"] = "0"
+    s["score_ann"] = [truth[t] for t in s["turn_id"]]
+    s.to_csv(sheet, index=False)
+    capsys.readouterr()
+    assert cli_main(["judge", "agreement", "--judgments", str(jf), "--human", str(sheet), "--format", "json",
+                     "--bootstrap", "0"]) == 0
+    got = {r["dimension"]: r for r in json.loads(capsys.readouterr().out)}
+    assert got["temporal_relevance"]["exact"] == 1.0 and got["temporal_relevance"]["n"] == 6
+    judge_cov = [int(i < 3) for i in range(6)]
+    human_cov = [0, 1, 1, 0, 0, 0]
+    assert got["period_coverage"]["kappa_quadratic"] == pytest.approx(
+        sklearn_metrics.cohen_kappa_score(judge_cov, human_cov))

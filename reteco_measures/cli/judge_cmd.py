@@ -344,7 +344,7 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
              "error": o.verdict.error, "rationale": o.verdict.rationale, "error_kind": None if o.verdict.valid
              else o.verdict.kind, "attempts": o.verdict.attempts, "retry_causes": list(o.verdict.causes),
              "prompt_tokens": o.verdict.prompt_tokens, "completion_tokens": o.verdict.completion_tokens,
-             "response_model": o.verdict.response_model}
+             "response_model": o.verdict.response_model, **({"inputs": o.item.inputs} if o.item.inputs else {})}
             for o in outcomes
         ])
     print_frame(temporal_summary(rows, outcomes), args.format)
@@ -490,10 +490,12 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     from ..judge.sampling import rating_sheet, sample_items, write_sheet
 
     problems: list[Problem] = []
+    from ..judge.agreement import _item_ids
+
     rows = read_judgment_rows(args.judgments, problems)
-    if rows.empty or not {"turn_id", "dimension", "score"} <= set(rows.columns):
+    if rows.empty or not {"dimension", "score"} <= set(rows.columns):
         raise ValueError(f"{', '.join(args.judgments)}: no judgment rows (turn_id, dimension, score)")
-    rows["turn_id"] = rows["turn_id"].astype(str)
+    rows["turn_id"] = _item_ids(rows)  # TEMPO judgments: "<query_id> <doc_id> [<period>]"
     topics = None
     if args.topics:
         from ..side import load_topics

@@ -61,13 +61,13 @@ def allocate(sizes: Sequence[int], n: int) -> list[int]:
 def _judged_items(judgments: pd.DataFrame) -> pd.DataFrame:
     """One row per (turn_id, dimension) with a valid score in some repeat, with its inputs."""
     f = judgments.copy()
-    if "repeat" not in f.columns:
-        f["repeat"] = 0
+    for col, default in (("repeat", 0), ("prompt_sha256", None), ("inputs", None)):
+        if col not in f.columns:
+            f[col] = default
     f["repeat"] = pd.to_numeric(f["repeat"], errors="coerce").fillna(0)
     valid = f["error"].isna() & f["score"].notna() if "error" in f.columns else f["score"].notna()
     ok_items = f[valid][["turn_id", "dimension"]].drop_duplicates()
-    inputs_col = f["inputs"] if "inputs" in f.columns else pd.Series([None] * len(f), index=f.index)
-    with_inputs = f[inputs_col.map(lambda v: isinstance(v, dict))].sort_values("repeat")
+    with_inputs = f[f["inputs"].map(lambda v: isinstance(v, dict))].sort_values("repeat", kind="stable")
     first = with_inputs.drop_duplicates(["turn_id", "dimension"])[["turn_id", "dimension", "inputs",
                                                                     "prompt_sha256"]]
     return ok_items.merge(first, on=["turn_id", "dimension"], how="left")
