@@ -5,6 +5,7 @@ organisers' public sample) live beside the repository, in ``../shared/data``. A 
 not have them: every test that reads them gets its path from a fixture below, which *skips* the
 test with a reason naming the missing folder or file. With ``RETECO_MEASURES_REQUIRE_ORACLES=1``
 (CI sets it) a missing oracle *fails* the test instead, so CI never passes by skipping.
+``RETECO_MEASURES_ORACLE_DIR`` points the tests at another copy of the oracle folder.
 
 Tests never build paths to ``../shared`` themselves: they ask for a fixture, or call
 :func:`require_oracle` through the ``oracle`` fixture for a single file.
@@ -20,9 +21,11 @@ from typing import NoReturn
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
 #: set to 1 (CI does) to turn "oracle missing" skips into failures
 REQUIRE_ENV = "RETECO_MEASURES_REQUIRE_ORACLES"
+#: another place for the oracle folder (default: ../shared/data beside the repository)
+DIR_ENV = "RETECO_MEASURES_ORACLE_DIR"
+SHARED_DATA = Path(os.environ.get(DIR_ENV) or REPO.parent / "shared" / "data")
 
 
 def oracles_required() -> bool:
@@ -34,7 +37,7 @@ def oracles_required() -> bool:
 def missing_oracle(what: str, path: Path) -> NoReturn:
     """Skip (or, when oracles are required, fail) the running test: ``what`` at ``path`` is absent."""
     message = (f"oracle data missing: {what} not found at {path} "
-               "(the oracles are read from ../shared/data beside the repository)")
+               f"(the oracles are read from ../shared/data beside the repository, or from ${DIR_ENV})")
     if oracles_required():
         pytest.fail(f"{message}; {REQUIRE_ENV} is set, so a missing oracle is a failure", pytrace=False)
     pytest.skip(message)

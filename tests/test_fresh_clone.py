@@ -76,6 +76,14 @@ def test_fixtures_end_to_end_in_a_fresh_layout(tmp_path):
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert re.search(rf"{len(fixtures)} errors?", failed.stdout), failed.stdout
     assert "must not run" not in failed.stdout
+    # RETECO_MEASURES_ORACLE_DIR: the oracles found elsewhere, the tests run (and here fail on purpose)
+    elsewhere = tmp_path / "oracles"
+    for sub in ("trec_eval_tests", "ir_small_cases", "ikat2023", "recor_tempo_samples/reteco_sample/track1_tempo",
+                "recor_tempo_samples/reteco_sample/track2_recor"):
+        (elsewhere / sub).mkdir(parents=True)
+    found = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path,
+                           env={**env, ENV: "1", "RETECO_MEASURES_ORACLE_DIR": str(elsewhere)}, timeout=120)
+    assert f"{len(fixtures)} failed" in found.stdout and found.stdout.count("must not run") >= len(fixtures)
 
 
 def test_no_test_builds_its_own_path_to_the_oracles():
