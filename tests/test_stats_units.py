@@ -276,3 +276,21 @@ def test_groups_equal_evaluate_by() -> None:
             assert got.loc[key, "value"] == pytest.approx(row["value"], abs=1e-15), key
             assert got.loc[key, "n"] == row["n"]
     assert set(c.pairwise["depth"]) == {"T1", "T2", "T3", "T4", "T5+", "(all)"}
+
+
+def test_weighted_t_by_hand() -> None:
+    # one stratum, unequal unit weights: the linearised variance of the weighted mean difference
+    rng = np.random.default_rng(12)
+    n = 25
+    w = rng.integers(1, 5, n) / 4.0
+    a = rng.random(n)
+    b = a - 0.05 + rng.normal(0, 0.2, n)
+    f = pd.DataFrame({"run": np.repeat(["A", "B"], n), "measure": "m", "query_id": np.tile([f"q{i}" for i in range(n)], 2),
+                      "value": np.r_[a, b], "weight": np.r_[w, w]})
+    c = compare_frame(f, test="t", n_resamples=100)
+    d = a - b
+    est = np.sum(w * d) / np.sum(w)
+    var = n / (n - 1) * np.sum((w * (d - est)) ** 2) / np.sum(w) ** 2
+    assert c.pairwise["delta"].iloc[0] == pytest.approx(est, abs=1e-14)
+    assert c.pairwise["p_value"].iloc[0] == pytest.approx(2 * sps.t.sf(abs(est) / math.sqrt(var), n - 1), rel=1e-10)
+    assert c.design["unit"].iloc[0] == "query"

@@ -139,6 +139,15 @@ def _pairs(runs: list[str], baseline: str | None) -> tuple[np.ndarray, np.ndarra
     return ii.astype(np.int64), jj.astype(np.int64)
 
 
+def _given_units(part: pd.DataFrame) -> tuple[str, str | None]:
+    """Describe the resampling of a per-query frame that carries no unit names."""
+    unit = "query"
+    if "unit" in part.columns and (part["unit"].astype(str) != part["query_id"].astype(str)).any():
+        unit = "cluster (unit column)"
+    strata = "stratum column" if "stratum" in part.columns and part["stratum"].nunique() > 1 else None
+    return unit, strata
+
+
 def _label_to_name(label: str) -> str:
     return label.replace("nDCG|FC", "nDCG_FC")
 
@@ -257,7 +266,7 @@ def compare_frame(
             rng = np.random.default_rng([int(seed), mi, gi])
             P = build_paired(part, run_order, empty)
             if gi == len(groups) - 1:
-                unit, strata = (units or {}).get(label, ("query", None))
+                unit, strata = (units or {}).get(label) or _given_units(part)
                 design.append({"measure": label, "unit": unit, "strata": strata or "", "n_units": P.n_units})
             s, pw = _analyse(P, baseline=baseline, test=test, ci=ci, n_resamples=n_resamples, rng=rng)
             if ties:

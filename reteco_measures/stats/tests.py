@@ -17,8 +17,10 @@ Tests (``test=``):
 * ``'t'``: paired t-test on unit-level differences ``d_u = S_a/W_a − S_b/W_b`` over the units where
   both runs are defined. With one stratum and equal unit weights this is exactly
   ``scipy.stats.ttest_rel``; with strata (collection × condition cells) it is the stratified
-  t-test: estimate ``Σ_h π_h d̄_h`` (π_h the stratum's share of the weight), variance
-  ``Σ_h π_h² s_h² / n_h``, ``n − H`` degrees of freedom.
+  t-test: estimate ``Σ_h π_h d̄_h`` (π_h the stratum's share of the weight, d̄_h its weighted mean
+  difference), variance ``Σ_h π_h² V_h`` with ``V_h = n_h/(n_h−1) · Σ w²(d − d̄_h)² / (Σ w)²`` (the
+  linearised variance of a weighted mean; ``s_h²/n_h`` for equal weights), ``n − H`` degrees of
+  freedom.
 * ``'wilcoxon'``: ``scipy.stats.wilcoxon`` (its defaults) on the same unit differences (rank test:
   unit weights and strata are not used).
 * ``'randomization'``: paired randomization (sign-flip) test, two-sided: each unit's pair of
@@ -206,9 +208,12 @@ def _stratified(P: Paired, a: np.ndarray, b: np.ndarray):
             pi = np.where(wsum > 0, swh / np.where(wsum > 0, wsum, 1.0), 0.0)
             dev = np.where(mh, dh - mean_h[:, None], 0.0)
             ssh = (dev ** 2).sum(axis=1)
-            var_h = np.where(nh > 1, ssh / np.maximum(nh - 1, 1), 0.0)
+            # variance of the weighted mean (ratio estimator, linearised):
+            # n/(n-1) · Σ w²(d − m)² / (Σ w)²; equal weights give s²/n, i.e. ttest_rel
+            wss = ((wh * dev) ** 2).sum(axis=1)
+            var_mean_h = np.where(nh > 1, nh / np.maximum(nh - 1, 1) * wss / np.where(swh > 0, swh, 1.0) ** 2, 0.0)
             est += pi * mean_h
-            var += np.where(nh > 0, pi ** 2 * var_h / np.maximum(nh, 1), 0.0)
+            var += np.where(nh > 0, pi ** 2 * var_mean_h, 0.0)
         ss += ssh
         df += np.maximum(nh - 1, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
