@@ -136,3 +136,18 @@ def test_tie_break_choices_follow_the_kernel():
     eval_parser = build_parser()._subparsers._group_actions[0].choices["eval"]
     action = next(a for a in eval_parser._actions if a.dest == "tie_break")
     assert list(action.choices) == list(TIE_BREAKS) and "stable" in action.choices
+
+
+def test_an_internal_error_is_one_line(files, capsys, monkeypatch):
+    import reteco_measures.cli.main as cli
+
+    def boom(args):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(cli, "_cmd_eval", boom)
+    monkeypatch.delenv("RETECO_MEASURES_DEBUG", raising=False)
+    code, out, err = _run(["eval", files["qrels"], files["run"], "nDCG@10"], capsys)
+    assert code == 3 and err.strip().startswith("reteco-measures: internal error: RuntimeError: kaboom")
+    monkeypatch.setenv("RETECO_MEASURES_DEBUG", "1")
+    with pytest.raises(RuntimeError):
+        cli.main(["eval", files["qrels"], files["run"], "nDCG@10"])

@@ -6,7 +6,8 @@ measures registered) and, when the judge extra is installed, ``judge``.
 
 Exit codes: 0 ok; 1 the submission is invalid / a check failed (including inputs that would
 score a silent zero: an empty run or qrels, query ids that do not meet); 2 usage error or missing
-data (a missing file, a directory given as a file, files in the wrong order).
+data (a missing file, a directory given as a file, files in the wrong order); 3 an internal error
+(one line; ``RETECO_MEASURES_DEBUG=1`` shows the traceback).
 User-data problems are printed as ``path:line: query_id: what``, never as a traceback.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -368,6 +370,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = f"{exc.filename}: " if exc.filename else ""
             print(f"reteco-measures: error: {where}{exc.strerror or exc}", file=sys.stderr)
             return 2
+        except Exception as exc:  # noqa: BLE001  (a bug of ours: one line, the traceback on request)
+            if os.environ.get("RETECO_MEASURES_DEBUG"):
+                raise
+            print(f"reteco-measures: internal error: {type(exc).__name__}: {exc} "
+                  "(please report it; RETECO_MEASURES_DEBUG=1 shows the traceback)", file=sys.stderr)
+            return 3
 
 
 if __name__ == "__main__":  # pragma: no cover
