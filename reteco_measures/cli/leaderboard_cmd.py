@@ -46,7 +46,17 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
                               test=args.test, correction=None if args.correction == "none" else args.correction,
                               alpha=args.alpha, ci=args.ci, n_resamples=args.resamples, seed=args.seed,
                               ties=not args.no_ties, **benchmark_options(args, bench))
-    sys.stdout.write(format_leaderboard(board, args.format, places=args.places))
+    if args.format == "html":
+        from ..report.html import leaderboard_html
+
+        text = leaderboard_html(board, places=args.places)
+    else:
+        text = format_leaderboard(board, args.format, places=args.places)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"leaderboard written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     if args.plot:
         fig = board.plot(kind="runs", sort=True)
         fig.savefig(args.plot, bbox_inches="tight")
@@ -80,7 +90,9 @@ def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
         pp.add_argument("--resamples", type=int, default=2_000, help="bootstrap / randomization resamples")
         pp.add_argument("--seed", type=int, default=0)
         pp.add_argument("--no-ties", action="store_true", help="skip the tie-sensitivity computation")
-        pp.add_argument("--format", default="table", choices=list(LEADERBOARD_FORMATS))
+        pp.add_argument("--format", default="table", choices=[*LEADERBOARD_FORMATS, "html"],
+                        help="html: one self-contained page (sortable tables, plots embedded)")
+        pp.add_argument("--out", metavar="FILE", help="write the leaderboard to FILE instead of stdout")
         pp.add_argument("--places", type=int, default=4)
         pp.add_argument("--plot", metavar="FILE", help="also draw the runs with CI bars into FILE (.png, .pdf, .svg)")
         pp.set_defaults(func=_cmd_leaderboard, bench=name)

@@ -59,6 +59,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
     score = bench.score(args.submission, data=args.data, split=getattr(args, "split", None),
                         **benchmark_options(args, bench))
     render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
+    if getattr(args, "reward_json", None):
+        from ..platforms.harbor import write_reward_files
+
+        write_reward_files(score, args.reward_json)
     return score_exit_code(score)
 
 
@@ -78,6 +82,10 @@ def add_score_parsers(sub: argparse._SubParsersAction) -> None:
         pp.add_argument("--limit", type=int, default=50, help="problems listed in table output")
         pp.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
         pp.add_argument("--places", type=int, default=4)
+        if bench.reward is not None:
+            pp.add_argument("--reward-json", metavar="PATH",
+                            help="write Harbor's reward file {\"reward\": r} here (e.g. /logs/verifier/reward.json) "
+                                 "and the diagnostics beside it (<stem>_details.json)")
         pp.set_defaults(func=_cmd_score, bench=name)
 
 

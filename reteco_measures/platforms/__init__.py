@@ -1,0 +1,23 @@
+"""Where the benchmarks run: Codabench scoring programs and bundles, Harbor reward files.
+
+* :mod:`reteco_measures.platforms.codabench` — the scoring program a SemEval task drops into
+  Codabench (``input/ref`` + ``input/res`` → ``output/scores.json``, ``scores.txt``,
+  ``detailed_results.html``) and the competition bundle that carries it.
+* :mod:`reteco_measures.platforms.harbor` — Harbor's verifier reward file (``{"reward": r}``)
+  with the diagnostics beside it.
+
+Both are thin layers over :meth:`reteco_measures.benchmarks.Benchmark.score`: the numbers they
+write are the numbers ``reteco-measures score NAME --format json`` prints.
+"""
+
+from .codabench import CodabenchResult, build_bundle, leaderboard_columns, score_codabench, scores_json
+from .harbor import write_reward_files
+
+__all__ = [
+    "CodabenchResult",
+    "score_codabench",
+    "scores_json",
+    "leaderboard_columns",
+    "build_bundle",
+    "write_reward_files",
+]

@@ -1,0 +1,186 @@
+"""Codabench: the scoring program run exactly as Codabench lays out its folders, and the bundle.
+
+Codabench runs ``<command> <input> <output>`` with the reference data in ``<input>/ref`` and the
+unzipped submission in ``<input>/res``; it reads ``<output>/scores.json`` (one key per leaderboard
+column of ``competition.yaml``) and shows stderr to the participant.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reteco_measures.cli.main import main
+from reteco_measures.platforms.codabench import build_bundle, find_submission, scores_txt
+from reteco_measures.sample import ikat_sample_root, sample_root
+
+SAMPLE = sample_root()
+RUNS = SAMPLE / "runs"
+
+
+def _score_json(capsys, argv: list[str]) -> dict:
+    capsys.readouterr()
+    main(["score", *argv, "--format", "json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def _layout(tmp_path: Path, ref: Path, submission: Path, name: str = "my submission.out") -> tuple[Path, Path]:
+    inp, out = tmp_path / "input", tmp_path / "output"
+    (inp / "res").mkdir(parents=True)
+    shutil.copytree(ref, inp / "ref")
+    shutil.copy(submission, inp / "res" / name)
+    return inp, out
+
+
+@pytest.fixture(scope="module")
+def bundle_1a(tmp_path_factory) -> Path:
+    """A reteco-1a bundle on the bundled sample, unpacked."""
+    root = tmp_path_factory.mktemp("bundle")
+    zpath = build_bundle("reteco-1a", SAMPLE, root / "bundle.zip", "dev",
+                         settings=["labels=runs/reteco_track1a_labels_dev.jsonl"], start="2027-01-10 00:00:00")
+    with zipfile.ZipFile(zpath) as zf:
+        zf.extractall(root / "unpacked")
+    return root / "unpacked"
+
+
+def test_bundle_layout_and_yaml(bundle_1a: Path):
+    comp = yaml.safe_load((bundle_1a / "competition.yaml").read_text())
+    assert comp["version"] == 2
+    for key in ("title", "image", "terms"):  # required by Codabench's competition.yaml
+        assert comp[key]
+    assert (bundle_1a / comp["image"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for page in comp["pages"]:
+        assert (bundle_1a / page["file"]).is_file()
+    task = comp["tasks"][0]
+    assert (bundle_1a / task["scoring_program"] / "metadata.yaml").is_file()
+    meta = yaml.safe_load((bundle_1a / task["scoring_program"] / "metadata.yaml").read_text())
+    assert meta["command"] == "python3 /app/program/score.py /app/input /app/output"
+    assert (bundle_1a / task["reference_data"] / "reteco" / "track1_tempo").is_dir()
+    assert comp["phases"][0]["tasks"] == [0] and comp["phases"][0]["start"] == "2027-01-10 00:00:00"
+    assert "FROM python" in (bundle_1a / "docker" / "Dockerfile").read_text()
+    assert "pip install" in (bundle_1a / "docker" / "Dockerfile").read_text()
+    cols = comp["leaderboards"][0]["columns"]
+    assert cols[0]["key"] == "ndcg_10" and [c["index"] for c in cols] == list(range(len(cols)))
+    assert "scores.json" in (bundle_1a / "pages" / "evaluation.md").read_text()
+
+
+def test_bundle_scoring_program_as_codabench_runs_it(bundle_1a: Path, tmp_path: Path, capsys):
+    """score.py run the way Codabench runs it; scores.json equals `score --format json`, and every
+    leaderboard key of competition.yaml is produced."""
+    comp = yaml.safe_load((bundle_1a / "competition.yaml").read_text())
+    inp, out = _layout(tmp_path, bundle_1a / "reference_data", RUNS / "reteco_track1a_dev.txt", "predictions")
+    program = bundle_1a / "scoring_program" / "score.py"
+    proc = subprocess.run([sys.executable, str(program), str(inp), str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    scores = json.loads((out / "scores.json").read_text())
+    expected = _score_json(capsys, ["reteco-1a", str(RUNS / "reteco_track1a_dev.txt"), "--data", str(SAMPLE),
+                                    "--split", "dev", "--labels", str(RUNS / "reteco_track1a_labels_dev.jsonl")])
+    assert {k: v for k, v in scores.items() if k != "valid"} == expected["metrics"]
+    assert scores["valid"] == int(expected["valid"])
+    keys = [c["key"] for c in comp["leaderboards"][0]["columns"]]
+    assert set(keys) <= set(scores)
+    assert (out / "scores.txt").read_text() == scores_txt(scores)
+    html = (out / "detailed_results.html").read_text()
+    assert f"{expected['metrics']['ndcg_10']:.4f}" in html and 'id="group-by_domain"' in html
+
+
+@pytest.mark.parametrize("bench, run, extra", [
+    ("chunqiu", "chunqiu.jsonl", []),
+    ("spoken", "spoken.jsonl", []),
+    ("reteco-2a", "reteco_track2.txt", ["--split", "dev"]),
+])
+def test_scores_equal_score_json(bench, run, extra, tmp_path: Path, capsys):
+    inp, out = _layout(tmp_path, SAMPLE, RUNS / run)
+    split = extra[1:] if extra else []
+    code = main(["codabench", "score", str(inp), str(out), "--benchmark", bench, *(["--split", *split] if split else [])])
+    assert code == 0
+    scores = json.loads((out / "scores.json").read_text())
+    expected = _score_json(capsys, [bench, str(RUNS / run), "--data", str(SAMPLE), *extra])
+    assert {k: v for k, v in scores.items() if k != "valid"} == expected["metrics"]
+
+
+def test_ikat_zipped_submission(tmp_path: Path, capsys):
+    root = ikat_sample_root()
+    run = next((root / "runs").glob("*.json"))
+    zpath = tmp_path / "sub.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.write(run, "team_run.json")
+    inp, out = _layout(tmp_path, root, zpath, "upload.zip")
+    capsys.readouterr()
+    # the bundled iKAT-like run carries deliberate errors (a missing turn, an unknown PTKB id): the
+    # organisers' validator rejects such a run, so Codabench must mark it failed and say why
+    code = main(["codabench", "score", str(inp), str(out), "--benchmark", "ikat-2023"])
+    err = capsys.readouterr().err
+    assert code == 1 and "turn missing" in err and "team_run.json:" in err
+    scores = json.loads((out / "scores.json").read_text())  # still written, for the organisers to inspect
+    assert scores["valid"] == 0
+    expected = _score_json(capsys, ["ikat-2023", str(run), "--data", str(root)])
+    assert {k: v for k, v in scores.items() if k != "valid"} == expected["metrics"]
+    assert scores["passage_nist_ndcg_3"] == expected["metrics"]["passage_nist_ndcg_3"]
+
+
+def test_invalid_chunqiu_batch_scores_zero_with_lines(tmp_path: Path, capsys):
+    lines = (RUNS / "chunqiu.jsonl").read_text().splitlines()
+    lines[2] = lines[1]  # a query answered twice: the batch is invalid (task rules: 0 overall)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    inp, out = _layout(tmp_path, SAMPLE, bad)
+    capsys.readouterr()
+    code = main(["codabench", "score", str(inp), str(out), "--benchmark", "chunqiu"])
+    err = capsys.readouterr().err
+    assert code == 0  # scored: 0 is the official result of an invalid batch
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["ndcg_10"] == 0.0 and scores["reward"] == 0.0 and scores["valid"] == 0
+    assert ":3:" in err and "Traceback" not in err  # the repeated query is named by its line
+
+
+@pytest.mark.parametrize("files, message", [
+    ({}, "empty"),
+    ({"a.txt": "q Q0 d 1 1 r\n", "b.txt": "q Q0 d 1 1 r\n"}, "2 files"),
+])
+def test_unusable_submission_folder(files, message, tmp_path: Path, capsys):
+    inp, out = tmp_path / "input", tmp_path / "output"
+    (inp / "res").mkdir(parents=True)
+    (inp / "ref").symlink_to(SAMPLE)
+    for name, text in files.items():
+        (inp / "res" / name).write_text(text)
+    (inp / "res" / "metadata").write_text("ignored\n")
+    capsys.readouterr()
+    code = main(["codabench", "score", str(inp), str(out), "--benchmark", "chunqiu"])
+    err = capsys.readouterr().err
+    assert code == 1 and message in err and "Traceback" not in err
+    assert not (out / "scores.json").exists()
+    assert (out / "detailed_results.html").is_file()
+
+
+def test_missing_reference_data_is_setup_error(tmp_path: Path, capsys):
+    (tmp_path / "input" / "res").mkdir(parents=True)
+    capsys.readouterr()
+    code = main(["codabench", "score", str(tmp_path / "input"), str(tmp_path / "out"), "--benchmark", "chunqiu"])
+    assert code == 2 and "reference data" in capsys.readouterr().err
+
+
+def test_unsafe_zip_refused(tmp_path: Path):
+    res = tmp_path / "res"
+    res.mkdir()
+    with zipfile.ZipFile(res / "evil.zip", "w") as zf:
+        zf.writestr("../../escape.txt", "q Q0 d 1 1 r\n")
+    with pytest.raises(ValueError, match="unsafe path"):
+        find_submission(res, tmp_path / "scratch")
+    assert not (tmp_path.parent / "escape.txt").exists()
+
+
+def test_unknown_setting_is_usage_error(tmp_path: Path, capsys):
+    inp, out = _layout(tmp_path, SAMPLE, RUNS / "chunqiu.jsonl")
+    capsys.readouterr()
+    code = main(["codabench", "score", str(inp), str(out), "--benchmark", "chunqiu", "--set", "nope=1"])
+    assert code == 2 and "no option 'nope'" in capsys.readouterr().err
