@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
@@ -181,3 +183,48 @@ def test_one_hundred_runs_by_one_thousand_queries_rank_quickly() -> None:
     elapsed = time.perf_counter() - start
     assert len(c.pairwise) == R * (R - 1) // 2 and c.summary["ci_low"].notna().all()
     assert elapsed < 30, elapsed
+
+
+def test_randomization_with_undefined_queries_matches_exact_swaps() -> None:
+    # nDCG|FC-like: each run is defined on its own subset; a swap moves a query's (value or NaN)
+    # from one run to the other and each run's mean is over its defined queries
+    a = np.array([0.9, np.nan, 0.7, 0.8, np.nan, 0.6, 0.95, 0.85, np.nan, 0.75])
+    b = np.array([0.4, 0.5, np.nan, 0.6, np.nan, 0.3, 0.5, np.nan, 0.2, 0.45])
+    obs = np.nanmean(a) - np.nanmean(b)
+    count = 0
+    for swaps in itertools.product((False, True), repeat=len(a)):
+        s = np.array(swaps)
+        a_star, b_star = np.where(s, b, a), np.where(s, a, b)
+        count += abs(np.nanmean(a_star) - np.nanmean(b_star)) >= abs(obs) - 1e-12
+    exact = count / 2 ** len(a)
+    B = 20_000
+    c = compare_frame(frame_of({"A": a, "B": b}, "nDCG|FC@10"), test="randomization", n_resamples=B, seed=9)
+    row = c.pairwise.iloc[0]
+    assert row["delta"] == pytest.approx(obs, abs=1e-15)
+    assert abs(row["p_value"] - exact) <= 4 * math.sqrt(exact * (1 - exact) / B) + 2 / B
+    assert row["wins"] + row["ties"] + row["losses"] == 5  # queries defined for both runs
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30))
+def test_corrections_equal_statsmodels_property(p: list[float]) -> None:
+    p_arr = np.array(p)
+    for ours, theirs in (("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh")):
+        np.testing.assert_allclose(adjust(p_arr, ours), multipletests(p_arr, method=theirs)[1], rtol=1e-10,
+                                   atol=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=3, max_size=25))
+def test_t_equals_scipy_property(pairs: list[tuple[float, float]]) -> None:
+    a = np.array([x for x, _ in pairs])
+    b = np.array([y for _, y in pairs])
+    d = a - b
+    c = compare_frame(frame_of({"A": a, "B": b}), test="t", n_resamples=20)
+    p = c.pairwise["p_value"].iloc[0]
+    if np.all(d == 0):
+        assert p == 1.0
+    elif np.ptp(d) == 0 or np.std(d) < 1e-12 * max(1.0, np.abs(d).max()):
+        return  # constant non-zero differences: t is infinite (scipy gives 0 or NaN by rounding)
+    else:
+        assert p == pytest.approx(sps.ttest_rel(a, b).pvalue, rel=1e-7, abs=1e-12)
