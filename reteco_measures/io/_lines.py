@@ -224,7 +224,7 @@ class SplitLines:
         return len(self.n_fields)
 
 
-def _split_chunk(chunk: pa.Array, n_columns: int) -> tuple[list[pa.Array], np.ndarray, dict[int, str]]:
+def _split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str]]:
     bad: dict[int, str] = {}
     mask = valid_utf8_mask(chunk)
     if mask is not None:
@@ -236,25 +236,30 @@ def _split_chunk(chunk: pa.Array, n_columns: int) -> tuple[list[pa.Array], np.nd
     fields = pc.ascii_split_whitespace(trimmed)
     n = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
     n = np.where(pc.equal(trimmed, "").to_numpy(zero_copy_only=False), 0, n)
-    fixed = pc.list_slice(fields, 0, n_columns, return_fixed_size_list=True)
-    cols = [pc.cast(pc.list_element(fixed, i), pa.string()) for i in range(n_columns)]
+    del trimmed, text
+    fixed = pc.list_slice(fields, 0, max(keep) + 1, return_fixed_size_list=True)
+    del fields
+    cols = [pc.cast(pc.list_element(fixed, i), pa.string()) for i in keep]
     return cols, n.astype(np.int64), bad
 
 
-def split_lines(source: Source | bytes, n_columns: int) -> SplitLines:
-    """Read ``source`` and split every line on ASCII whitespace, keeping ``n_columns`` fields."""
+def split_lines(source: Source | bytes, n_columns: int, keep: list[int] | None = None) -> SplitLines:
+    """Read ``source`` and split every line on ASCII whitespace, keeping the first ``n_columns``
+    fields (or only the fields numbered in ``keep``, which must include 0: ``columns[j]`` is
+    then field ``keep[j]``; memory for columns nobody reads is saved)."""
+    keep = list(range(n_columns)) if keep is None else list(keep)
     data = source if isinstance(source, bytes) else read_source_bytes(source)
     chunks = line_blocks(data)
     if not chunks:
         empty = pa.chunked_array([], pa.string())
-        return SplitLines([empty] * n_columns, np.zeros(0, np.int64), pa.chunked_array([], pa.binary()))
+        return SplitLines([empty] * len(keep), np.zeros(0, np.int64), pa.chunked_array([], pa.binary()))
     workers = min(len(chunks), os.cpu_count() or 1)
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
-            parts = list(pool.map(lambda c: _split_chunk(c, n_columns), chunks))
+            parts = list(pool.map(lambda c: _split_chunk(c, keep), chunks))
     else:
-        parts = [_split_chunk(c, n_columns) for c in chunks]
-    columns = [pa.chunked_array([p[0][i] for p in parts], pa.string()) for i in range(n_columns)]
+        parts = [_split_chunk(c, keep) for c in chunks]
+    columns = [pa.chunked_array([p[0][i] for p in parts], pa.string()) for i in range(len(keep))]
     n_fields = np.concatenate([p[1] for p in parts])
     undecodable: dict[int, str] = {}
     base = 0

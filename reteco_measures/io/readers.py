@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,7 +25,9 @@ import pyarrow.csv as pv
 from ..errors import Problem, report_problems
 from ._lines import (
     Source,
+    _split_chunk,
     is_inline_text,
+    line_blocks,
     read_source_bytes,
     source_name,
     split_lines,
@@ -188,61 +191,89 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
     return frame.astype({"query_id": "str", "doc_id": "str", "run_id": "str"})
 
 
-def _read_trec_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
-    fast = _fast_trec_run(data)
-    if fast is not None:
-        return fast, []
-    path = source_name(source)
-    lines = split_lines(data, 6)
-    del data
-    n = lines.n_fields
-    problems: list[Problem] = _undecodable_problems(lines, path)
-    blank = n == 0
-    comment = lines.is_comment()
+def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tuple[dict[str, Any], list[Problem]]:
+    """The checking path for one block of lines: split, check, parse; only good rows are kept."""
+    cols, n, undecodable = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
+    problems = [Problem(msg, line=first_line + i, path=path, kind="encoding") for i, msg in undecodable.items()]
+    first = pc.fill_null(cols[0], "")
+    comment = pc.starts_with(first, "#").to_numpy(zero_copy_only=False) if len(first) else np.zeros(0, bool)
     short = (n > 0) & (n < 6) & ~comment
-    for i in np.flatnonzero(short):
-        fields = lines.fields_of(int(i))
+    for i in np.flatnonzero(short).tolist():
+        fields = bytes(block[i].as_py()).decode("utf-8", errors="replace").split()
         problems.append(
             Problem(
                 f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: {' '.join(fields)!r}",
-                line=int(i) + 1,
+                line=first_line + i,
                 query_id=fields[0] if fields else None,
                 path=path,
             )
         )
-    keep = ~(blank | comment | short)
-    line_no = np.flatnonzero(keep) + 1
-    qid, doc, rank_s, score_s, run_id = (lines.column(i, keep) for i in (0, 2, 3, 4, 5))
-    lines.columns = []  # drop the unfiltered columns early (peak memory)
+    keep = (n > 0) & ~comment & ~short
+    if not keep.all():
+        cols = [c.filter(pa.array(keep)) for c in cols]
+    line_no = np.flatnonzero(keep) + first_line
+    qid, doc, rank_s, score_s, run_id = cols
     score, bad_score = parse_scores(score_s)
     rank, bad_rank = parse_ints(rank_s)
-    bad_rows = np.flatnonzero(bad_score | bad_rank)
-    for j in bad_rows.tolist():
+    for j in np.flatnonzero(bad_score | bad_rank).tolist():
         q, d = qid[j].as_py(), doc[j].as_py()
         if bad_score[j]:
             msg, kind = f"score {score_s[j].as_py()!r} {_score_fault(score_s[j].as_py())}", "score"
         else:
             msg, kind = f"rank {rank_s[j].as_py()!r} is not an integer (at most 18 digits)", "format"
         problems.append(Problem(msg, line=int(line_no[j]), query_id=q, path=path, kind=kind, doc_id=d))
-    del score_s, rank_s
-    problems.sort(key=lambda p: p.line or 0)
     ok = ~(bad_score | bad_rank)
-    if ok.all():
-        frame = pd.DataFrame({"query_id": _str_array(qid), "doc_id": _str_array(doc), "score": score,
-                              "rank": rank, "run_id": _str_array(run_id), "line": line_no.astype(np.int64)})
-    else:
+    strings = [qid, doc, run_id]
+    if not ok.all():
         mask = pa.array(ok)
-        frame = pd.DataFrame(
-            {
-                "query_id": _str_array(qid.filter(mask)),
-                "doc_id": _str_array(doc.filter(mask)),
-                "score": score[ok],
-                "rank": rank[ok],
-                "run_id": _str_array(run_id.filter(mask)),
-                "line": line_no[ok].astype(np.int64),
-            }
-        )
-    return frame, problems
+        strings = [c.filter(mask) for c in strings]
+        score, rank, line_no = score[ok], rank[ok], line_no[ok]
+    out = dict(zip(("query_id", "doc_id", "run_id"), strings))
+    out.update(score=score, rank=rank, line=line_no.astype(np.int64))
+    return out, problems
+
+
+def _read_trec_run(source: Source, holder: list[bytes]) -> tuple[pd.DataFrame, list[Problem]]:
+    """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
+    lines are parsed (peak memory on large files)."""
+    data = holder.pop()
+    fast = _fast_trec_run(data)
+    if fast is not None:
+        return fast, []
+    pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
+    path = source_name(source)
+    blocks = line_blocks(data, 1 << 22)
+    del data
+    starts = np.cumsum([1] + [len(b) for b in blocks])
+    parts: list[tuple[dict[str, Any], list[Problem]]] = []
+    workers = min(len(blocks), os.cpu_count() or 1)
+    jobs = list(zip(blocks, starts[:-1].tolist()))
+    blocks = []
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            futures = [pool.submit(_check_run_block, b, int(first), path) for b, first in jobs]
+            del jobs
+            parts = [f.result() for f in futures]
+            del futures
+    else:
+        while jobs:
+            b, first = jobs.pop(0)
+            parts.append(_check_run_block(b, int(first), path))
+            del b
+    problems = sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0)
+    if not parts:
+        parts = [({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
+                   "run_id": pa.array([], pa.string()), "score": np.zeros(0), "rank": np.zeros(0, np.int64),
+                   "line": np.zeros(0, np.int64)}, [])]
+    columns: dict[str, Any] = {}
+    for name in ("query_id", "doc_id", "score", "rank", "run_id", "line"):
+        values = [part[0].pop(name) for part in parts]
+        if name in ("query_id", "doc_id", "run_id"):
+            columns[name] = _str_array(pa.chunked_array(values, pa.string()))
+        else:
+            columns[name] = np.concatenate(values)
+        del values
+    return pd.DataFrame(columns, copy=False), problems
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,7 +378,9 @@ def read_run_with_problems(source: Source, format: Format = "auto") -> tuple[pd.
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
-        return _read_trec_run(source, data)
+        holder = [data]
+        del data  # the reader frees the bytes once parsed
+        return _read_trec_run(source, holder)
     if fmt == "jsonl":
         return _read_jsonl_run(source, data)
     raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
