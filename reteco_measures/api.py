@@ -328,7 +328,7 @@ def _warn_unmatched_groups(groups: pd.DataFrame, by: list[str], topics: pd.DataF
     warnings.warn(
         f"{len(lost)} of {len(per_query)} evaluated queries are grouped as '(none)': {'; '.join(parts)}",
         GroupMismatchWarning,
-        stacklevel=4,
+        stacklevel=3,
     )
 
 
