@@ -132,9 +132,10 @@ def trec_eval_safe_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     every label of a query is negative (TREC Web qrels use -2) that size is zero or negative and
     the process crashes or reads stale memory. By trec_eval's rules a negative label is "in the
     pool, not judged": it is never relevant, gives no nDCG gain and is not counted in ``num_rel``.
-    Such a query therefore has no relevant document and every trec_eval measure is 0 on it. Each
-    such query gets one extra label-0 judgment of a document no run retrieves, which keeps all of
-    those rules and gives pytrec_eval a valid table. Other queries are untouched.
+    Such a query therefore has no relevant document: nDCG, P, AP, R, RR (every measure of relevant
+    documents) are 0 on it. Each such query gets one extra label-0 judgment of a document no run
+    retrieves, which keeps all of those rules and gives pytrec_eval a valid table. Other queries
+    are untouched.
     """
     if qrels.empty:
         return qrels
