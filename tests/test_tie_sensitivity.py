@@ -86,3 +86,13 @@ def test_temporal_measure_with_labels_orders_by_verdict() -> None:
     got = rm.tie_sensitivity(qrels, run, "TR@1", labels=labels).iloc[0]
     assert (got["value"], got["min"], got["max"], bool(got["tied_at_cutoff"])) == (0.0, 0.0, 1.0, True)
     assert np.isfinite(got["value"])
+
+
+def test_ties_among_equally_relevant_documents_change_nothing() -> None:
+    qrels = {"q": {"r": 1, "n1": 0}}
+    run = {"q": {"r": 3.0, "n1": 1.0, "n2": 1.0, "n3": 1.0}}  # the tie holds non-relevant docs only
+    got = rm.tie_sensitivity(qrels, run, "nDCG@2").iloc[0]
+    assert got["min"] == got["max"] == got["value"] == 1.0
+    assert got["tied_at_cutoff"]  # it straddles rank 2, but every order gives the same value
+    c = rm.compare({"A": run, "B": BEST}, QRELS | qrels, ["nDCG@2"], n_resamples=50)
+    assert "tie_min" not in c.summary.columns

@@ -108,7 +108,8 @@ def tie_bounds(
     """Per-query values of several measures under the worst and the best order of tied scores:
     ``measure`` (the measure object), ``query_id``, ``worst``, ``best``; None when the run has no
     tie. Measures sharing a relevance key are evaluated together (one call per order and key), so
-    the run is re-ranked at most four times whatever the number of measures."""
+    the run is re-ranked at most four times whatever the number of measures. When every tie group
+    holds documents of one relevance only, the orders coincide and nothing is re-evaluated."""
     from ..api import iter_calc
     from ..kernels.ranking import duplicate_pairs, rank_run
 
@@ -126,6 +127,8 @@ def tie_bounds(
     parts = []
     for _temporal, ms in by_key.items():
         key = _keys(ranked, qrels, ms[0], labels)
+        if not _mixed(groups, key):
+            continue  # every tie group is all of one relevance: worst = best = trec_eval's order
         out = {}
         for name, best in (("worst", False), ("best", True)):
             metrics = iter_calc(ms, qrels, _reordered(ranked, groups, key, best=best), topics=topics, labels=labels,
@@ -135,7 +138,17 @@ def tie_bounds(
         parts.append(pd.DataFrame({"measure": [k[0] for k in keys], "query_id": [k[1] for k in keys],
                                    "worst": [out["worst"][k] for k in keys],
                                    "best": [out["best"].get(k, np.nan) for k in keys]}))
+    if not parts:
+        return None
     return pd.concat(parts, ignore_index=True)
+
+
+def _mixed(groups: np.ndarray, key: np.ndarray) -> bool:
+    """True when some tie group holds documents of different relevance (rows sorted by group)."""
+    if not len(key):
+        return False
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    return bool(np.any(np.minimum.reduceat(key, starts) != np.maximum.reduceat(key, starts)))
 
 
 def tie_sensitivity(
@@ -179,8 +192,8 @@ def tie_sensitivity(
     value = _per_query(m, qrels_df, run_df, **kw)
     ranked = rank_run(run_df[["query_id", "doc_id", "score"]], "trec_eval")
     groups = tie_groups(ranked)
-    if len(ranked) and len(np.unique(groups)) < len(ranked):
-        key = _keys(ranked, qrels_df, m, labels_df)
+    key = _keys(ranked, qrels_df, m, labels_df) if len(ranked) else np.zeros(0)
+    if len(ranked) and len(np.unique(groups)) < len(ranked) and _mixed(groups, key):
         worst = _per_query(m, qrels_df, _reordered(ranked, groups, key, best=False), **kw).reindex(value.index)
         best = _per_query(m, qrels_df, _reordered(ranked, groups, key, best=True), **kw).reindex(value.index)
     else:
