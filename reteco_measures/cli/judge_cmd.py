@@ -64,6 +64,15 @@ def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats:
                        help="independent judgments per item (default 1); each is cached separately")
         g.add_argument("--aggregate", default="mean", choices=["mean", "median", "mode"],
                        help="how the repeats of an item are combined in the summary (default mean)")
+    g.add_argument("--batch", action="store_true",
+                   help="send the judgments through the endpoint's Batch API (files + /batches) instead of one "
+                        "request each; falls back to requests when the endpoint has no Batch API")
+    g.add_argument("--batch-wait", type=float,
+                   help="seconds to wait for running batches (default: until they finish; 0: submit or collect "
+                        "and exit 3 while batches run)")
+    g.add_argument("--batch-poll", type=float, default=30.0, help="seconds between batch status checks (default 30)")
+    g.add_argument("--batch-size", type=int, default=50_000, help="requests per batch file (default 50000)")
+    g.add_argument("--batch-window", default="24h", help="the batches' completion_window (default 24h)")
     g.add_argument("--no-json-mode", action="store_true",
                    help="do not send response_format=json_object (for endpoints that reject it)")
     g.add_argument("--prompts", help="folder of your own prompt files instead of the packaged ones")
@@ -140,8 +149,28 @@ def _run(args: argparse.Namespace, items, cache_default: str | None):
     settings = client.settings()
     try:
         with client:
-            outcomes = run_items(items, client, cache, concurrency=args.concurrency, progress=args.progress,
-                                 refresh_invalid=args.refresh_invalid, stats=stats)
+            outcomes = None
+            if args.batch:
+                from ..judge.batch import BatchPending, BatchUnsupported, run_batch
+
+                if args.batch_size < 1 or args.batch_poll < 0 or (args.batch_wait is not None and args.batch_wait < 0):
+                    raise ValueError("--batch-size must be >= 1, --batch-poll and --batch-wait >= 0")
+                try:
+                    outcomes = run_batch(items, client, cache, wait=args.batch_wait, poll_interval=args.batch_poll,
+                                         completion_window=args.batch_window, max_requests_per_batch=args.batch_size,
+                                         refresh_invalid=args.refresh_invalid, stats=stats)
+                except BatchUnsupported as exc:
+                    print(f"reteco-measures: {exc}; judging with one request per item instead", file=sys.stderr)
+                    stats = RunStats()
+                except BatchPending as exc:
+                    print(f"reteco-measures: {exc}; finished judgments are cached in {cache.directory}; nothing "
+                          "was written", file=sys.stderr)
+                    return None, EXIT_LIMIT
+                if outcomes is not None:
+                    settings["batch"] = {"completion_window": args.batch_window, "batch_size": args.batch_size}
+            if outcomes is None:
+                outcomes = run_items(items, client, cache, concurrency=args.concurrency, progress=args.progress,
+                                     refresh_invalid=args.refresh_invalid, stats=stats)
     except JudgeFatalError as exc:
         print(f"reteco-measures: judge endpoint error: {exc}", file=sys.stderr)
         return None, 2

@@ -13,7 +13,8 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * :mod:`.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
   correlations, bootstrap intervals) and self-consistency of repeated judgments;
 * :mod:`.sampling` — reproducible stratified rating sheets;
-* :mod:`.ledger` / :mod:`.report` — token and cost totals; the disclosure for a task report.
+* :mod:`.ledger` / :mod:`.report` — token and cost totals; the disclosure for a task report;
+* :mod:`.batch` — large jobs through the OpenAI-compatible Batch API.
 
 Importing this package does not import httpx or tqdm.
 """

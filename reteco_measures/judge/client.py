@@ -352,7 +352,7 @@ class JudgeClient:
         self.base_url = base
         #: the base URL with credentials removed, for messages and reports
         self.display_url = self.redact(base)
-        headers = {"Content-Type": "application/json"}
+        headers: dict[str, str] = {}  # httpx sets the Content-Type of JSON and multipart bodies
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self.timeout = float(timeout)
@@ -588,6 +588,11 @@ class JudgeClient:
         except ValueError as exc:
             head = data[:60].decode("utf-8", "replace").strip().replace("\n", " ")
             return None, f"endpoint reply is not a chat completion (not JSON: {exc}; starts {head!r})"
+        return self._completion_object(obj, usage, returned_model)
+
+    def _completion_object(self, obj: Any, usage: list[int], returned_model: list[str | None]) -> tuple[Any, str | None]:
+        """(content, None) for a parsed chat completion, else (None, why it is not one); adds its
+        token usage to ``usage`` (and the run's budget) and records the returned model name."""
         if not isinstance(obj, dict):
             return None, "endpoint reply is not a chat completion (not a JSON object)"
         u = obj.get("usage")
