@@ -32,10 +32,16 @@ def domain_check(
     if not len(cleaned):
         return cleaned, [], 0
     dom = cleaned["query_id"].map(topics.drop_duplicates("query_id").set_index("query_id")["domain"])
-    keys = pd.MultiIndex.from_arrays([corpus["domain"].astype(str), corpus["doc_id"].astype(str)])
-    ok = pd.MultiIndex.from_arrays([dom.astype(str), cleaned["doc_id"].astype(str)]).isin(keys)
+    # hash lookups on object arrays (pandas' isin on Arrow strings walks the values in Python)
+    sep = "\x00"
+    keys = pd.Index(corpus["domain"].to_numpy(dtype=str).astype(object) + sep
+                    + corpus["doc_id"].to_numpy(dtype=str).astype(object)).unique()
+    docs = cleaned["doc_id"].to_numpy(dtype=str).astype(object)
+    wanted = dom.fillna("").to_numpy(dtype=str).astype(object) + sep + docs
+    ok = keys.get_indexer(wanted) >= 0
     dropped = cleaned[~ok]
-    other = int(dropped["doc_id"].astype(str).isin(set(corpus["doc_id"].astype(str))).sum())
+    known = pd.Index(corpus["doc_id"].to_numpy(dtype=str).astype(object)).unique()
+    other = int((known.get_indexer(docs[~ok]) >= 0).sum())
     problems = [
         Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
                 path=path, kind="unknown_doc", doc_id=row.doc_id)

@@ -621,25 +621,47 @@ def long_per_query(
     ``units``: the evaluated query ids; a (query, measure) pair the evaluation did not yield is
     added with ``fill`` (0: a missing query scores 0), and rows of other ids are dropped.
     ``kwargs`` go to ``iter_calc`` (``topics``, ``labels``, ``tie_break``, ``corpus``). The
-    frame's ``attrs["empty"]`` holds each measure's value on an empty set (NaN or its ``empty``).
+    frame's ``attrs["empty"]`` holds each measure's value on an empty set (NaN or its ``empty``),
+    ``attrs["notes"]`` the evaluation's warnings (as text, once each).
     """
     labels = [display(m) for m in measures]
-    with warnings.catch_warnings():
-        # the benchmark's contract has already reported an empty or mismatched run (as an error
-        # of its report); here an empty run simply gives every unit its missing value
-        for category in _CHECKED_BEFORE:
-            warnings.simplefilter("ignore", category)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         metrics = list(iter_calc(list(measures), qrels, run, **kwargs))
-    names = {str(m): lab for m, lab in zip(measures, labels, strict=True)}
+    notes: list[str] = []
+    for w in caught:
+        # the benchmark's contract has already reported an empty or mismatched run (as an error
+        # of its report); the evaluation's remarks become the Score's notes (printed once)
+        if issubclass(w.category, _CHECKED_BEFORE):
+            continue
+        if issubclass(w.category, (DataFormatWarning, UserWarning)):
+            text = str(w.message)
+            if text not in notes:
+                notes.append(text)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    by_id = {id(m): lab for m, lab in zip(measures, labels, strict=True)}
+    by_text: dict[str, str] = {str(m): lab for m, lab in zip(measures, labels, strict=True)}
+
+    def label_of(measure: Any) -> str:  # providers usually hand back the very measure objects
+        lab = by_id.get(id(measure))
+        if lab is None:
+            text = str(measure)
+            lab = by_text.get(text)
+            if lab is None:
+                lab = by_text[text] = display(measure)
+            by_id[id(measure)] = lab
+        return lab
+
     frame = pd.DataFrame({
         "query_id": pd.array([str(m.query_id) for m in metrics], dtype=object),
-        "measure": [names.get(str(m.measure), display(m.measure)) for m in metrics],
+        "measure": [label_of(m.measure) for m in metrics],
         "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
         "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
     })
     if units is not None:
         units = [str(u) for u in units]
-        frame = frame[frame["query_id"].isin(set(units))]
+        frame = frame[pd.Index(units).get_indexer(frame["query_id"]) >= 0] if len(units) else frame.iloc[0:0]
         full = pd.MultiIndex.from_product([units, labels], names=["query_id", "measure"])
         have = pd.MultiIndex.from_frame(frame[["query_id", "measure"]])
         missing = full.difference(have, sort=False)
@@ -653,6 +675,7 @@ def long_per_query(
         frame = frame.assign(_q=frame["query_id"].map(pos), _m=frame["measure"].map(mpos))
         frame = frame.sort_values(["_m", "_q"], kind="stable").drop(columns=["_q", "_m"])
     frame = frame.reset_index(drop=True)
+    frame.attrs["notes"] = notes
     frame.attrs["empty"] = {lab: (m.empty_value() if hasattr(m, "empty_value") else float("nan"))
                             for m, lab in zip(measures, labels, strict=True)}
     return frame
@@ -683,54 +706,79 @@ def aggregate(
     by = list(by)
     empty = dict(empty or {})
     measures = list(measures) if measures is not None else list(dict.fromkeys(long["measure"].tolist()))
-    sub = long[long["measure"].isin(measures)]
-    v = sub["value"].to_numpy(dtype=np.float64)
-    w = sub["weight"].to_numpy(dtype=np.float64) if "weight" in sub.columns else np.ones(len(sub))
+    n_m = len(measures)
+    codes = long["measure"].map({m: i for i, m in enumerate(measures)}).to_numpy(dtype=np.float64)
+    keep = ~np.isnan(codes)
+    mcode = codes[keep].astype(np.int64)
+    v = long["value"].to_numpy(dtype=np.float64)[keep]
+    w = long["weight"].to_numpy(dtype=np.float64)[keep] if "weight" in long.columns else np.ones(len(mcode))
     ok = ~np.isnan(v)
-    work = pd.DataFrame({
-        **{c: sub[c].to_numpy() for c in by},
-        "measure": sub["measure"].to_numpy(),
-        "vw": np.where(ok, v * w, 0.0),
-        "w": np.where(ok, w, 0.0),
-        "n": ok.astype(np.int64),
-    })
+    vw, w, n = np.where(ok, v * w, 0.0), np.where(ok, w, 0.0), ok.astype(np.float64)
+    empties = np.array([empty.get(m, float("nan")) for m in measures], dtype=np.float64)
 
-    def finish(sums: pd.DataFrame) -> pd.Series:
-        value = sums["vw"] / sums["w"].where(sums["w"] != 0)
-        fallback = sums["measure"].map(lambda m: empty.get(m, float("nan"))).astype(np.float64)
-        bad = (sums["n"] == 0) | (sums["w"] == 0)
-        return value.where(~bad, fallback).astype(np.float64)
+    def finish(s_vw: np.ndarray, s_w: np.ndarray, s_n: np.ndarray, m: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = s_vw / s_w
+        return np.where((s_n == 0) | (s_w == 0), empties[m], value)
 
-    mpos = {m: i for i, m in enumerate(measures)}
-    parts = []
+    columns: dict[str, list] = {c: [] for c in by}
+    out_m, out_o, out_g, out_v, out_n = [], [], [], [], []
     if by:
-        g = work.groupby([*by, "measure"], sort=True, dropna=False)[["vw", "w", "n"]].sum().reset_index()
-        g["value"] = finish(g)
-    for m in measures:
-        rows = []
-        if by:
-            gm = g[g["measure"] == m]
-            rows.append(gm[[*by, "measure", "value", "n"]])
-            if margins:
-                gv = gm["value"].to_numpy(dtype=np.float64)
-                defined = ~np.isnan(gv)
-                macro = float(gv[defined].mean()) if defined.any() else empty.get(m, float("nan"))
-                rows.append(pd.DataFrame([{**{c: "(macro)" for c in by}, "measure": m, "value": macro,
-                                           "n": int(defined.sum())}]))
-        if not by or margins:
-            mw = work[work["measure"] == m]
-            sums = pd.DataFrame([{"measure": m, "vw": mw["vw"].sum(), "w": mw["w"].sum(), "n": mw["n"].sum()}])
-            value = float(finish(sums).iloc[0])
-            rows.append(pd.DataFrame([{**{c: "(all)" for c in by}, "measure": m, "value": value,
-                                       "n": int(sums["n"].iloc[0])}]))
-        parts.extend(rows)
-    if not parts:
-        return pd.DataFrame(columns=[*by, "measure", "value", "n"])
-    out = pd.concat(parts, ignore_index=True)
-    out["n"] = out["n"].astype(np.int64)
-    out["value"] = out["value"].astype(np.float64)
-    out = out.assign(_m=out["measure"].map(mpos)).sort_values("_m", kind="stable").drop(columns="_m")
-    return out[[*by, "measure", "value", "n"]].reset_index(drop=True)
+        sub = long.loc[keep, by]
+        if len(by) == 1:
+            gcode, uniques = pd.factorize(sub[by[0]].astype(str), sort=True)
+            keys = [(u,) for u in uniques]
+        else:
+            gcode, uniques = pd.MultiIndex.from_arrays([sub[c].astype(str) for c in by]).factorize(sort=True)
+            keys = list(uniques)
+        n_g = len(keys)
+        cell = gcode * n_m + mcode
+        size = n_g * n_m
+        s_vw = np.bincount(cell, weights=vw, minlength=size)
+        s_w = np.bincount(cell, weights=w, minlength=size)
+        s_n = np.bincount(cell, weights=n, minlength=size)
+        present = np.bincount(cell, minlength=size) > 0
+        gi, mi = np.divmod(np.arange(size), n_m)
+        value = finish(s_vw, s_w, s_n, mi)
+        sel = np.flatnonzero(present)
+        out_m.append(mi[sel])
+        out_o.append(np.zeros(len(sel), dtype=np.int64))
+        out_g.append(gi[sel])
+        out_v.append(value[sel])
+        out_n.append(s_n[sel])
+        for j, c in enumerate(by):
+            columns[c] += [keys[g][j] for g in gi[sel]]
+        if margins:
+            defined = present & ~np.isnan(value)
+            d_sum = np.bincount(mi[defined], weights=value[defined], minlength=n_m)
+            d_n = np.bincount(mi[defined], minlength=n_m)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                macro = np.where(d_n > 0, d_sum / np.maximum(d_n, 1), empties)
+            out_m.append(np.arange(n_m))
+            out_o.append(np.ones(n_m, dtype=np.int64))
+            out_g.append(np.zeros(n_m, dtype=np.int64))
+            out_v.append(macro)
+            out_n.append(d_n.astype(np.float64))
+            for c in by:
+                columns[c] += ["(macro)"] * n_m
+    if not by or margins:
+        a_vw = np.bincount(mcode, weights=vw, minlength=n_m)
+        a_w = np.bincount(mcode, weights=w, minlength=n_m)
+        a_n = np.bincount(mcode, weights=n, minlength=n_m)
+        out_m.append(np.arange(n_m))
+        out_o.append(np.full(n_m, 2, dtype=np.int64))
+        out_g.append(np.zeros(n_m, dtype=np.int64))
+        out_v.append(finish(a_vw, a_w, a_n, np.arange(n_m)))
+        out_n.append(a_n)
+        for c in by:
+            columns[c] += ["(all)"] * n_m
+    m_all, o_all, g_all = np.concatenate(out_m), np.concatenate(out_o), np.concatenate(out_g)
+    order = np.lexsort((g_all, o_all, m_all))
+    out = pd.DataFrame({c: np.asarray(columns[c], dtype=object)[order] for c in by})
+    out["measure"] = np.asarray(measures, dtype=object)[m_all[order]] if n_m else np.array([], dtype=object)
+    out["value"] = np.concatenate(out_v)[order].astype(np.float64)
+    out["n"] = np.concatenate(out_n)[order].astype(np.int64)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------

@@ -93,8 +93,9 @@ def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: d
     parts = [_task(PASSAGE_MEASURES, inputs.qrels, report.run, "passage", "nist")]
     for version, q in inputs.extra["ptkb"].items():
         parts.append(_task(ptkb_measures(opts["ptkb_k"]), q, report.extra["ptkb_run"], "ptkb", version))
+    notes = list(dict.fromkeys(n for part in parts for n in part.attrs.get("notes", [])))
     long = pd.concat(parts, ignore_index=True)
-    long.attrs["empty"] = {}
+    long.attrs = {"empty": {}, "notes": notes}
     return long, None
 
 

@@ -268,8 +268,11 @@ def _with_ties(frame: pd.DataFrame, scores: dict[str, Score], inputs: Any, measu
     frame = frame.assign(tie_min=frame["value"], tie_max=frame["value"])
     changed = False
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
+    cutoff = (getattr(measure, "params", None) or {}).get("cutoff")
     for name, score in scores.items():
         run = score.report.run[["query_id", "doc_id", "score"]]
+        if cutoff:
+            run = _top_with_ties(run, int(cutoff))
         if not len(run) or not has_ties(run):
             continue
         ts = tie_sensitivity(qrels, run, measure, topics=inputs.topics, labels=inputs.labels)
@@ -280,3 +283,19 @@ def _with_ties(frame: pd.DataFrame, scores: dict[str, Score], inputs: Any, measu
         frame.loc[rows, "tie_max"] = q.map(ts["max"]).fillna(frame.loc[rows, "value"]).to_numpy()
         changed = changed or bool(((ts["min"] != ts["value"]) | (ts["max"] != ts["value"])).any())
     return frame, changed
+
+
+def _top_with_ties(run: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The rows that can reach the top ``k`` under some order of tied scores: every row scoring at
+    least the ``k``-th best score of its query (a measure with cutoff ``k`` sees nothing else, under
+    any tie order)."""
+    scores = run["score"].to_numpy(dtype=np.float64)
+    order = np.lexsort((-scores, run["query_id"].to_numpy(dtype=object)))
+    q = run["query_id"].to_numpy(dtype=object)[order]
+    starts = np.r_[0, np.flatnonzero(q[1:] != q[:-1]) + 1]
+    pos = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)]))
+    kth = pd.Series(scores[order][pos == k - 1], index=q[pos == k - 1])
+    threshold = run["query_id"].map(kth).to_numpy(dtype=np.float64)
+    # compared at single precision, as trec_eval compares scores
+    keep = np.isnan(threshold) | (scores.astype(np.float32) >= threshold.astype(np.float32))
+    return run[keep]

@@ -199,7 +199,7 @@ def _per_query_1b(measures: list, inputs: Inputs, report: ValidationReport, opts
     step_ids = pd.unique(qrels["query_id"].astype(str))
     long = long_per_query(measures, qrels, run, display=display, units=None, topics=inputs.topics,
                           labels=inputs.labels, tie_break=opts["tie_break"])
-    empties = long.attrs["empty"]
+    empties, notes = long.attrs["empty"], long.attrs.get("notes", [])
     official = display(measures[0])
     query_level = long[long["measure"] == official]
     per_step = long[(long["measure"] != official) & long["query_id"].isin(set(step_ids))]
@@ -213,6 +213,7 @@ def _per_query_1b(measures: list, inputs: Inputs, report: ValidationReport, opts
     diag["weight"] = 1.0
     out = pd.concat([query_level[["query_id", "measure", "value", "weight"]], diag], ignore_index=True)
     out.attrs["empty"] = empties
+    out.attrs["notes"] = notes
     n_steps = parents.groupby(parents.to_numpy()).size()
     extra = pd.DataFrame({"steps": pd.Series(queries, index=queries).map(n_steps).fillna(0).astype(int)})
     return out, extra
