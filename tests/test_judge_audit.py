@@ -296,3 +296,21 @@ def test_the_disclosure_report_has_every_field(server, tmp_path, capsys):
                     "Tokens and cost", "Prompts"):
         assert f"### {heading}" in md
     assert p.sha256 in md and "served-x (8)" in md
+
+
+def test_running_totals_are_printed_without_a_progress_bar(capsys):
+    from reteco_measures.judge import JudgeItem, RunStats, Verdict, run_items
+
+    class Stub:
+        model = "stub"
+
+        def judge(self, messages, low, high):
+            return Verdict(3, "r", None, "ok", 1, None, prompt_tokens=7, completion_tokens=2)
+
+    p = load_prompt("relevance")
+    items = [JudgeItem(p, {"question": f"q{i}", "history": "h", "answer": "a"}) for i in range(3)]
+    stats = RunStats()
+    run_items(items, Stub(), None, concurrency=1, progress=False, stats=stats, report_every=0.0)
+    err = capsys.readouterr().err
+    assert (stats.prompt_tokens, stats.completion_tokens, stats.requests) == (21, 6, 3)
+    assert "judging: 3/3 done, 3 request(s), 21 prompt + 6 completion tokens so far" in err

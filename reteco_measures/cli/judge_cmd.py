@@ -170,7 +170,7 @@ def _run(args: argparse.Namespace, items, cache_default: str | None):
                     settings["batch"] = {"completion_window": args.batch_window, "batch_size": args.batch_size}
             if outcomes is None:
                 outcomes = run_items(items, client, cache, concurrency=args.concurrency, progress=args.progress,
-                                     refresh_invalid=args.refresh_invalid, stats=stats)
+                                     refresh_invalid=args.refresh_invalid, stats=stats, report_every=60.0)
     except JudgeFatalError as exc:
         print(f"reteco-measures: judge endpoint error: {exc}", file=sys.stderr)
         return None, 2

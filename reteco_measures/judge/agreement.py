@@ -53,7 +53,7 @@ __all__ = [
 
 #: the columns of :func:`agreement`, in order
 AGREEMENT_COLUMNS = [
-    "dimension", "n", "raters", "kappa_quadratic", "kappa_ci_low", "kappa_ci_high", "alpha_ordinal",
+    "dimension", "n", "kappa_quadratic", "kappa_ci_low", "kappa_ci_high", "alpha_ordinal",
     "alpha_ci_low", "alpha_ci_high", "alpha_humans", "spearman", "kendall", "exact", "within_1",
 ]
 
@@ -384,7 +384,7 @@ def agreement(
             :class:`~reteco_measures.errors.DataFormatWarning`.
 
     Returns:
-        DataFrame with :data:`AGREEMENT_COLUMNS`: ``dimension, n, raters, kappa_quadratic,
+        DataFrame with :data:`AGREEMENT_COLUMNS`: ``dimension, n, kappa_quadratic,
         kappa_ci_low, kappa_ci_high, alpha_ordinal, alpha_ci_low, alpha_ci_high, alpha_humans,
         spearman, kendall, exact, within_1``.
     """
@@ -422,9 +422,9 @@ def _matrices(jd: pd.DataFrame, hd: pd.DataFrame):
 def _agreement_one(dim, jd, hd, low, high, B, ci, rng) -> dict[str, Any]:
     items, js, hm = _matrices(jd, hd)
     n = len(items)
-    row: dict[str, Any] = {"dimension": dim, "n": n, "raters": int(hm.shape[1]) if n else 0}
+    row: dict[str, Any] = {"dimension": dim, "n": n}
     if n == 0:
-        return {**row, **{c: float("nan") for c in AGREEMENT_COLUMNS[3:]}}
+        return {**row, **{c: float("nan") for c in AGREEMENT_COLUMNS[2:]}}
     cons = np.array([lower_median(r[~np.isnan(r)].tolist()) for r in hm], dtype=np.float64)
     mean = np.nanmean(hm, axis=1)
     k = high - low + 1

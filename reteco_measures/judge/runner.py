@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -122,6 +123,7 @@ def run_items(
     refresh_invalid: bool = False,
     stats: RunStats | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
+    report_every: float | None = None,
 ) -> list[Outcome]:
     """Judge every item; return one :class:`Outcome` per item, in the items' order.
 
@@ -135,6 +137,8 @@ def run_items(
         refresh_invalid: re-ask items whose cached outcome is an invalid model reply.
         stats: filled with counts when given.
         on_outcome: called (in the calling thread) for every outcome as it becomes known.
+        report_every: without a progress bar, print the running totals (judgments done, requests,
+            tokens) on stderr every this many seconds.
 
     Raises:
         JudgeFatalError: the endpoint refused the configuration or cannot be reached (outcomes
@@ -178,6 +182,7 @@ def run_items(
     if pending:
         bar = _progress(len(items), len(items) - sum(len(v) for v in pending.values()), progress)
         stop = threading.Event()
+        last_report = time.monotonic()
 
         def work(key: str, i: int) -> tuple[Verdict, bool]:
             item = items[i]
@@ -235,6 +240,13 @@ def run_items(
                     if bar is not None:
                         bar.update(len(pending[key]))
                         bar.set_postfix_str(f"tokens {stats.prompt_tokens}+{stats.completion_tokens}", refresh=False)
+                quiet = bar is None or bool(getattr(bar, "disable", False))
+                if quiet and report_every is not None and time.monotonic() - last_report >= report_every:
+                    last_report = time.monotonic()
+                    done_n = sum(1 for r in results if r is not None)
+                    print(f"judging: {done_n}/{len(items)} done, {stats.requests} request(s), "
+                          f"{stats.prompt_tokens} prompt + {stats.completion_tokens} completion tokens so far",
+                          file=sys.stderr, flush=True)
         except BaseException:
             stop.set()
             cancel = getattr(client, "cancel", None)
