@@ -157,10 +157,15 @@ def plot_heatmap(comparison: Any, measure: str | None = None, *, rows: str | Non
     vmin, vmax = (float(np.nanmin(vals)), float(np.nanmax(vals))) if np.isfinite(vals).any() else (0.0, 1.0)
     fig, axes = _panels(len(chosen), ax, 1.2 + 0.9 * s[c].nunique(), 1.2 + 0.6 * s[r].nunique())
     image = None
-    for axis, run in zip(axes, chosen):
+    for i, (axis, run) in enumerate(zip(axes, chosen)):
         grid = s[s["run"] == run].pivot(index=r, columns=c, values="value")
         grid = grid.reindex(index=_order(grid.index.tolist(), r), columns=_order(grid.columns.tolist(), c))
         image = _heat(axis, grid, f"{run}: {m}", vmin, vmax)
+        if i:  # the rows are the same in every panel: label them once
+            axis.set_yticklabels([])
+        else:
+            axis.set_ylabel(r)
+        axis.set_xlabel(c)
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.8)
     return fig

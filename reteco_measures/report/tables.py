@@ -5,7 +5,8 @@ Presentation only: every number comes from the Comparison's frames.
 Significance marks follow ranx: runs are labelled ``a, b, c, ...`` in their order; a value carries
 the letters of the runs it is *significantly better than* on that measure (``significant`` after
 the correction; with a baseline only the baseline's letter can appear). The best value of each
-measure is bold.
+measure is bold. Grouped comparisons (``by=``) print their ``(all)`` rows in the markdown and LaTeX
+tables; the text, CSV and JSON forms hold every group.
 """
 
 from __future__ import annotations
