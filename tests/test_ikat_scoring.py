@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
+from reteco_measures.benchmarks.ikat2023 import score_ikat_2023
 from reteco_measures.cli.main import main
 from reteco_measures.datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
-from reteco_measures.presets.ikat2023 import score_ikat_2023
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +176,7 @@ def test_cli(root: Path, ikat2023_dir: Path, capsys, monkeypatch):
 
 
 def test_bundled_sample_demo_and_determinism(tmp_path: Path, capsys):
-    from reteco_measures.presets import PRESETS
+    from reteco_measures.cli.score_cmd import demo_argv
     from reteco_measures.sample import generate_ikat2023 as gen
     from reteco_measures.sample import ikat_sample_root
 
@@ -186,7 +186,7 @@ def test_bundled_sample_demo_and_determinism(tmp_path: Path, capsys):
     for path in again:
         assert path.read_bytes() == (sample / path.relative_to(tmp_path / "again")).read_bytes(), path
     argv = [str(sample / "runs" / "ikat2023_run.json"), "--data", str(sample), "--passage-score", "position"]
-    assert PRESETS["ikat-2023"].demo(sample)[0].endswith("ikat2023_run.json")
+    assert demo_argv("ikat-2023", sample)[0].endswith("ikat2023_run.json")
     # the sample's deliberate defects (a PTKB id not in the PTKB, a missing turn) are errors for the
     # organisers' validator: exit status 1, scores still computed
     assert main(["score", "ikat-2023", *argv, "--format", "json", "--per-query"]) == 1
