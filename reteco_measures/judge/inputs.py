@@ -133,32 +133,13 @@ def read_answers(path: str | Path, passages: dict[str, str] | None = None) -> tu
 
 
 def _looks_like_ikat_run(path: str | Path) -> bool:
-    """True for a JSON document with a ``turns`` list, and for a multi-line document none of whose
-    first lines is an answer object on its own (read as a run, so its problem is reported for the
-    whole file); False for JSONL (one object per line), whose bad lines are reported one by one."""
+    """True only for a JSON document with a ``turns`` list; anything else is read as JSONL (one
+    object per line), so a bad line loses only itself and is reported with its number."""
     try:
         obj = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
     except (ValueError, RecursionError):
-        pass
-    else:
-        return isinstance(obj, dict) and isinstance(obj.get("turns"), list)
-    # not one JSON document: JSONL when one of the first lines is an answer object on its own
-    seen = 0
-    with open(path, "rb") as f:
-        for raw in f:
-            s = raw.strip()
-            if not s:
-                continue
-            try:
-                obj = json.loads(s.decode("utf-8-sig", "replace"))
-            except (ValueError, RecursionError):
-                obj = None
-            if isinstance(obj, dict) and ("turn_id" in obj or seen == 0):
-                return False
-            seen += 1
-            if seen >= 20:
-                break
-    return True
+        return False
+    return isinstance(obj, dict) and isinstance(obj.get("turns"), list)
 
 
 def _read_ikat_run(path: str | Path, passages: dict[str, str], problems: list[Problem]) -> dict[str, Answer]:
