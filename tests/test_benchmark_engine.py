@@ -306,3 +306,23 @@ def test_demo_calls_the_engine_and_prints_every_benchmark():
     for name in NAMES:
         assert f"{name}: " in text
     assert "Traceback" not in text and not math.isnan(len(text))
+
+
+def test_organiser_modes_are_score_options():
+    """TEMPO's reference rules, the stable tie policy and iKAT's conversion modes reach the engine."""
+    labels = RUNS / "reteco_track1a_labels_dev.jsonl"
+    bench = rm.benchmark("reteco-1a")
+    score = bench.score(RUNS / "reteco_track1a_dev.txt", data=SAMPLE, labels=labels, temporal_reference="tempo",
+                        tie_break="stable")
+    data = load_tempo("dev", root=SAMPLE)
+    run = score.report.run[["query_id", "doc_id", "score"]]
+    measures = ["nDCG@10", "TP(reference='tempo')@10", "TR(reference='tempo')@10"]
+    want = rm.calc_aggregate(measures, data.qrels[["query_id", "doc_id", "relevance"]], run, topics=data.topics,
+                             labels=labels, tie_break="stable")
+    got = score.summary.set_index("measure")["value"]
+    for m, value in zip(["nDCG@10", "TP(reference='tempo')@10", "TR(reference='tempo')@10"], want.values(),
+                        strict=True):
+        assert got[m] == pytest.approx(value, abs=1e-12, nan_ok=True), m
+    names = {o.name: o for o in rm.benchmark("ikat-2023").options}
+    assert {"organisers", "position", "provenance"} <= set(names["passage_score"].choices)
+    assert "stable" in {o.name: o for o in bench.options}["tie_break"].choices

@@ -43,15 +43,7 @@ import pandas as pd
 
 from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
-from ..datasets.reteco_tempo import (
-    TempoData,
-    build_topics,
-    load_tempo,
-    read_doc_ids,
-    read_examples,
-    read_steps,
-    read_tempo_qrels,
-)
+from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files
 from ..kernels.stepwise import step_parents
 from ..side import load_labels
 from ._reteco import COMMON_OPTIONS, FILE_OPTIONS, TIE_BREAK_OPTION, read_run_any, validate_reteco_domains
@@ -69,9 +61,15 @@ DISPLAY_NAMES = {
 }
 
 
-def diagnostics(k: int = 10) -> list:
-    """The Track 1 diagnostics at cutoff ``k``: TP, TR, TC, nDCG|FC, MAP, R, MRR."""
-    return parse_measures([f"TP@{k}", f"TR@{k}", f"TC@{k}", f"nDCG_FC@{k}", f"AP@{k}", f"R@{k}", "RR"])
+def diagnostics(k: int = 10, reference: str = "reteco") -> list:
+    """The Track 1 diagnostics at cutoff ``k``: TP, TR, TC, nDCG|FC, MAP, R, MRR.
+
+    ``reference='tempo'`` gives TP, TR, TC and nDCG|FC the rules of TEMPO's own
+    ``temporal_metrics.py`` (see the Track 1 page for every difference from the default)."""
+    temporal = ["TP", "TR", "TC", "nDCG_FC"]
+    if reference != "reteco":
+        temporal = [f"{m}(reference='{reference}')" for m in temporal]
+    return parse_measures([*(f"{m}@{k}" for m in temporal), f"AP@{k}", f"R@{k}", "RR"])
 
 
 def display(measure: Any) -> str:
@@ -87,11 +85,6 @@ def display(measure: Any) -> str:
 # reference data
 
 
-def _domain_from_ids(ids: pd.Series) -> pd.Series:
-    """``bitcoin/abc.txt`` → ``bitcoin`` (the release's document ids carry their domain)."""
-    return ids.astype(str).str.extract(r"^([^/]+)/")[0].fillna("(none)")
-
-
 def _organiser_folder(data: Any) -> Path | None:
     """``data`` when it is a folder holding the organisers' sample files directly."""
     if data is None:
@@ -101,8 +94,9 @@ def _organiser_folder(data: Any) -> Path | None:
 
 
 def _explicit(opts: dict, steps: bool, folder: Path | None) -> TempoData:
-    """Reference data from explicit files (or an organiser-sample folder): every query's domain is
-    the folder part of its gold document ids (``bitcoin/…``), as in the organisers' sample."""
+    """Reference data from explicit files (or an organiser-sample folder), read by
+    :func:`~reteco_measures.datasets.reteco_tempo.load_tempo_files`: every query's domain is the
+    folder part of its gold document ids (``bitcoin/…``), as in the organisers' sample."""
 
     def pick(name: str, default: str) -> str | None:
         if opts.get(name):
@@ -111,40 +105,23 @@ def _explicit(opts: dict, steps: bool, folder: Path | None) -> TempoData:
             return str(folder / default)
         return None
 
-    topics_path = pick("topics", "examples.jsonl")
-    qrels_path = pick("qrels", "qrels.txt")
-    corpus_path = pick("corpus", "documents.jsonl")
-    steps_path = pick("steps", "steps.jsonl")
+    topics_path, qrels_path = pick("topics", "examples.jsonl"), pick("qrels", "qrels.txt")
+    corpus_path, steps_path = pick("corpus", "documents.jsonl"), pick("steps", "steps.jsonl")
     if qrels_path is None:
         raise ValueError("reference qrels needed: give --qrels FILE (or --data with the release layout)")
-    if topics_path is None:
-        raise ValueError("reference topics needed: give --topics examples.jsonl (or --data with the release layout)")
-    examples = read_examples(topics_path, "")
-    examples["domain"] = _domain_from_ids(examples["gold_ids"].map(lambda g: g[0] if len(g) else "")).to_numpy()
-    step_frame = None
-    if steps_path is not None:
-        step_frame = read_steps(steps_path, "")
-        dom = examples.set_index("query_id")["domain"]
-        step_frame["domain"] = step_frame["query_id"].map(dom).fillna("(none)").to_numpy()
-    if steps and (step_frame is None or not step_frame["steps"].map(len).any()):
-        raise ValueError("reteco-1b needs step topics: give --steps with a steps JSONL that lists each "
-                         "query's steps (the organisers' public sample strips them)")
-    topics = build_topics(examples, step_frame, None, periods=opts.get("periods") or "guidance")
-    qrels = read_tempo_qrels(qrels_path)
-    dom = topics.drop_duplicates("query_id").set_index("query_id")["domain"]
-    qrels["domain"] = qrels["query_id"].map(dom).fillna("(none)").to_numpy()
-    if corpus_path is not None:
-        corpus = read_doc_ids(corpus_path, "")
-        corpus["domain"] = _domain_from_ids(corpus["doc_id"]).to_numpy()
-    else:  # no corpus: the contract cannot discard unknown documents
-        corpus = None
-    domains = list(dict.fromkeys(topics["domain"].tolist()))
+    if topics_path is None and steps_path is None:
+        raise ValueError("reference topics needed: give --topics examples.jsonl and/or --steps steps.jsonl "
+                         "(or --data with the release layout)")
+    if steps and steps_path is None:
+        raise ValueError("reteco-1b needs step topics: give --steps with a steps JSONL that lists each query's steps")
+    tempo = load_tempo_files(topics_path, steps=steps_path, documents=corpus_path, qrels=qrels_path,
+                             step_view=steps, periods=opts.get("periods") or "guidance")
     if opts.get("domain"):
         keep = set(opts["domain"])
-        topics = topics[topics["domain"].isin(keep)].reset_index(drop=True)
-        qrels = qrels[qrels["domain"].isin(keep)].reset_index(drop=True)
-        domains = [d for d in domains if d in keep]
-    return TempoData(topics, qrels, corpus, domains, steps, [])
+        tempo.topics = tempo.topics[tempo.topics["domain"].isin(keep)].reset_index(drop=True)
+        tempo.qrels = tempo.qrels[tempo.qrels["domain"].isin(keep)].reset_index(drop=True)
+        tempo.domains = [d for d in tempo.domains if d in keep]
+    return tempo
 
 
 def _load(steps: bool):
@@ -254,7 +231,7 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
                 notes.append("none of the labels' periods is a required period of its topic, so TC counts "
                              "nothing (check --periods guidance|steps against the labels)")
     if not tempo.steps:
-        tc = long[long["measure"] == f"TC@{opts['k']}"]["value"]
+        tc = long[long["measure"].str.startswith("TC") & long["measure"].str.endswith(f"@{opts['k']}")]["value"]
         if tc.isna().any():
             notes.append(f"{int(tc.isna().sum())} query(ies) have no required period: not scored by TC / nDCG|FC")
     if tempo.corpus is None:
@@ -282,6 +259,9 @@ _OPTIONS = (
            "starter-kit oracle: qrels verdicts, steps as periods)", data=True),
     Option("periods", "guidance", "required periods with --labels: guidance key_time_anchors where given "
            "(default) or step ids", choices=("guidance", "steps"), data=True),
+    Option("temporal_reference", "reteco", "rules of TP, TR, TC and nDCG|FC: reteco (default) or tempo (TEMPO's "
+           "temporal_metrics.py: first two time anchors as periods, duplicate anchors kept, TP/TR only for "
+           "temporal queries)", choices=("reteco", "tempo")),
     TIE_BREAK_OPTION,
     *FILE_OPTIONS,
     Option("steps", None, "steps JSONL (the step topics) instead of the release layout", data=True),
@@ -300,12 +280,12 @@ def _demo_1b(sample_root: Path) -> dict:
 
 def _measures_1a(opts: dict) -> list:
     k = opts["k"]
-    return parse_measures([f"nDCG@{k}", *diagnostics(k)])
+    return parse_measures([f"nDCG@{k}", *diagnostics(k, opts["temporal_reference"])])
 
 
 def _measures_1b(opts: dict) -> list:
     k = opts["k"]
-    return [*parse_measures([f"StepNDCG@{k}"]), *diagnostics(k)]
+    return [*parse_measures([f"StepNDCG@{k}"]), *diagnostics(k, opts["temporal_reference"])]
 
 
 _GROUPS = (Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the domain means; "
