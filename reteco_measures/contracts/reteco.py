@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import Problem
 from ..io._lines import source_name
@@ -49,6 +51,73 @@ def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Pr
     return frame, problems, None
 
 
+def _pair_codes(frame: pd.DataFrame) -> pd.Series:
+    """One int64 per row identifying its (query_id, doc_id) pair: arrow dictionary codes of each
+    column combined (far less memory than hashing the two string columns together)."""
+    codes = []
+    for col in ("query_id", "doc_id"):
+        values = pa.array(frame[col].array)
+        encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
+        size = len(encoded.chunk(0).dictionary) if encoded.num_chunks else 0  # one dictionary for all chunks
+        codes.append((pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), max(size, 1)))
+    (q, _), (d, n_docs) = codes
+    return pd.Series(q.astype(np.int64) * n_docs + d)
+
+
+def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """``frame[keep]`` built column by column while the columns are removed from ``frame`` (the
+    caller's frame is consumed), so that the run is never held twice."""
+    if keep.all():
+        return frame.reset_index(drop=True)
+    out = {}
+    for col in list(frame.columns):
+        out[col] = frame[col].to_numpy()[keep] if frame[col].dtype.kind in "biuf" else \
+            frame[col].array[keep]
+        del frame[col]
+    return pd.DataFrame(out, copy=False)
+
+
+def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20) -> np.ndarray:
+    """The trec_eval rank of every row, in row order. When each query's rows are contiguous (a
+    run written query by query), the ranking runs on blocks of whole queries of about
+    ``block_rows`` rows, so that its temporary copies stay small on large runs."""
+    n = len(frame)
+    rank = np.zeros(n, dtype=np.int64)
+    if not n:
+        return rank
+    values = pa.array(frame["query_id"].array)
+    encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
+    codes = pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy()
+    n_queries = len(encoded.chunk(0).dictionary)
+    change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    bounds = [0, n]
+    if len(change) + 1 == n_queries and n > block_rows:  # contiguous queries: cut between them
+        cuts = change[np.minimum(np.searchsorted(change, np.arange(block_rows, n, block_rows)), len(change) - 1)]
+        bounds = [0, *sorted({int(c) for c in cuts}), n]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        part = frame.iloc[lo:hi][["query_id", "doc_id", "score"]].assign(_pos=np.arange(lo, hi))
+        ranked = rank_run(part, "trec_eval")
+        rank[ranked["_pos"].to_numpy()] = ranked["rank"].to_numpy()
+    return rank
+
+
+class _Lazy:
+    """A column's values fetched for chosen rows only: ``fetch(rows)`` loads them (one vectorised
+    take) and returns ``rows``; ``lazy[i]`` then gives row i's value."""
+
+    def __init__(self, column: pd.Series):
+        self.column = column
+        self.values: dict[int, Any] = {}
+
+    def fetch(self, rows: np.ndarray) -> np.ndarray:
+        if len(rows):
+            self.values.update(zip(rows.tolist(), self.column.take(rows).tolist()))
+        return rows
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.values[int(i)]
+
+
 def _line(value: Any) -> int | None:
     v = int(value)
     return v if v > 0 else None
@@ -59,23 +128,28 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     frame, problems, path = load_run_rows(run, "trec")
     problems = list(problems)
     keep = np.ones(len(frame), dtype=bool)
-    qids = frame["query_id"].to_numpy(dtype=object)
-    docs = frame["doc_id"].to_numpy(dtype=object)
+    # ids are fetched only for the rows a problem names (Python strings for every row of a 5M-row
+    # run would cost more memory than the run itself)
+    qids, docs = _Lazy(frame["query_id"]), _Lazy(frame["doc_id"])
     lines = frame["line"].to_numpy()
 
     expected = id_frame(queries, "query_id")
     if expected is not None:
         # hash-based membership: np.isin on object arrays is O(rows x ids)
         unknown_q = ~frame["query_id"].isin(set(expected["query_id"].tolist())).to_numpy()
-        for i in np.flatnonzero(unknown_q):
+        for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_q))):
             problems.append(Problem("query id not in the topics; row discarded", line=_line(lines[i]),
                                     query_id=qids[i], path=path, kind="unknown_query", doc_id=docs[i]))
         keep &= ~unknown_q
 
-    dup = frame.duplicated(["query_id", "doc_id"], keep="first").to_numpy()
+    pair = _pair_codes(frame)
+    dup = pair.duplicated(keep="first").to_numpy()
     if dup.any():
-        first_line = frame.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])["line"]
-        for i in np.flatnonzero(dup & keep):
+        # the first line of each repeated pair, from the repeated rows only
+        repeated = frame.loc[pair.duplicated(keep=False).to_numpy(), ["query_id", "doc_id", "line"]]
+        first_line = repeated.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])["line"]
+        del repeated
+        for i in qids.fetch(docs.fetch(np.flatnonzero(dup & keep))):
             first = first_line.get((qids[i], docs[i]))
             where = f" (first at line {int(first)})" if first is not None and int(first) > 0 else ""
             problems.append(Problem(f"duplicate document {docs[i]} removed{where}", line=_line(lines[i]),
@@ -85,17 +159,17 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     known = id_frame(corpus, "doc_id")
     if known is not None:
         unknown_d = ~frame["doc_id"].isin(set(known["doc_id"].tolist())).to_numpy()
-        for i in np.flatnonzero(unknown_d & keep):
+        for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
             problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
                                     line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
                                     doc_id=docs[i]))
         keep &= ~unknown_d
 
-    cleaned = frame[keep].reset_index(drop=True)
-    cleaned["rank"] = 0
-    if len(cleaned):
-        ranked = rank_run(cleaned.assign(_pos=np.arange(len(cleaned))), "trec_eval")
-        cleaned.loc[ranked["_pos"].to_numpy(), "rank"] = ranked["rank"].to_numpy()
+    n_read = len(frame)
+    del qids, docs, pair
+    cleaned = _take_rows(frame, keep)
+    del frame
+    cleaned["rank"] = _trec_eval_ranks(cleaned)
     missing: list[str] = []
     if expected is not None:
         present = set(cleaned["query_id"].tolist())
@@ -106,7 +180,7 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     cleaned = cleaned[["query_id", "doc_id", "score", "rank", "line"]]
     problems = with_severity(problems, "warning")
     if not len(cleaned):
-        what = "every row was removed" if len(frame) else "the run holds no readable row"
+        what = "every row was removed" if n_read else "the run holds no readable row"
         problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
                                    kind="empty", severity="error"))
     return ValidationReport("reteco", problems, cleaned, missing_queries=missing)

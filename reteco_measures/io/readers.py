@@ -273,7 +273,10 @@ def _read_trec_run(source: Source, holder: list[bytes]) -> tuple[pd.DataFrame, l
         else:
             columns[name] = np.concatenate(values)
         del values
-    return pd.DataFrame(columns, copy=False), problems
+    frame = pd.DataFrame(columns, copy=False)
+    del columns, parts
+    pa.default_memory_pool().release_unused()  # the blocks' temporaries
+    return frame, problems
 
 
 # --------------------------------------------------------------------------------------------

@@ -113,7 +113,7 @@ def rank_run(
         keys = [("q", "ascending"), ("s", "descending"), ("c", "ascending"), ("p", "ascending")]
     order = pc.sort_indices(table, sort_keys=keys).to_numpy()
     out = run.iloc[order].reset_index(drop=True)
-    sorted_q = qid.take(pa.array(order)).to_numpy(zero_copy_only=False)
+    sorted_q = pc.dictionary_encode(qid).indices.to_numpy()[order]  # int codes, not 1 Python str per row
     out["rank"] = group_rank(sorted_q)
     return out
 
