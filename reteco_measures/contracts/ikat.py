@@ -301,7 +301,7 @@ def _score_value(
         try:
             number = float(value)
         except OverflowError:  # an integer beyond the float range
-            number = math.copysign(math.inf, value)
+            number = math.inf if value > 0 else -math.inf
     elif isinstance(value, str):
         try:
             number = float(value)

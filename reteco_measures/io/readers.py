@@ -113,6 +113,11 @@ def parse_ints(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarr
     return pc.cast(cleaned, pa.int64()).to_numpy(zero_copy_only=False), ~ok
 
 
+def _clip(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for a message (a 16 MB line stays one short line)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _score_fault(text: str) -> str:
     """Why a score string was refused, in words."""
     try:
@@ -202,9 +207,10 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
         fields = bytes(block[i].as_py()).decode("utf-8", errors="replace").split()
         problems.append(
             Problem(
-                f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: {' '.join(fields)!r}",
+                f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: "
+                f"{_clip(' '.join(fields))!r}",
                 line=first_line + i,
-                query_id=fields[0] if fields else None,
+                query_id=_clip(fields[0]) if fields else None,
                 path=path,
             )
         )
@@ -218,9 +224,9 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
     for j in np.flatnonzero(bad_score | bad_rank).tolist():
         q, d = qid[j].as_py(), doc[j].as_py()
         if bad_score[j]:
-            msg, kind = f"score {score_s[j].as_py()!r} {_score_fault(score_s[j].as_py())}", "score"
+            msg, kind = f"score {_clip(score_s[j].as_py())!r} {_score_fault(score_s[j].as_py())}", "score"
         else:
-            msg, kind = f"rank {rank_s[j].as_py()!r} is not an integer (at most 18 digits)", "format"
+            msg, kind = f"rank {_clip(rank_s[j].as_py())!r} is not an integer (at most 18 digits)", "format"
         problems.append(Problem(msg, line=int(line_no[j]), query_id=q, path=path, kind=kind, doc_id=d))
     ok = ~(bad_score | bad_rank)
     strings = [qid, doc, run_id]
@@ -438,14 +444,14 @@ def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pr
         fields = lines.fields_of(int(i))
         problems.append(
             Problem(f"expected 4 columns 'query_id iteration doc_id relevance', found {len(fields)}",
-                    line=int(i) + 1, query_id=fields[0], path=path)
+                    line=int(i) + 1, query_id=_clip(fields[0]), path=path)
         )
     keep = (n == 4) & ~comment
     line_no = np.flatnonzero(keep) + 1
     qid, it, doc, rel_s = (lines.column(i, keep) for i in range(4))
     rel, bad = parse_ints(rel_s)
     for j in np.flatnonzero(bad).tolist():
-        problems.append(Problem(f"relevance {rel_s[j].as_py()!r} is not an integer (at most 18 digits)",
+        problems.append(Problem(f"relevance {_clip(rel_s[j].as_py())!r} is not an integer (at most 18 digits)",
                                 line=int(line_no[j]),
                                 query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
     ok = ~bad
