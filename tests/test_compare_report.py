@@ -80,3 +80,15 @@ def test_text_and_csv() -> None:
     from reteco_measures.report import to_csv
 
     assert to_csv(C).splitlines()[0] == "run,measure,value,ci_low,ci_high,n"
+
+
+def test_compare_accepts_a_dask_run() -> None:
+    import dask.dataframe as dd
+
+    import reteco_measures as rm
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["x", "a", "b"], "score": [2.0, 1.0, 1.0]})
+    c = rm.compare({"pandas": run, "dask": dd.from_pandas(run, npartitions=2)}, qrels, ["nDCG@10"], n_resamples=50)
+    s = c.summary.set_index("run")["value"]
+    assert s["dask"] == s["pandas"] == rm.calc_aggregate(["nDCG@10"], qrels, run)[rm.parse_measures("nDCG@10")[0]]

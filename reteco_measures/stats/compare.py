@@ -360,6 +360,8 @@ def per_query_frame(
     by_cols = [by] if isinstance(by, str) else list(by or [])
     parts = []
     for name, run in items:
+        if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
+            run = run.compute()
         run_df = as_run_frame(run)
         metrics = list(iter_calc(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df,
                                  corpus=corpus, tie_break=tie_break))
@@ -429,8 +431,8 @@ def compare(
     """Compare runs on measures with confidence intervals and paired significance tests.
 
     Args:
-        runs: ``{name: run}`` (DataFrame, dict-of-dict or path) or a list of run files (names
-            from the file stems).
+        runs: ``{name: run}`` (DataFrame, dict-of-dict or path; a Dask DataFrame is computed
+            first) or a list of run files (names from the file stems).
         qrels: qrels (DataFrame, dict-of-dict or path).
         measures: measures or strings (``"nDCG@10"``, ``"TC@10"``, ``"nDCG|FC@10"``).
         baseline: a run name: compare every other run against it; None: every pair.
