@@ -78,8 +78,9 @@ class Verdict:
         score: the integer score, or None when invalid.
         rationale: the model's rationale (None when invalid).
         error: None, or why the judgment is invalid.
-        kind: ``ok`` | ``response`` | ``transport`` | ``request`` | ``limit`` | ``input`` (see the
-            module docstring; ``input`` = not sendable).
+        kind: ``ok`` | ``response`` | ``transport`` | ``request`` | ``limit`` | ``input`` | ``error``
+            (see the module docstring; ``input`` = not sendable, ``error`` = an unexpected failure
+            while judging that item).
         attempts: how many requests were sent.
         raw: the last raw reply content (for audit, at most 2000 characters), if any.
         prompt_tokens, completion_tokens: tokens the endpoint reported over all attempts.

@@ -110,7 +110,7 @@ def generation_items(
 def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> list[dict[str, Any]]:
     """Output rows: ``turn_id, dimension, score, normalized, model, prompt_sha256, error`` and the
     model's ``rationale``, then the audit fields ``repeat`` (0 .. K-1), ``error_kind`` (why a
-    judgment is invalid: ``input``, ``response``, ``transport``, ``request``, ``limit``; null when
+    judgment is invalid: ``input``, ``response``, ``transport``, ``request``, ``limit``, ``error``; null when
     valid), ``attempts``, ``retry_causes``, ``prompt_tokens``, ``completion_tokens``,
     ``response_model`` (the model name the endpoint returned) and, on the first repeat, the
     ``inputs`` the judge saw (for rating sheets and audits)."""
