@@ -1,0 +1,703 @@
+"""Native vectorised kernels for trec_eval's standard measures: nDCG, AP, P, R, RR.
+
+They compute, per query, exactly what pytrec_eval (trec_eval 9/10) computes for the same
+qrels and run, without building pytrec_eval's dict-of-dicts:
+
+* ``nDCG@k`` / ``nDCG`` (``ndcg_cut_k`` / ``ndcg``): gain = the qrels grade (0 for unjudged and
+  negative grades), discount 1/log₂(rank+1), ideal DCG from *all* judged documents of the query
+  with a positive grade (sorted by grade, cut at k); 0 when the ideal DCG is 0. ``gains={...}``
+  maps grades before anything else (as ir_measures does before calling pytrec_eval).
+* ``AP@k`` / ``AP`` (``map_cut_k`` / ``map``): Σ over relevant documents at rank r ≤ k of
+  (relevant documents at ranks ≤ r)/r, divided by the number of relevant documents in the qrels
+  (not by min(k, R)).
+* ``P@k`` (``P_k``): relevant documents in the top k divided by k.
+* ``R@k`` (``recall_k``): relevant documents in the top k divided by the number of relevant
+  documents in the qrels (0 when there are none).
+* ``RR`` (``recip_rank``): 1/rank of the first relevant document, 0 if none is retrieved.
+
+"Relevant" means a qrels grade ≥ ``rel`` (trec_eval ``-l``; default 1). ``judged_only=True``
+(trec_eval ``-J``) drops retrieved documents without a non-negative judgment before ranking.
+Negative grades follow trec_eval's reading of the qrels: a document with a negative grade is
+"in the pool but not judged" (never relevant, no gain, dropped by ``-J``), and a query whose
+grades are all negative has no relevant document (every measure is 0).
+
+Ranking is trec_eval's: score descending compared at single precision (``float``), ties by
+doc id descending in byte order — the ``'trec_eval'`` policy of :mod:`.ranking`. A repeated
+(query, doc) pair keeps its last score (pytrec_eval takes dictionaries). Queries: one value
+per query of the qrels; a query of the qrels absent from the run scores 0 (ir_measures' filler
+value, i.e. trec_eval ``-c``); run queries without qrels are not reported.
+
+"Sort once, cheaply": most runs arrive sorted by score within each query. One vectorised pass
+detects that (and whether the run is grouped by query); only then is an integer sort on
+(query, float32 score) needed. Doc ids are compared only inside the tie groups that can change
+a value (those reaching into the top k, or holding a relevant document), and the qrels are
+looked up only for the rows a measure needs (the top k; for RR, deeper only for queries
+without a relevant document so far), through a 64-bit hash of the doc id verified by an
+exact string comparison.
+
+Which parameter combinations are native is decided by :func:`supports`; everything else
+(and inputs with NaN scores) goes to pytrec_eval. Per-query equality with pytrec_eval to 1e-9
+is tested on trec_eval's own test files, hand-checked small cases and tie-heavy random runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from ir_measures import Metric
+from ir_measures.providers.base import NOT_PROVIDED
+
+__all__ = [
+    "NATIVE_MEASURES",
+    "supports",
+    "split_measures",
+    "NativeFallback",
+    "PreparedRun",
+    "per_query",
+    "per_query_frame",
+    "iter_metrics",
+    "aggregate",
+]
+
+#: measure names with a native kernel (parameter combinations: see :func:`supports`)
+NATIVE_MEASURES = ("nDCG", "AP", "P", "R", "RR")
+
+_MASK32 = np.uint64(0xFFFFFFFF)
+_FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
+
+
+class NativeFallback(Exception):
+    """Raised when an input cannot be computed natively with certainty (NaN scores, a hash
+    collision inside one query's qrels); the caller evaluates with pytrec_eval instead."""
+
+
+# ------------------------------------------------------------------------------------------
+# which measures
+
+
+def _param(measure: ir_measures.Measure, name: str) -> Any:
+    try:
+        return measure[name]
+    except KeyError:
+        return NOT_PROVIDED
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def supports(measure: ir_measures.Measure) -> bool:
+    """True when ``measure`` has a native kernel verified against pytrec_eval.
+
+    Native: ``nDCG`` (``dcg='log2'``, optional cutoff, optional ``gains`` mapping int → int,
+    ``judged_only``), ``AP`` (optional cutoff, ``rel``, ``judged_only``), ``P@k`` and ``R@k``
+    (``rel`` ≥ 1, ``judged_only``), ``RR`` without a cutoff (``rel``, ``judged_only``). Cutoffs must
+    be integers ≥ 1. ``RR@k`` is not a pytrec_eval measure (ir_measures computes it elsewhere)
+    and stays with ir_measures.
+    """
+    name = getattr(measure, "NAME", None)
+    if name not in NATIVE_MEASURES or getattr(measure, "_RETECO", False):
+        return False
+    try:
+        measure.validate_params()
+    except Exception:  # noqa: BLE001 - invalid parameters: leave the error to ir_measures
+        return False
+    params = measure.params
+    allowed = {
+        "nDCG": {"cutoff", "dcg", "gains", "judged_only"},
+        "AP": {"cutoff", "rel", "judged_only"},
+        "P": {"cutoff", "rel", "judged_only"},
+        "R": {"cutoff", "rel", "judged_only"},
+        "RR": {"rel", "judged_only"},
+    }[name]
+    if set(params) - allowed:
+        return False
+    cutoff = params.get("cutoff", NOT_PROVIDED)
+    if cutoff is not NOT_PROVIDED and (not _is_int(cutoff) or cutoff < 1):
+        return False
+    if name in ("P", "R") and cutoff is NOT_PROVIDED:
+        return False
+    if "rel" in params and not (_is_int(params["rel"]) and params["rel"] >= 1):
+        return False  # pytrec_eval refuses relevance levels below 1
+    if "judged_only" in params and not isinstance(params["judged_only"], bool):
+        return False
+    if name == "nDCG":
+        if _param(measure, "dcg") != "log2":
+            return False
+        gains = params.get("gains", NOT_PROVIDED)
+        if gains is not NOT_PROVIDED and not (
+            isinstance(gains, dict) and all(_is_int(k) and _is_int(v) for k, v in gains.items())
+        ):
+            return False
+    return True
+
+
+def split_measures(
+    measures: Iterable[ir_measures.Measure],
+) -> tuple[list[ir_measures.Measure], list[ir_measures.Measure]]:
+    """``(native, other)``: the measures :func:`supports` claims, and all the others (order kept)."""
+    native: list[ir_measures.Measure] = []
+    other: list[ir_measures.Measure] = []
+    for m in measures:
+        (native if supports(m) else other).append(m)
+    return native, other
+
+
+# ------------------------------------------------------------------------------------------
+# strings
+
+
+def _large_strings(values: Any) -> pa.Array:
+    """A contiguous ``large_string`` arrow array from a pandas column / arrow / numpy values."""
+    if isinstance(values, pd.Series):
+        arr = values.array
+        if hasattr(arr, "_pa_array"):
+            values = arr._pa_array
+        else:
+            values = pa.array(values.astype(str).to_numpy(dtype=object), type=pa.large_string())
+    elif isinstance(values, np.ndarray):
+        values = pa.array(values.astype(str).astype(object) if len(values) else [], type=pa.large_string())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if values.type != pa.large_string():
+        values = values.cast(pa.large_string())
+    if values.null_count:
+        values = pc.fill_null(values, "")
+    return values
+
+
+def string_key(values: pa.Array) -> np.ndarray:
+    """A cheap 64-bit key of every string (uint64) from its length, first and last 8 bytes.
+
+    Equal strings give equal keys; different strings usually do not (always, up to 16 bytes,
+    in the high bits the callers keep). Callers treat equal keys as *candidates* and confirm
+    them by comparing the strings, so the key only decides speed, never a value. Two numpy
+    gathers over the arrow buffers and a few multiplies.
+    """
+    values = _large_strings(values)
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    buffers = values.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64, count=n + 1, offset=values.offset * 8)
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    base = int(offsets[0])
+    size = int(offsets[-1]) - base
+    padded = np.zeros(size + 24, dtype=np.uint8)
+    padded[8 : 8 + size] = data[base : base + size]
+    # words[i] = the 8 bytes padded[i:i+8] (little endian); string j is padded[8+s_j : 8+s_j+len_j]
+    words = np.ndarray(shape=(size + 17,), dtype="<u8", buffer=padded, offset=0, strides=(1,))
+    starts = offsets[:-1] - base
+    lens = np.diff(offsets)
+    with np.errstate(over="ignore"):
+        tail = words[starts + lens]  # the 8 bytes ending where the string ends
+        lo, hi = int(lens.min()), int(lens.max())
+        if lo < 8:  # drop the bytes before a short string's start
+            shift = ((8 - np.clip(lens, 1, 8)) * 8).astype(np.uint64)
+            tail >>= shift
+            if lo == 0:
+                tail[lens == 0] = 0
+        h = tail * np.uint64(0x9E3779B97F4A7C15)
+        h += lens.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
+        if hi > 8:  # the first 8 bytes of longer strings
+            head = words[starts + 8] * np.uint64(0xBF58476D1CE4E5B9)
+            if lo <= 8:
+                head[lens <= 8] = 0
+            h += head
+        h ^= h >> np.uint64(29)  # the same mixing for every array, whatever its lengths
+        h *= np.uint64(0x94D049BB133111EB)
+    return h
+
+
+def _desc_bits(s32: np.ndarray) -> np.ndarray:
+    """uint32 keys whose ascending order is the float32 scores' descending order (±0 equal)."""
+    bits = (s32 + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 == +0.0
+    neg = (bits >> np.uint32(31)).astype(bool)
+    ordered = np.where(neg, ~bits, bits | np.uint32(0x80000000))  # ascending with the score
+    return ~ordered
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(s, s + l)`` for every (s, l), vectorised."""
+    lengths = np.maximum(lengths, 0)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offs = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offs, lengths) + np.arange(total, dtype=np.int64)
+
+
+# ------------------------------------------------------------------------------------------
+# the prepared run
+
+
+class PreparedRun:
+    """A run ready for the native kernels: grouped by query, ordered by float32 score.
+
+    Built once per (run, judged-only filter); every measure of a call shares it. Rows are
+    addressed in *score order* (query by query, score descending, equal float32 scores in
+    arbitrary order); a *tie group* is a maximal stretch of equal scores in one query. A row's
+    exact trec_eval rank is (position of its tie group in the query) + 1 + (rows of its tie
+    group with a larger doc id in byte order).
+    """
+
+    def __init__(self, query_id: Any, doc_id: Any, score: np.ndarray):
+        qid = _large_strings(query_id)
+        self.doc = _large_strings(doc_id)
+        score = np.asarray(score, dtype=np.float64)
+        n = len(qid)
+        self.n = n
+        if n and np.isnan(score).any():
+            raise NativeFallback("NaN scores")
+        desc = _desc_bits(score.astype(np.float32))
+        # -- query grouping: one comparison of neighbouring ids
+        if n:
+            change = np.asarray(pc.not_equal(qid[1:], qid[:-1]), dtype=bool)
+            starts = np.flatnonzero(np.r_[True, change])
+        else:
+            starts = np.zeros(0, dtype=np.int64)
+        heads = qid.take(pa.array(starts, type=pa.int64()))
+        grouped = pc.count_distinct(heads).as_py() == len(heads) if n else True
+        if grouped:
+            self.query_ids = heads
+            nq = len(heads)
+            qcode = np.repeat(np.arange(nq, dtype=np.int64), np.diff(np.r_[starts, n]))
+        else:
+            enc = pc.dictionary_encode(qid)
+            self.query_ids = enc.dictionary.cast(pa.large_string())
+            nq = len(self.query_ids)
+            qcode = np.asarray(enc.indices, dtype=np.int64)
+        self.nq = nq
+        self.qcode = qcode  # query code of each input row
+        # -- score order: already sorted within each query? (one vectorised pass)
+        in_order = grouped
+        if grouped and n > 1:
+            new_q = np.zeros(n - 1, dtype=bool)
+            new_q[starts[1:] - 1] = True
+            in_order = not bool(np.any((desc[1:] < desc[:-1]) & ~new_q))
+        if in_order:
+            self.perm = None
+            ds = desc
+            counts = np.diff(np.r_[starts, n]).astype(np.int64)
+            boundary = np.zeros(n, dtype=bool)
+            boundary[starts] = True
+        else:
+            key = (qcode.astype(np.uint64) << np.uint64(32)) | desc.astype(np.uint64)
+            self.perm = np.argsort(key, kind="stable")
+            key = key[self.perm]
+            ds = (key & _MASK32).astype(np.uint32)
+            qs = (key >> np.uint64(32)).astype(np.int64)
+            counts = np.bincount(qs, minlength=nq).astype(np.int64)
+            boundary = np.ones(n, dtype=bool)
+            boundary[1:] = qs[1:] != qs[:-1]
+        self.sorted_by_score = in_order
+        self.seg_len = counts
+        self.seg_start = (np.cumsum(counts) - counts).astype(np.int64)
+        # tie groups: first row of each (query, float32 score) stretch, in score order
+        group_first = boundary
+        if n > 1:
+            group_first[1:] |= ds[1:] != ds[:-1]
+        self.group_starts = np.flatnonzero(group_first)
+        self.has_ties = len(self.group_starts) < n
+        self._key: np.ndarray | None = None
+
+    # -- helpers --------------------------------------------------------------------------
+    def orig(self, rows: np.ndarray) -> np.ndarray:
+        """Input-row indices of score-order rows."""
+        return rows if self.perm is None else self.perm[rows]
+
+    def group_end(self, rows: np.ndarray) -> np.ndarray:
+        """Score-order index one past the tie group of each row."""
+        gs = self.group_starts
+        at = np.searchsorted(gs, rows, side="right")
+        return np.where(at < len(gs), gs[np.minimum(at, len(gs) - 1)], self.n)
+
+    def group_start(self, rows: np.ndarray) -> np.ndarray:
+        return self.group_starts[np.searchsorted(self.group_starts, rows, side="right") - 1]
+
+    def depth_end(self, k: int | None) -> np.ndarray:
+        """Per query: score-order index one past the tie group holding position k-1 (the rows
+        that can be in the top k), or the query's end for k None."""
+        end = self.seg_start + self.seg_len
+        if k is None:
+            return end
+        last = self.seg_start + np.minimum(self.seg_len, k) - 1
+        out = end.copy()
+        has = self.seg_len > 0
+        out[has] = np.minimum(self.group_end(last[has]), end[has]) if self.has_ties else last[has] + 1
+        return out
+
+    def rows_between(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Score-order rows in ``[lo[q], hi[q])`` of every query, with their query codes."""
+        lens = np.maximum(hi - lo, 0)
+        rows = _ranges(lo, lens)
+        codes = np.repeat(np.arange(self.nq, dtype=np.int64), lens)
+        return rows, codes
+
+    @property
+    def keys(self) -> np.ndarray:
+        """uint64 (query code, doc key) of each input row."""
+        if self._key is None:
+            bq = max(1, int(self.nq).bit_length())
+            h = string_key(self.doc)
+            self._key = (self.qcode.astype(np.uint64) << np.uint64(64 - bq)) | (h >> np.uint64(bq))
+        return self._key
+
+    def duplicate_rows(self) -> np.ndarray | None:
+        """Input rows repeating a (query, doc) pair of a *later* row (to drop: the last score
+        wins, as in pytrec_eval's dictionaries), or None when there is no repeated pair."""
+        if self.n < 2:
+            return None
+        keys = self.keys
+        sk = np.sort(keys)
+        eq = sk[1:] == sk[:-1]
+        if not eq.any():
+            return None
+        suspects = np.flatnonzero(np.isin(keys, sk[1:][eq]))
+        frame = pd.DataFrame(
+            {"q": self.qcode[suspects], "d": self.doc.take(pa.array(suspects)).to_numpy(zero_copy_only=False)}
+        )
+        dup = frame.duplicated(["q", "d"], keep="last").to_numpy()
+        return suspects[dup] if dup.any() else None
+
+    def tie_ranks(self, rows: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Exact 1-based trec_eval ranks of score-order rows (``codes``: their query codes)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.int64)
+        g = self.group_start(rows)
+        ranks = g - self.seg_start[codes] + 1
+        if not self.has_ties:
+            return ranks
+        gend = self.group_end(rows)
+        multi = gend - g > 1
+        if not multi.any():
+            return ranks
+        groups, first = np.unique(g[multi], return_index=True)
+        sizes = gend[multi][first] - groups
+        members = _ranges(groups, sizes)
+        gid = np.repeat(np.arange(len(groups)), sizes)
+        table = pa.table({"g": pa.array(gid), "d": self.doc.take(pa.array(self.orig(members)))})
+        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+        offs = np.cumsum(sizes) - sizes
+        within = np.empty(len(members), dtype=np.int64)
+        within[order] = np.arange(len(members)) - np.repeat(offs, sizes)
+        loc = np.searchsorted(members, rows[multi])
+        ranks[multi] += within[loc]
+        return ranks
+
+
+# ------------------------------------------------------------------------------------------
+# qrels aligned with a prepared run
+
+
+class _Qrels:
+    """Qrels keyed like the run's rows (query code, doc key); last judgment of a pair wins."""
+
+    def __init__(self, qrels: pd.DataFrame, run: PreparedRun):
+        qid = _large_strings(qrels["query_id"])
+        doc = _large_strings(qrels["doc_id"])
+        rel = np.asarray(qrels["relevance"], dtype=np.int64)
+        # every query of the qrels (first-appearance order): the reported queries
+        if len(qid):
+            enc = pc.dictionary_encode(qid)
+            self.query_ids = enc.dictionary.cast(pa.large_string())
+            qq = np.asarray(enc.indices, dtype=np.int64)
+        else:
+            self.query_ids = pa.array([], pa.large_string())
+            qq = np.zeros(0, np.int64)
+        self.nq = len(self.query_ids)
+        if self.nq and run.nq:
+            to_run = pc.index_in(self.query_ids, value_set=run.query_ids)
+            self.run_code = np.asarray(pc.fill_null(to_run, -1), dtype=np.int64)
+        else:
+            self.run_code = np.full(self.nq, -1, dtype=np.int64)
+        rc = self.run_code[qq] if len(qq) else qq
+        rows = np.flatnonzero(rc >= 0)
+        bq = max(1, int(run.nq).bit_length())
+        h = string_key(doc.take(pa.array(rows, type=pa.int64())))
+        keys = (rc[rows].astype(np.uint64) << np.uint64(64 - bq)) | (h >> np.uint64(bq))
+        order = np.argsort(keys, kind="stable")
+        keys, rows = keys[order], rows[order]
+        if len(keys) > 1 and bool(np.any(keys[1:] == keys[:-1])):
+            # equal keys: repeated judgments (keep the last) or different docs sharing a key
+            frame = pd.DataFrame({"q": rc[rows], "d": doc.take(pa.array(rows)).to_numpy(zero_copy_only=False),
+                                  "row": rows})
+            last = ~frame.sort_values("row", kind="stable").duplicated(["q", "d"], keep="last")
+            keep = last.reindex(frame.index).to_numpy()
+            keys, rows = keys[keep], rows[keep]
+        self.keys = keys
+        self.rows = rows  # qrels row of each key (keys sorted)
+        # a one-bit-per-slot filter of the keys: most run rows are rejected by one gather
+        bits = max(16, int(8 * max(len(keys), 1)).bit_length())
+        self._shift = np.uint64(64 - bits)
+        self._filter = np.zeros(1 << bits, dtype=bool)
+        with np.errstate(over="ignore"):
+            self._filter[(keys * _FILTER_MULT) >> self._shift] = True
+        self.doc = doc
+        self.rel = rel
+        self.row_run_code = rc
+
+    def lookup(self, run: PreparedRun, rows_orig: np.ndarray) -> np.ndarray:
+        """qrels row judging each input run row (-1 when the pair is not in the qrels)."""
+        out = np.full(len(rows_orig), -1, dtype=np.int64)
+        if len(self.keys) == 0 or len(rows_orig) == 0:
+            return out
+        keys = run.keys[rows_orig]
+        with np.errstate(over="ignore"):
+            maybe = np.flatnonzero(self._filter[(keys * _FILTER_MULT) >> self._shift])
+        if len(maybe) == 0:
+            return out
+        rows_orig, keys = rows_orig[maybe], keys[maybe]
+        found = np.full(len(maybe), -1, dtype=np.int64)
+        lo = np.searchsorted(self.keys, keys, side="left")
+        hi = np.searchsorted(self.keys, keys, side="right")
+        cnt = hi - lo
+        cand = np.flatnonzero(cnt > 0)
+        if len(cand) == 0:
+            return out
+        # candidate pairs (run row, qrels row with the same key), confirmed by the strings
+        pair_run = np.repeat(cand, cnt[cand])
+        pair_q = self.rows[_ranges(lo[cand], cnt[cand])]
+        equal = np.asarray(
+            pc.equal(run.doc.take(pa.array(rows_orig[pair_run])), self.doc.take(pa.array(pair_q))), dtype=bool
+        )
+        found[pair_run[equal]] = pair_q[equal]
+        out[maybe] = found
+        return out
+
+
+class _Context:
+    """One (qrels, run) evaluation: caches the qrels lookups of score-order rows."""
+
+    def __init__(self, qrels: pd.DataFrame, run: PreparedRun, gains: dict | None = None):
+        self.run = run
+        self.q = _Qrels(qrels, run)
+        rel = self.q.rel
+        if gains and len(rel):
+            uniq, inv = np.unique(rel, return_inverse=True)
+            rel = np.array([gains.get(int(v), int(v)) for v in uniq.tolist()], dtype=np.int64)[inv]
+        self.rel = rel  # grade of each qrels row (after a gains mapping)
+        self._looked = np.zeros(run.n, dtype=bool)
+        self._qrow = np.full(run.n, -1, dtype=np.int64)
+        kept = self.q.rows
+        self.kept_code = self.q.row_run_code[kept]
+        self.kept_rel = rel[kept]
+
+    def grades(self, rows: np.ndarray) -> np.ndarray:
+        """Grade of each score-order row (-1 when not in the qrels: trec_eval's 'not in pool')."""
+        need = rows[~self._looked[rows]]
+        if len(need):
+            self._qrow[need] = self.q.lookup(self.run, self.run.orig(need))
+            self._looked[need] = True
+        qrow = self._qrow[rows]
+        return np.where(qrow >= 0, self.rel[np.maximum(qrow, 0)], -1)
+
+    def num_rel(self, level: int) -> np.ndarray:
+        """Relevant judged documents (grade ≥ level) per run query."""
+        ok = self.kept_rel >= max(level, 0)
+        return np.bincount(self.kept_code[ok], minlength=self.run.nq).astype(np.float64)
+
+    def ideal_dcg(self, k: int | None) -> np.ndarray:
+        """Ideal DCG@k per run query: the query's positive grades sorted descending."""
+        ok = self.kept_rel > 0
+        code = self.kept_code[ok]
+        gain = self.kept_rel[ok]
+        if len(code) == 0:
+            return np.zeros(self.run.nq)
+        order = np.lexsort((-gain, code))
+        code, gain = code[order], gain[order].astype(np.float64)
+        first = np.r_[True, code[1:] != code[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(code)), 0))
+        rank = np.arange(len(code)) - start + 1
+        keep = rank <= k if k is not None else np.ones(len(rank), dtype=bool)
+        return np.bincount(code[keep], weights=gain[keep] / np.log2(rank[keep] + 1.0), minlength=self.run.nq)
+
+    def scored_rows(self, k: int | None, relevant) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(query code, exact rank, grade)`` of the rows with ``relevant(grade)`` and rank ≤ k,
+        sorted by (query, rank)."""
+        run = self.run
+        rows, codes = run.rows_between(run.seg_start, run.depth_end(k))
+        g = self.grades(rows)
+        sel = relevant(g)
+        rows, codes, g = rows[sel], codes[sel], g[sel]
+        ranks = run.tie_ranks(rows, codes)
+        if k is not None:
+            ok = ranks <= k
+            codes, ranks, g = codes[ok], ranks[ok], g[ok]
+        order = np.lexsort((ranks, codes))
+        return codes[order], ranks[order], g[order]
+
+    def first_relevant_rank(self, level: int) -> np.ndarray:
+        """Rank of the first relevant document per run query (0: none retrieved). Looks ten
+        times deeper at each step, and only into the queries still without one."""
+        run = self.run
+        best = np.zeros(run.nq, dtype=np.int64)
+        lo = run.seg_start.copy()
+        end = run.seg_start + run.seg_len
+        open_q = run.seg_len > 0
+        depth = 10
+        lvl = max(level, 0)
+        while open_q.any():
+            hi = np.where(open_q, run.depth_end(depth), lo)
+            rows, codes = run.rows_between(lo, hi)
+            g = self.grades(rows)
+            hit = g >= lvl
+            if hit.any():
+                ranks = run.tie_ranks(rows[hit], codes[hit])
+                mins = np.full(run.nq, np.iinfo(np.int64).max)
+                np.minimum.at(mins, codes[hit], ranks)
+                found = mins < np.iinfo(np.int64).max
+                best[found] = mins[found]
+                open_q &= ~found
+            lo = hi
+            open_q &= hi < end
+            depth *= 10
+        return best
+
+# ------------------------------------------------------------------------------------------
+# measures
+
+
+def _cutoff(measure: ir_measures.Measure) -> int | None:
+    c = measure.params.get("cutoff", NOT_PROVIDED)
+    return None if c is NOT_PROVIDED else int(c)
+
+
+def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
+    """Value per run query."""
+    run = ctx.run
+    name = measure.NAME
+    k = _cutoff(measure)
+    level = int(_param(measure, "rel")) if name != "nDCG" else 1
+    lvl = max(level, 0)
+    if name == "nDCG":
+        codes, ranks, g = ctx.scored_rows(k, lambda x: x > 0)
+        dcg = np.bincount(codes, weights=g / np.log2(ranks + 1.0), minlength=run.nq)
+        idcg = ctx.ideal_dcg(k)
+        return np.divide(dcg, idcg, out=np.zeros(run.nq), where=idcg > 0)
+    if name == "RR":
+        first = ctx.first_relevant_rank(level)
+        return np.divide(1.0, first, out=np.zeros(run.nq), where=first > 0)
+    codes, ranks, g = ctx.scored_rows(k, lambda x: x >= lvl)
+    if name == "P":
+        return np.bincount(codes, minlength=run.nq) / float(k)
+    nrel = ctx.num_rel(level)
+    if name == "R":
+        found = np.bincount(codes, minlength=run.nq).astype(np.float64)
+        return np.divide(found, nrel, out=np.zeros(run.nq), where=nrel > 0)
+    # AP: precision at each relevant rank, summed, over the number of relevant documents
+    if len(codes):
+        first = np.r_[True, codes[1:] != codes[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(codes)), 0))
+        so_far = np.arange(len(codes)) - start + 1
+        total = np.bincount(codes, weights=so_far / ranks.astype(np.float64), minlength=run.nq)
+    else:
+        total = np.zeros(run.nq)
+    return np.divide(total, nrel, out=np.zeros(run.nq), where=nrel > 0)
+
+
+def _frames(qrels: Any, run: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from ..io.convert import as_qrels_frame, as_run_frame
+
+    q = qrels if isinstance(qrels, pd.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(qrels.columns) \
+        else as_qrels_frame(qrels)
+    r = run if isinstance(run, pd.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
+        else as_run_frame(run)
+    return q, r
+
+
+def _prepare(run: pd.DataFrame) -> tuple[PreparedRun, pd.DataFrame]:
+    """The prepared run and the frame it was built from (repeated pairs: last score kept)."""
+    prepared = PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy(dtype=np.float64))
+    drop = prepared.duplicate_rows()
+    if drop is not None:
+        keep = np.ones(len(run), dtype=bool)
+        keep[drop] = False
+        run = run[keep]
+        prepared = PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy(dtype=np.float64))
+    return prepared, run
+
+
+def _judged_subset(run: pd.DataFrame, prepared: PreparedRun, qrels: pd.DataFrame, gains: dict | None) -> PreparedRun:
+    """The run restricted to documents with a non-negative judgment (trec_eval ``-J``); the
+    order of the kept rows (and so every tie) is unchanged."""
+    ctx = _Context(qrels, prepared, gains)
+    rows = np.arange(prepared.n)
+    judged = ctx.grades(rows) >= 0
+    keep = np.zeros(prepared.n, dtype=bool)
+    keep[prepared.orig(rows[judged])] = True
+    sub = run[keep]
+    return PreparedRun(sub["query_id"], sub["doc_id"], sub["score"].to_numpy(dtype=np.float64))
+
+
+def per_query(
+    measures: Sequence[ir_measures.Measure], qrels: Any, run: Any
+) -> tuple[pa.Array, dict[ir_measures.Measure, np.ndarray]]:
+    """Per-query values of native measures: ``(query_ids, {measure: values})``.
+
+    ``query_ids`` are the qrels' queries (first-appearance order); a query absent from the
+    run has value 0 (ir_measures' default). Raises :class:`NativeFallback` when the input
+    cannot be computed natively with certainty, ``ValueError`` for a measure that is not native.
+    """
+    measures = list(measures)
+    for m in measures:
+        if not supports(m):
+            raise ValueError(f"{m} has no native kernel")
+    qrels_df, run_df = _frames(qrels, run)
+    prepared, run_df = _prepare(run_df)
+    variants: dict[tuple, list[ir_measures.Measure]] = {}
+    for m in measures:
+        gains = _param(m, "gains") if m.NAME == "nDCG" else NOT_PROVIDED
+        gkey = tuple(sorted(gains.items())) if isinstance(gains, dict) else None
+        variants.setdefault((gkey, bool(_param(m, "judged_only"))), []).append(m)
+    out: dict[ir_measures.Measure, np.ndarray] = {}
+    query_ids: pa.Array | None = None
+    for (gkey, judged_only), ms in variants.items():
+        gains = dict(gkey) if gkey is not None else None
+        pr = _judged_subset(run_df, prepared, qrels_df, gains) if judged_only else prepared
+        ctx = _Context(qrels_df, pr, gains)
+        if query_ids is None:
+            query_ids = ctx.q.query_ids
+        code = ctx.q.run_code
+        present = code >= 0
+        for m in ms:
+            vals = _values(m, ctx)
+            full = np.zeros(ctx.q.nq, dtype=np.float64)
+            full[present] = vals[code[present]]
+            out[m] = full
+    if query_ids is None:
+        query_ids = pa.array([], pa.large_string())
+    return query_ids, {m: out[m] for m in measures}
+
+
+def per_query_frame(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> pd.DataFrame:
+    """Per-query values as a tidy frame ``query_id, measure, value`` (measure objects)."""
+    qids, values = per_query(measures, qrels, run)
+    q = qids.to_numpy(zero_copy_only=False)
+    parts = [pd.DataFrame({"query_id": q, "measure": [m] * len(q), "value": v}) for m, v in values.items()]
+    if not parts:
+        return pd.DataFrame(columns=["query_id", "measure", "value"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def iter_metrics(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> Iterator[Metric]:
+    """``ir_measures.Metric(query_id, measure, value)`` per query and measure (plain floats)."""
+    qids, values = per_query(measures, qrels, run)
+    q = qids.to_pylist()
+    for m, v in values.items():
+        for qid, value in zip(q, v.tolist()):
+            yield Metric(query_id=qid, measure=m, value=value)
+
+
+def aggregate(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> dict[ir_measures.Measure, float]:
+    """Mean over the qrels' queries (missing ones 0), as ``ir_measures.calc_aggregate``; NaN
+    when the qrels have no query."""
+    _, values = per_query(measures, qrels, run)
+    return {m: (float(np.mean(v)) if len(v) else float("nan")) for m, v in values.items()}
