@@ -92,3 +92,10 @@ def test_compare_accepts_a_dask_run() -> None:
     c = rm.compare({"pandas": run, "dask": dd.from_pandas(run, npartitions=2)}, qrels, ["nDCG@10"], n_resamples=50)
     s = c.summary.set_index("run")["value"]
     assert s["dask"] == s["pandas"] == rm.calc_aggregate(["nDCG@10"], qrels, run)[rm.parse_measures("nDCG@10")[0]]
+
+
+def test_html_table() -> None:
+    html = C._repr_html_()
+    assert html.startswith("<table>") and "<sup>ac</sup>" in html and "<b>" in html
+    lo = C.summary.query("run == 'weak' and measure == 'nDCG@10'")["ci_low"].iloc[0]
+    assert f"[{lo:.4f}, " in html

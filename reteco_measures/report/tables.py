@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["wide_frame", "to_markdown", "to_latex", "to_text", "to_json", "to_csv", "run_letters",
+__all__ = ["wide_frame", "to_markdown", "to_latex", "to_html", "to_text", "to_json", "to_csv", "run_letters",
            "superscripts", "format_comparison"]
 
 FORMATS = ("table", "markdown", "latex", "csv", "json")
@@ -126,6 +126,35 @@ def to_markdown(comparison: Any, places: int = 4) -> str:
     for row in table.itertuples(index=False):
         lines.append("| " + " | ".join(str(x) for x in row) + " |")
     return "\n".join(lines) + "\n\n" + _legend(comparison) + "\n"
+
+
+def to_html(comparison: Any, places: int = 4) -> str:
+    """HTML table, runs × measures: value (bold when best) with significance superscripts and the
+    confidence interval below it (shown by notebooks)."""
+    from html import escape
+
+    s = _overall(comparison.summary, comparison.by)
+    marks = superscripts(comparison)
+    letters = run_letters(comparison.runs)
+    head = "".join(f"<th>{escape(m)}</th>" for m in comparison.measures)
+    rows = []
+    for r in comparison.runs:
+        cells = [f"<td>({letters[r]}) {escape(r)}</td>"]
+        for m in comparison.measures:
+            part = s[s["measure"] == m].set_index("run")
+            v = part["value"].get(r, float("nan"))
+            text = _fmt(v, places)
+            if part["value"].notna().any() and not math.isnan(v) and v == part["value"].max():
+                text = f"<b>{text}</b>"
+            if marks.get((r, m)):
+                text += f"<sup>{marks[(r, m)]}</sup>"
+            lo, hi = part["ci_low"].get(r, float("nan")), part["ci_high"].get(r, float("nan"))
+            ci = f"<br><small>[{_fmt(lo, places)}, {_fmt(hi, places)}]</small>" if not math.isnan(lo) else ""
+            cells.append(f'<td style="text-align:right">{text}{ci}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f"<table><thead><tr><th>run</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"<p><small>{escape(_legend(comparison))} Brackets: {comparison.params.get('ci', 0.95):.0%} "
+            "confidence interval.</small></p>")
 
 
 def _tex(text: str) -> str:

@@ -100,6 +100,15 @@ class Comparison:
 
         return to_latex(self, places=places, caption=caption, label=label)
 
+    def to_html(self, places: int = 4) -> str:
+        """HTML table with significance superscripts and confidence intervals (notebooks show it)."""
+        from ..report.tables import to_html
+
+        return to_html(self, places=places)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
     def to_json(self) -> str:
         """JSON with ``summary``, ``pairwise`` and ``params`` (measure names parseable by ir_measures)."""
         from ..report.tables import to_json
