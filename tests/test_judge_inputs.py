@@ -83,3 +83,16 @@ def test_hostile_ikat_run_files_are_problems(tmp_path, content):
     path.write_bytes(content)
     answers, problems = read_answers(path)
     assert answers == {} and problems and all(p.path == str(path) for p in problems)
+
+
+def test_temporal_pairs_file_with_a_bad_byte_names_file_and_line(tmp_path, capsys):
+    topics = tmp_path / "t.jsonl"
+    topics.write_text(json.dumps({"query_id": "q1", "query": "When?"}) + "\n")
+    docs = tmp_path / "d.jsonl"
+    docs.write_text(json.dumps({"id": "d1", "content": "text"}) + "\n")
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_bytes(b"q1 d1\nq1 d\xff2\n")
+    assert cli_main(["judge", "temporal", "--topics", str(topics), "--documents", str(docs), "--pairs", str(pairs),
+                     "--model", "m", "--out", str(tmp_path / "o.jsonl"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "pairs.txt:2: not valid UTF-8" in err and "Traceback" not in err

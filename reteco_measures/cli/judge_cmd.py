@@ -319,16 +319,19 @@ def _add_ikat(sub: argparse._SubParsersAction) -> None:
 
 def _read_pairs(path: str) -> list[tuple[str, str]]:
     pairs: dict[tuple[str, str], None] = {}
-    with open(path, encoding="utf-8-sig") as f:
-        for i, raw in enumerate(f, start=1):
-            s = raw.strip()
+    with open(path, "rb") as f:
+        for i, data in enumerate(f, start=1):
+            try:
+                s = data.decode("utf-8-sig" if i == 1 else "utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}:{i}: not valid UTF-8 ({exc.reason})") from None
             if not s:
                 continue
             if s.startswith("{"):
                 try:
                     obj = json.loads(s)
                     pair = (str(obj["query_id"]), str(obj["doc_id"]))
-                except (json.JSONDecodeError, KeyError, TypeError):
+                except (ValueError, RecursionError, KeyError, TypeError):
                     raise ValueError(f"{path}:{i}: a JSON pair needs query_id and doc_id") from None
             else:
                 cols = s.split()
