@@ -65,6 +65,7 @@ def main_cli() -> None:
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--resamples", type=int, default=2000)
+    ap.add_argument("--no-ties", action="store_true", help="skip the tie-sensitivity columns")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,14 +73,15 @@ def main_cli() -> None:
         docs = write_release(root, args.queries, 5000, rng)
         write_runs(Path(tmp) / "runs", args.runs, [f"{i}_1" for i in range(args.queries)], docs, args.depth, rng)
         argv = ["leaderboard", "reteco-1a", str(Path(tmp) / "runs"), "--data", str(root), "--format", "json",
-                "--resamples", str(args.resamples)]
+                "--resamples", str(args.resamples), *(["--no-ties"] if args.no_ties else [])]
         out = io.StringIO()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         with redirect_stdout(out):
             code = main(argv)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     doc = json.loads(out.getvalue())
-    print(f"{args.runs} runs x {args.queries} queries x {args.depth} documents: {elapsed:.1f} s "
+    print(f"{args.runs} runs x {args.queries} queries x {args.depth} documents: {elapsed:.1f} s wall, "
+          f"{cpu:.1f} s CPU "
           f"(exit {code}; {len(doc['pairwise'])} pairs; {max(r['cluster'] for r in doc['ranking'])} cluster(s))")
     for row in doc["ranking"][:3]:
         print(f"  {row['rank']:>3}  {row['run']}  {row['value']:.4f}  [{row['ci_low']:.4f}, {row['ci_high']:.4f}]  "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..contracts.base import ValidationReport
@@ -32,22 +33,41 @@ def domain_check(
     if not len(cleaned):
         return cleaned, [], 0
     dom = cleaned["query_id"].map(topics.drop_duplicates("query_id").set_index("query_id")["domain"])
-    # hash lookups on object arrays (pandas' isin on Arrow strings walks the values in Python)
-    sep = "\x00"
-    keys = pd.Index(corpus["domain"].to_numpy(dtype=str).astype(object) + sep
-                    + corpus["doc_id"].to_numpy(dtype=str).astype(object)).unique()
-    docs = cleaned["doc_id"].to_numpy(dtype=str).astype(object)
-    wanted = dom.fillna("").to_numpy(dtype=str).astype(object) + sep + docs
-    ok = keys.get_indexer(wanted) >= 0
+    docs_index, domains, pair_keys = _corpus_keys(corpus)
+    r_doc = docs_index.get_indexer(cleaned["doc_id"].to_numpy(dtype=object))
+    r_dom = domains.get_indexer(dom.to_numpy(dtype=object))
+    key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
+    ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
     dropped = cleaned[~ok]
-    known = pd.Index(corpus["doc_id"].to_numpy(dtype=str).astype(object)).unique()
-    other = int((known.get_indexer(docs[~ok]) >= 0).sum())
+    other = int((r_doc[~ok] >= 0).sum())
     problems = [
         Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
                 path=path, kind="unknown_doc", doc_id=row.doc_id)
         for row, d in zip(dropped.itertuples(index=False), dom[~ok].tolist(), strict=True)
     ]
     return cleaned[ok].reset_index(drop=True), problems, other
+
+
+#: id(corpus) -> (the corpus itself, keys): holding the frame keeps its id from being reused
+_CORPUS_KEYS: dict[int, tuple[pd.DataFrame, tuple]] = {}
+
+
+def _corpus_keys(corpus: pd.DataFrame) -> tuple[pd.Index, pd.Index, np.ndarray]:
+    """(document ids, domains, ``domain_code * n_docs + doc_code`` of every corpus pair), built once
+    per corpus frame (a leaderboard checks many runs against one corpus)."""
+    cached = _CORPUS_KEYS.get(id(corpus))
+    if cached is not None and cached[0] is corpus:
+        return cached[1]
+    docs = corpus["doc_id"].to_numpy(dtype=object)
+    doms = corpus["domain"].astype(str).to_numpy(dtype=object)
+    docs_index = pd.Index(docs).unique()
+    domains = pd.Index(doms).unique()
+    keys = np.unique(domains.get_indexer(doms).astype(np.int64) * max(len(docs_index), 1)
+                     + docs_index.get_indexer(docs))
+    if len(_CORPUS_KEYS) > 8:
+        _CORPUS_KEYS.clear()
+    _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys))
+    return docs_index, domains, keys
 
 
 def validate_reteco_domains(

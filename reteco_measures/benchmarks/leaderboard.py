@@ -288,14 +288,14 @@ def _with_ties(frame: pd.DataFrame, scores: dict[str, Score], inputs: Any, measu
 def _top_with_ties(run: pd.DataFrame, k: int) -> pd.DataFrame:
     """The rows that can reach the top ``k`` under some order of tied scores: every row scoring at
     least the ``k``-th best score of its query (a measure with cutoff ``k`` sees nothing else, under
-    any tie order)."""
-    scores = run["score"].to_numpy(dtype=np.float64)
-    order = np.lexsort((-scores, run["query_id"].to_numpy(dtype=object)))
-    q = run["query_id"].to_numpy(dtype=object)[order]
+    any tie order). Scores are compared at single precision, as trec_eval compares them."""
+    scores = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
+    qcode = pd.factorize(run["query_id"])[0]
+    order = np.lexsort((-scores, qcode))
+    q = qcode[order]
     starts = np.r_[0, np.flatnonzero(q[1:] != q[:-1]) + 1]
     pos = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)]))
-    kth = pd.Series(scores[order][pos == k - 1], index=q[pos == k - 1])
-    threshold = run["query_id"].map(kth).to_numpy(dtype=np.float64)
-    # compared at single precision, as trec_eval compares scores
-    keep = np.isnan(threshold) | (scores.astype(np.float32) >= threshold.astype(np.float32))
-    return run[keep]
+    threshold = np.full(qcode.max() + 1 if len(qcode) else 0, -np.inf, dtype=np.float32)
+    at_k = pos == k - 1
+    threshold[q[at_k]] = scores[order][at_k]
+    return run[scores >= threshold[qcode]]
