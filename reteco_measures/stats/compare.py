@@ -131,7 +131,12 @@ class Comparison:
         return plot_comparison(self, kind=kind, **kwargs)
 
     def __repr__(self) -> str:
-        return f"Comparison({len(self.runs)} runs, measures={self.measures})\n" + self.to_text()
+        from ..report.tables import to_text
+
+        head = f"Comparison({len(self.runs)} runs, measures={self.measures}, test={self.params.get('test')!r})\n"
+        if len(self.pairwise) <= 50:
+            return head + to_text(self)
+        return head + to_text(self).split("\npairwise\n")[0] + f"\n({len(self.pairwise)} pairwise rows: .pairwise)\n"
 
 
 # ------------------------------------------------------------------------------------------------
