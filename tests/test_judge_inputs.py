@@ -96,3 +96,34 @@ def test_temporal_pairs_file_with_a_bad_byte_names_file_and_line(tmp_path, capsy
                      "--model", "m", "--out", str(tmp_path / "o.jsonl"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "pairs.txt:2: not valid UTF-8" in err and "Traceback" not in err
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_noise = st.binary(min_size=1, max_size=40).map(lambda b: b.replace(b"\n", b"").replace(b"\r", b"") or b"\xff")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), _noise, st.just(b"[" * 5000), st.just(b'{"turn_id": "x", "answer": 1' + b"9" * 5000
+                                                                            + b"}")),
+                min_size=1, max_size=12))
+def test_mutated_judge_files_keep_every_untouched_line(tmp_path_factory, mutations):
+    """Replace some lines of valid answers/context files with noise (bytes, deep JSON, huge numbers):
+    every untouched line is kept, every replaced line is at most one problem, nothing raises."""
+    tmp = tmp_path_factory.mktemp("fuzz")
+    answers, contexts = [], []
+    for i, m in enumerate(mutations):
+        a = json.dumps({"turn_id": f"t{i}", "answer": f"answer {i}"}).encode()
+        c = json.dumps({"turn_id": f"t{i}", "question": f"q{i}", "passages": ["p"]}).encode()
+        answers.append(a if m is None else m)
+        contexts.append(c if m is None else m)
+    good = {f"t{i}" for i, m in enumerate(mutations) if m is None}
+    pa, pc = tmp / "a.jsonl", tmp / "c.jsonl"
+    pa.write_bytes(b"\n".join(answers) + b"\n")
+    pc.write_bytes(b"\n".join(contexts) + b"\n")
+    got, problems = read_answers(pa)
+    assert good <= set(got) and len(problems) <= len(mutations) - len(good)
+    assert all(p.path == str(pa) and p.line is not None for p in problems)
+    ctx, problems = read_context(pc)
+    assert good <= set(ctx) and all(p.path == str(pc) for p in problems)

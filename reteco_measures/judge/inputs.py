@@ -132,6 +132,14 @@ def read_answers(path: str | Path, passages: dict[str, str] | None = None) -> tu
     return out, problems
 
 
+def _is_json_document(path: str | Path, kind: type) -> bool:
+    """Whether the whole file is one JSON value of ``kind`` (else it is read as JSONL)."""
+    try:
+        return isinstance(json.loads(Path(path).read_bytes().decode("utf-8-sig")), kind)
+    except (ValueError, RecursionError):
+        return False
+
+
 def _looks_like_ikat_run(path: str | Path) -> bool:
     """True only for a JSON document with a ``turns`` list; anything else is read as JSONL (one
     object per line), so a bad line loses only itself and is reported with its number."""
@@ -195,9 +203,10 @@ def _read_ikat_run(path: str | Path, passages: dict[str, str], problems: list[Pr
 
 
 def read_context(path: str | Path) -> tuple[dict[str, Context], list[Problem]]:
-    """Context rows keyed by turn id, in file order (iKAT topics JSON is accepted too)."""
+    """Context rows keyed by turn id, in file order (iKAT topics JSON is accepted too: a file that
+    is one JSON list; anything else is JSONL, where a bad line loses only itself)."""
     problems: list[Problem] = []
-    if _first_json_char(path) == "[":
+    if _first_json_char(path) == "[" and _is_json_document(path, list):
         return _read_ikat_topics(path, problems), problems
     out: dict[str, Context] = {}
     p = str(path)
