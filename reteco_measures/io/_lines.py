@@ -18,6 +18,7 @@ import bz2
 import gzip
 import lzma
 import os
+import re
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ __all__ = [
     "is_inline_text",
     "line_blocks",
     "valid_utf8_mask",
+    "ascii_fields",
     "strip_compression_suffix",
     "COMPRESSION_SUFFIXES",
 ]
@@ -178,6 +180,15 @@ def valid_utf8_mask(block: pa.Array) -> np.ndarray | None:
     return mask
 
 
+_ASCII_SPACE = re.compile(r"[ \t\n\r\x0b\x0c]+")
+
+
+def ascii_fields(text: str) -> list[str]:
+    """``text`` split on ASCII whitespace only (C ``isspace``), as the vectorised splitter does;
+    ``str.split()`` would also split on Unicode spaces and the 0x1C-0x1F separators."""
+    return [f for f in _ASCII_SPACE.split(text) if f]
+
+
 def _utf8_problem(value: bytes) -> str:
     try:
         value.decode("utf-8")
@@ -211,7 +222,7 @@ class SplitLines:
 
     def fields_of(self, i: int) -> list[str]:
         """All fields of line index ``i`` (for messages about that line)."""
-        return self.text_of(i).split()
+        return ascii_fields(self.text_of(i))
 
     def is_comment(self) -> np.ndarray:
         """Lines whose first field starts with ``#`` (trec_eval 10 comment lines)."""

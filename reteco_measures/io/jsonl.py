@@ -64,8 +64,13 @@ def json_number(value: Any) -> float | None:
 
 def json_id(value: Any) -> str | None:
     """A JSON id (a string, or an integer written without quotes) as a str, or None for
-    anything else (null, booleans, floats, lists, objects): ids are never made up from them."""
+    anything else (null, booleans, floats, lists, objects, strings holding a lone UTF-16
+    surrogate): ids are never made up from them."""
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")  # a lone surrogate ("\\ud800") is no text
+        except UnicodeEncodeError:
+            return None
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)

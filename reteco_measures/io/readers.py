@@ -26,6 +26,7 @@ from ..errors import Problem, report_problems
 from ._lines import (
     Source,
     _split_chunk,
+    ascii_fields,
     is_inline_text,
     line_blocks,
     read_source_bytes,
@@ -151,27 +152,32 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
         return None
     head = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = b"\t" in head
-    # Space-separated: any other ASCII whitespace (tab, CR, VT, FF) needs the general path (a
-    # single-byte scan is fast). Tab-separated: spaces may pad numbers (trec_eval's own test
-    # runs do; arrow's number parser accepts them) but must not appear inside the id fields,
-    # checked after parsing. A doubled, leading or trailing separator makes a 7th (empty) field,
-    # which the parser rejects; an empty field inside a 6-field line is caught after parsing.
-    # Arrow's integer parser reads hexadecimal ("0x10"), which a rank is not: such files too.
-    others = (b"\r", b"\x0b", b"\x0c", b"0x", b"0X") + (() if tabbed else (b"\t",))
-    if data.startswith(b"\xef\xbb\xbf") or any(c in data for c in others):
+    # Space-separated: any other ASCII whitespace (tab, CR, VT, FF) needs the general path, and
+    # so does an empty field (a doubled, leading or trailing separator), which the checking path
+    # would not see as a field: single-byte scans are fast. Tab-separated: spaces may pad
+    # numbers (trec_eval's own test runs do; arrow's number parser accepts them) but must not
+    # appear inside the other fields, checked after parsing. Arrow's integer parser reads
+    # hexadecimal ("0x10"), which a rank is not: such files take the general path too.
+    sep = b"\t" if tabbed else b" "
+    others = [b"\r", b"\x0b", b"\x0c", b"0x", b"0X", sep + sep, b"\n" + sep, sep + b"\n"]
+    if not tabbed:
+        others.append(b"\t")
+    if (data.startswith((b"\xef\xbb\xbf", sep, b"\n")) or data.endswith(sep) or b"\n\n" in data
+            or any(c in data for c in others)):
         return None
-    delimiter = "\t" if tabbed else " "
+    strings = ["query_id", "q0", "doc_id", "run_id"] if tabbed else ["query_id", "doc_id", "run_id"]
     try:
         table = pv.read_csv(
             io.BytesIO(data),
             read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 20),
             parse_options=pv.ParseOptions(
-                delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=False
+                delimiter="\t" if tabbed else " ", quote_char=False, escape_char=False, ignore_empty_lines=False
             ),
             convert_options=pv.ConvertOptions(
                 column_types={"query_id": pa.string(), "q0": pa.string(), "doc_id": pa.string(), "rank": pa.int64(),
                               "score": pa.float64(), "run_id": pa.string()},
-                include_columns=["query_id", "doc_id", "rank", "score", "run_id"],
+                include_columns=[*strings, "rank", "score"] if tabbed else ["query_id", "doc_id", "rank", "score",
+                                                                              "run_id"],
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
                 null_values=[],
@@ -183,14 +189,14 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
         return None
     if not pc.all(pc.is_finite(table["score"])).as_py() or pc.any(pc.starts_with(table["query_id"], "#")).as_py():
         return None
-    rank = table["rank"]
-    if pc.any(pc.greater_equal(pc.abs(rank), INT_LIMIT)).as_py():
+    if pc.any(pc.greater_equal(pc.abs(table["rank"]), INT_LIMIT)).as_py():
         return None
-    for c in ("query_id", "doc_id", "run_id"):
-        if pc.any(pc.equal(pc.binary_length(table[c]), 0)).as_py():
-            return None
-        if tabbed and pc.any(pc.match_substring(table[c], " ")).as_py():
-            return None
+    if tabbed:
+        for c in strings:
+            if pc.any(pc.equal(pc.binary_length(table[c]), 0)).as_py():
+                return None
+            if pc.any(pc.match_substring_regex(table[c], r"[ \t\r\x0b\x0c]")).as_py():
+                return None
     frame = table.select(["query_id", "doc_id", "score", "rank", "run_id"]).to_pandas()
     frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
     return frame.astype({"query_id": "str", "doc_id": "str", "run_id": "str"})
@@ -204,7 +210,7 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
     comment = pc.starts_with(first, "#").to_numpy(zero_copy_only=False) if len(first) else np.zeros(0, bool)
     short = (n > 0) & (n < 6) & ~comment
     for i in np.flatnonzero(short).tolist():
-        fields = bytes(block[i].as_py()).decode("utf-8", errors="replace").split()
+        fields = ascii_fields(bytes(block[i].as_py()).decode("utf-8", errors="replace"))
         problems.append(
             Problem(
                 f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: "
