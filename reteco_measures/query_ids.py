@@ -68,6 +68,7 @@ class IdMatch:
 
     Attributes:
         n_ids: distinct ids of the side.
+        n_reference: distinct ids of the reference side.
         n_exact: of those, ids present in the reference as written.
         n_normalized: ids that match the reference as written or through their canonical form.
         mapping: id -> reference id for every id matched only through its canonical form.
@@ -77,6 +78,7 @@ class IdMatch:
     """
 
     n_ids: int
+    n_reference: int
     n_exact: int
     n_normalized: int
     mapping: dict[str, str]
@@ -85,10 +87,15 @@ class IdMatch:
     reference_example: str | None
 
 
+def _distinct(values: Iterable[str] | pd.Series) -> pd.Index:
+    s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype="str")
+    return pd.Index(s.unique()).astype("str")
+
+
 def match_query_ids(ids: Iterable[str] | pd.Series, reference: Iterable[str] | pd.Series) -> IdMatch:
     """Compare the distinct ids of one side with those of the reference side."""
-    side = pd.Index(pd.unique(pd.Series(ids, dtype="str").to_numpy()))
-    ref = pd.Index(pd.unique(pd.Series(reference, dtype="str").to_numpy()))
+    side = _distinct(ids)
+    ref = _distinct(reference)
     exact = side.isin(ref)
     rest = side[~exact]
     mapping: dict[str, str] = {}
@@ -112,6 +119,7 @@ def match_query_ids(ids: Iterable[str] | pd.Series, reference: Iterable[str] | p
         reference_example = str(ref[0]) if len(ref) else None
     return IdMatch(
         n_ids=len(side),
+        n_reference=len(ref),
         n_exact=int(exact.sum()),
         n_normalized=int(exact.sum()) + len(mapping),
         mapping=mapping,
@@ -153,8 +161,7 @@ def check_query_ids(
     if mode not in QUERY_ID_MODES:
         raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
     match = match_query_ids(ids, reference)
-    ref_n = len(pd.unique(pd.Series(reference, dtype="str").to_numpy()))
-    if match.n_ids == 0 or ref_n == 0:
+    if match.n_ids == 0 or match.n_reference == 0:
         return match
     pair = f"{what} {match.example!r}, {reference_what} {match.reference_example!r}"
     if mode == "exact":
