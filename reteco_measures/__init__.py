@@ -37,6 +37,7 @@ from .measures import (
 from .provider import PROVIDER
 from .provider import install as _install
 from .reward import reward
+from .scale.native import use_native_kernels
 from .side import current_side_info, load_labels, load_topics, side_info
 from .stats import Comparison, compare, tie_sensitivity
 
@@ -52,6 +53,7 @@ __all__ = [
     "calc_aggregate",
     "iter_calc",
     "evaluate",
+    "use_native_kernels",
     "read_run",
     "read_qrels",
     "validate_run",

@@ -1,8 +1,10 @@
 """One-line evaluation functions: ``calc_aggregate``, ``iter_calc``, ``evaluate``.
 
 They accept everything ``ir_measures`` accepts plus file paths and measure strings, route our
-measures to :mod:`reteco_measures.provider` and the standard ones (nDCG, AP, R, RR, P, ...) to
-ir_measures (pytrec_eval), with the side information of :func:`reteco_measures.side_info`.
+measures to :mod:`reteco_measures.provider`, nDCG/AP/P/R/RR to the native kernels of
+:mod:`reteco_measures.kernels.standard` (equal to pytrec_eval per query; see
+:mod:`reteco_measures.scale.native`) and the other standard ones to ir_measures (pytrec_eval),
+with the side information of :func:`reteco_measures.side_info`.
 
 Before anything is computed the inputs are checked, so that a number is either right or loudly
 refused:
@@ -31,11 +33,12 @@ import pandas as pd
 from ir_measures import Metric
 
 from .errors import GroupMismatchWarning
-from .io.convert import as_qrels_frame, as_run_frame, run_to_dict
+from .io.convert import as_qrels_frame, as_run_frame
 from .kernels.ranking import TIE_BREAKS, rank_run
 from .measures.base import REGISTERED, check_cutoff
 from .provider import CHECKED_IDS, PROVIDER
 from .query_ids import QUERY_ID_MODES, align_query_ids
+from .scale.native import standard_calc_aggregate, standard_iter_calc
 from .side import load_labels, load_topics, side_info
 
 __all__ = [
@@ -188,8 +191,9 @@ def _prepare(measures, qrels, run, tie_break, corpus, topics=None, labels=None, 
     run_standard: Any = run_scored
     qrels_standard = qrels_in
     if standard:
-        # ir_measures converts DataFrames row by row; a vectorised dict conversion is much faster
-        run_standard = run_to_dict(run_scored)
+        # native kernels take the frame; the measures they do not claim get a vectorised
+        # dict conversion (ir_measures converts DataFrames row by row) in scale.native
+        run_standard = run_scored
         qrels_standard = trec_eval_safe_qrels(qrels_in)
     return _Prepared(measures, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in)
 
@@ -237,7 +241,7 @@ def calc_aggregate(
         if ours:  # straight to our provider: no filler rows from ir_measures' fallback evaluator
             result.update(PROVIDER.calc_aggregate(ours, p.qrels, p.run))
         if standard:
-            result.update(ir_measures.calc_aggregate(standard, p.qrels_standard, p.run_standard))
+            result.update(standard_calc_aggregate(standard, p.qrels_standard, p.run_standard))
     return {m: result[m] for m in p.measures}
 
 
@@ -269,7 +273,7 @@ def _iter_prepared(p: _Prepared, corpus, tie_break) -> list[Metric]:
         if ours:
             results.extend(PROVIDER.iter_calc(ours, p.qrels, p.run))
         if standard:
-            results.extend(ir_measures.iter_calc(standard, p.qrels_standard, p.run_standard))
+            results.extend(standard_iter_calc(standard, p.qrels_standard, p.run_standard))
     return results
 
 
