@@ -343,16 +343,14 @@ def test_every_request_failing_exits_non_zero(fault, files, capsys):
     assert "no judgment could be made (6 of 6 invalid" in capsys.readouterr().err
 
 
-def test_missing_httpx_prints_the_install_hint(files):
+def test_missing_httpx_prints_the_install_hint(files, monkeypatch, capsys):
     tmp, ans, ctx = files
-    code = ("import sys; sys.modules['httpx'] = None\n"
-            "from reteco_measures.cli.main import main\n"
-            f"sys.exit(main({base_argv(tmp, ans, ctx)!r}))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
-    assert done.returncode == 2, done.stderr
-    assert 'pip install "reteco-measures[judge]"' in done.stderr
-    assert "Traceback" not in done.stderr
+    monkeypatch.setitem(sys.modules, "httpx", None)  # what `import httpx` meets without the judge extra
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert cli_main(base_argv(tmp, ans, ctx)) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "reteco-measures[judge]"' in err and "Traceback" not in err
+    assert not (tmp / "out.jsonl").exists()
 
 
 # ------------------------------------------------------------------------------------------------
