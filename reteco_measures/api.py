@@ -240,7 +240,9 @@ def calc_aggregate(
     with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
         if ours:  # straight to our provider: no filler rows from ir_measures' fallback evaluator
             result.update(PROVIDER.calc_aggregate(ours, p.qrels, p.run))
-        if standard:
+        if standard and p.qrels.empty:  # no qrels query: nothing is defined (ir_measures gives NaN too)
+            result.update(dict.fromkeys(standard, float("nan")))
+        elif standard:
             result.update(standard_calc_aggregate(standard, p.qrels_standard, p.run_standard))
     return {m: result[m] for m in p.measures}
 
@@ -272,7 +274,7 @@ def _iter_prepared(p: _Prepared, corpus, tie_break) -> list[Metric]:
     with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
         if ours:
             results.extend(PROVIDER.iter_calc(ours, p.qrels, p.run))
-        if standard:
+        if standard and not p.qrels.empty:
             results.extend(standard_iter_calc(standard, p.qrels_standard, p.run_standard))
     return results
 
