@@ -242,7 +242,8 @@ def compare_frame(
 
     Returns:
         The :class:`Comparison`. Point estimates are the NaN-skipping weighted means of the
-        per-query values summed in row order (so they equal ``rm.calc_aggregate``).
+        per-query values summed left to right in row order, as ir_measures' and our aggregators
+        do (so they equal ``rm.calc_aggregate``).
     """
     _check(test, correction, alpha, ci, n_resamples)
     by_cols = [by] if isinstance(by, str) else list(by or [])
