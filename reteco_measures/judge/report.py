@@ -309,8 +309,9 @@ def report_markdown(report: dict[str, Any]) -> str:
     md.append(f"* Decoding: {_cell(report['decoding'])}")
     r = report["retry_procedure"]
     md += ["", "### Retry procedure", "", r["description"] + ".", ""]
-    md.append("* Settings: " + ", ".join(f"{k} {r[k]}" for k in ("retries", "timeout", "backoff", "max_backoff",
-                                                                    "max_retry_after") if k in r))
+    shown = ", ".join(f"{k} {r[k]}" for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after")
+                      if k in r)
+    md.append("* Settings: " + (shown or r.get("note", "unknown")))
     md.append(f"* Retry causes (failed attempts): {_cell(r['retry_causes'])}")
     md.append(f"* Attempts per judgment: {_cell(r['attempts_histogram'])}")
     rep = report["repeats"]
