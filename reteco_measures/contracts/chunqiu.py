@@ -176,7 +176,12 @@ def _decode_lines(data: bytes) -> list[tuple[int, Any]]:
             out.append((i, _BLANK))
             continue
         try:
-            out.append((i, json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_constant)))
+            obj = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_constant)
+            if "\\u" in text:  # an escaped lone UTF-16 surrogate ("\\ud800") decodes to no text
+                json.dumps(obj, ensure_ascii=False).encode("utf-8")
+            out.append((i, obj))
+        except UnicodeEncodeError:
+            out.append((i, _Bad("a string holds a lone UTF-16 surrogate: not valid text", "encoding")))
         except _DuplicateKey as exc:
             out.append((i, _Bad(f"the key {json.dumps(str(exc))} appears twice in one object", "format")))
         except json.JSONDecodeError as exc:

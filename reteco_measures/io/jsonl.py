@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,15 +41,66 @@ def loads(text: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise JSONTextError(f"not valid UTF-8 (byte 0x{text[exc.start]:02x} at offset {exc.start})") from None
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise JSONTextError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                             exc.lineno) from None
     except RecursionError:
-        raise JSONTextError("not valid JSON here: nested too deeply to read") from None
-    except ValueError as exc:  # e.g. an integer of more than 4300 digits
-        reason = str(exc).split(";")[0]
-        raise JSONTextError(f"not valid JSON here: {reason}") from None
+        line = _line_of(text, _too_deep(text))
+        raise JSONTextError(f"not valid JSON: nested too deeply to read{_at(line)}", line) from None
+    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+        digits = re.search("[0-9]{" + str(limit + 1) + ",}", text)
+        line = _line_of(text, digits.start()) if digits else None
+        reason = str(exc).split(";")[0].split(":")[0]
+        raise JSONTextError(f"not valid JSON: {reason}{_at(line)}", line) from None
+    if "\\u" in text:  # an escaped lone UTF-16 surrogate ("\\ud800") decodes to no text
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            line = _line_of(text, _lone_surrogate(text))
+            raise JSONTextError(f"not valid JSON text: a string holds a lone UTF-16 surrogate{_at(line)}",
+                                line) from None
+    return value
+
+
+_SURROGATE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """Offset of the first escaped UTF-16 surrogate that is not half of a pair."""
+    skip = -1
+    for m in _SURROGATE.finditer(text):
+        if m.start() == skip:
+            continue
+        code = int(m.group(1), 16)
+        low = _SURROGATE.match(text, m.end())
+        if code < 0xDC00 and low and int(low.group(1), 16) >= 0xDC00:
+            skip = m.end()
+            continue
+        return m.start()
+    return None
+
+
+def _too_deep(text: str, limit: int = 500) -> int | None:
+    """Offset where bracket nesting first exceeds ``limit`` (strings not excluded: a hint)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def _line_of(text: str, offset: int | None) -> int | None:
+    return None if offset is None else text.count("\n", 0, offset) + 1
+
+
+def _at(line: int | None) -> str:
+    return f" (line {line})" if line is not None else ""
 
 
 def json_number(value: Any) -> float | None:
@@ -116,7 +169,7 @@ def iter_jsonl(
         try:
             rec = loads(text)
         except JSONTextError as exc:
-            problems.append(Problem(str(exc).replace(" (line 1, ", " ("), line=i, path=path))
+            problems.append(Problem(str(exc).replace(" (line 1, ", " (").replace(" (line 1)", ""), line=i, path=path))
             continue
         if not isinstance(rec, dict):
             problems.append(Problem("a line must be a JSON object", line=i, path=path))

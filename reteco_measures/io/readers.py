@@ -315,7 +315,7 @@ def _iter_json_lines(data: bytes, path: str | None, problems: list[Problem]):
         try:
             yield i, loads(raw)
         except JSONTextError as exc:
-            problems.append(Problem(str(exc).replace(" (line 1, ", " ("), line=i, path=path,
+            problems.append(Problem(str(exc).replace(" (line 1, ", " (").replace(" (line 1)", ""), line=i, path=path,
                                     kind="encoding" if "UTF-8" in str(exc) else "format"))
 
 
