@@ -69,10 +69,12 @@ def _check_order(qrels: str, run: str) -> None:
     """Refuse files passed in the wrong order (a 6-column run where the qrels belong)."""
     q, r = _first_fields(qrels), _first_fields(run)
     if q == 6:
-        swapped = f" and {run!r} like qrels (4 columns)" if r == 4 else ""
-        raise _UsageError(
-            f"{qrels!r} looks like a run (6 columns), not qrels{swapped}; the order is: eval QRELS RUN MEASURE..."
+        what = (
+            f"the files seem swapped: {qrels!r} looks like a run (6 columns) and {run!r} like qrels (4 columns)"
+            if r == 4
+            else f"{qrels!r} looks like a run (6 columns), not qrels"
         )
+        raise _UsageError(f"{what}; the order is: eval QRELS RUN MEASURE...")
 
 
 class _UsageError(ValueError):
