@@ -186,3 +186,20 @@ def test_plain_ir_measures_call_warns_once():
         warnings.simplefilter("always")
         rm.calc_aggregate([rm.TurnNDCG @ 10], qrels, run)
     assert len([w for w in caught if issubclass(w.category, QueryIdMismatchWarning)]) == 1
+
+
+def test_iter_calc_and_align_query_ids_share_the_switch():
+    from reteco_measures.query_ids import align_query_ids
+
+    qrels, run = _pair(["c#turn1", "c#turn2"], ["c_turn_1", "c_turn_2"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        per = {m.query_id: float(m.value) for m in rm.iter_calc(["P@1"], qrels, run, query_ids="normalize")}
+        aligned = align_query_ids(qrels, run, topics=pd.DataFrame({"query_id": ["c_turn_1"], "domain": ["x"]}),
+                                  mode="normalize")
+    assert per == {"c#turn1": 1.0, "c#turn2": 1.0}  # reported under the qrels' ids
+    assert aligned.run["query_id"].tolist() == ["c#turn1", "c#turn2"]
+    assert aligned.topics["query_id"].tolist() == ["c#turn1"] and aligned.labels is None
+    assert run["query_id"].tolist() == ["c_turn_1", "c_turn_2"]  # inputs untouched
+    with pytest.raises(ValueError, match="query_ids must be one of"):
+        rm.calc_aggregate(["P@1"], qrels, run, query_ids="fuzzy")
