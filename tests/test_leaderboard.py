@@ -200,3 +200,13 @@ def test_many_runs_rank_quickly(tmp_path, monkeypatch):
     elapsed = time.perf_counter() - start
     assert len(board.ranking) == 20 and board.ranking["n"].eq(200).all()
     assert elapsed < 60, elapsed
+
+
+def test_worker_processes_give_the_same_board(constructed):
+    folder, _ = constructed
+    runs = sorted(folder.iterdir())
+    one = rm.benchmark("reteco-1a").leaderboard(runs, data=SAMPLE, n_resamples=200, workers=1)
+    two = rm.benchmark("reteco-1a").leaderboard(runs, data=SAMPLE, n_resamples=200, workers=2)
+    pd.testing.assert_frame_equal(one.ranking, two.ranking)
+    pd.testing.assert_frame_equal(one.pairwise, two.pairwise)
+    assert list(two.scores) == [p.stem for p in runs]

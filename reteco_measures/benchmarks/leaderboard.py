@@ -137,6 +137,7 @@ def leaderboard(
     n_resamples: int = 2_000,
     seed: int = 0,
     ties: bool = True,
+    workers: int | None = None,
     **options: Any,
 ) -> Leaderboard:
     """Score every submission and rank them by ``measure`` with confidence intervals, paired tests
@@ -149,6 +150,8 @@ def leaderboard(
         measure: the ranking measure's printed name (default: the official measure).
         test, correction, alpha, ci, n_resamples, seed: as :func:`reteco_measures.compare`.
         ties: compute tie sensitivity (worst / best order of tied scores) for the ranking measure.
+        workers: processes scoring the submissions (default: one per CPU, at most 8, when there
+            are at least 8 submissions; 1 = in this process). The numbers do not depend on it.
 
     Returns:
         a :class:`Leaderboard`.
@@ -156,13 +159,7 @@ def leaderboard(
     opts = bench.resolve_options(options)
     inputs = bench.load(data, split if split is not None else bench.default_split, opts)
     items = _run_items(runs)
-    scores: dict[str, Score] = {}
-    failed: dict[str, str] = {}
-    for name, run in items:
-        try:
-            scores[name] = bench.score(run, inputs=inputs, split=split, **opts)
-        except Exception as exc:  # one unreadable submission must not stop the board
-            failed[name] = f"{type(exc).__name__}: {exc}"
+    scores, failed = _score_all(bench, items, inputs, split, opts, workers)
     if len(scores) < 2:
         raise ValueError(f"a leaderboard needs at least two scored submissions; scored {list(scores)}"
                          + (f", failed {failed}" if failed else ""))
@@ -222,6 +219,71 @@ def leaderboard(
     fields["params"] = {**fields["params"], "clusters": "leader rule", "ties_change_values": tie_changed}
     return Leaderboard(**fields, benchmark=bench.name, measure=label, ranking=ranking, groups=groups,
                        scores=scores, failed=failed)
+
+
+# ------------------------------------------------------------------------------------------------
+# scoring the submissions, in this process or in a pool of worker processes
+
+_WORKER: dict[str, Any] = {}
+
+
+def _score_one(bench: Benchmark, name: str, run: Any, inputs: Any, split: str | None,
+               opts: dict) -> tuple[str, Score | None, str | None]:
+    try:
+        return name, bench.score(run, inputs=inputs, split=split, **opts), None
+    except Exception as exc:  # one unreadable submission must not stop the board
+        return name, None, f"{type(exc).__name__}: {exc}"
+
+
+def _init_worker(name: str, inputs: Any, split: str | None, opts: dict, filters: list) -> None:
+    import warnings
+
+    from . import benchmark
+
+    warnings.filters[:] = filters  # the caller's warning policy (the CLI turns some into errors)
+    _WORKER.update(bench=benchmark(name), inputs=inputs, split=split, opts=opts)
+
+
+def _score_in_worker(item: tuple[str, Any]) -> tuple[str, Score | None, str | None]:
+    return _score_one(_WORKER["bench"], item[0], item[1], _WORKER["inputs"], _WORKER["split"], _WORKER["opts"])
+
+
+def _picklable(obj: Any) -> bool:
+    import pickle
+
+    try:
+        pickle.dumps(obj)
+        return True
+    except Exception:
+        return False
+
+
+def _score_all(bench: Benchmark, items: list[tuple[str, Any]], inputs: Any, split: str | None, opts: dict,
+               workers: int | None) -> tuple[dict[str, Score], dict[str, str]]:
+    """Every submission's Score (in the order given) and the submissions that failed."""
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 8) if len(items) >= 8 else 1
+    workers = max(1, min(int(workers), len(items)))
+    results: list[tuple[str, Score | None, str | None]] | None = None
+    if workers > 1 and all(_picklable(run) for _, run in items[:1]):
+        import multiprocessing
+        import warnings
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        filters = [f for f in warnings.filters if _picklable(f)]
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                     initializer=_init_worker,
+                                     initargs=(bench.name, inputs, split, opts, filters)) as pool:
+                results = list(pool.map(_score_in_worker, items, chunksize=max(1, len(items) // (4 * workers))))
+        except (BrokenProcessPool, OSError, RuntimeError):  # no processes here: score in this one
+            results = None
+    if results is None:
+        results = [_score_one(bench, name, run, inputs, split, opts) for name, run in items]
+    scores = {name: score for name, score, _ in results if score is not None}
+    failed = {name: error for name, _, error in results if error is not None}
+    return scores, failed
 
 
 def _sortable(value: Any) -> float:

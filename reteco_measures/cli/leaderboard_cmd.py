@@ -45,7 +45,7 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
     board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
                               test=args.test, correction=None if args.correction == "none" else args.correction,
                               alpha=args.alpha, ci=args.ci, n_resamples=args.resamples, seed=args.seed,
-                              ties=not args.no_ties, **benchmark_options(args, bench))
+                              ties=not args.no_ties, workers=args.workers, **benchmark_options(args, bench))
     if args.format == "html":
         from ..report.html import leaderboard_html
 
@@ -90,6 +90,8 @@ def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
         pp.add_argument("--resamples", type=int, default=2_000, help="bootstrap / randomization resamples")
         pp.add_argument("--seed", type=int, default=0)
         pp.add_argument("--no-ties", action="store_true", help="skip the tie-sensitivity computation")
+        pp.add_argument("--workers", type=int, default=None,
+                        help="processes scoring the submissions (default: one per CPU when there are 8 or more)")
         pp.add_argument("--format", default="table", choices=[*LEADERBOARD_FORMATS, "html"],
                         help="html: one self-contained page (sortable tables, plots embedded)")
         pp.add_argument("--out", metavar="FILE", help="write the leaderboard to FILE instead of stdout")
