@@ -146,3 +146,19 @@ def test_cutoff_zero_in_plain_ir_measures_and_cli_never_aborts(tmp_path):
     assert lines[:4] == [f"{m} ValueError True" for m in ["nDCG@0", "P@0", "AP@0", "R@0"]]
     assert lines[4] == "cli 2"
     assert "cutoff must be a positive integer" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_ir_measures_passthrough_command_is_guarded_too(tmp_path):
+    (tmp_path / "q").write_text("q1 0 d1 1\nq2 0 d1 -2\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 1 r\nq2 Q0 d1 1 1 r\n")
+    out = _child(f"""
+        from reteco_measures.cli.main import main
+        raise SystemExit(main(["ir_measures", {str(tmp_path / 'q')!r}, {str(tmp_path / 'r')!r}, "nDCG@10 P@1",
+                               "-q"]))
+    """)
+    assert out.returncode == 0, out.stderr
+    rows = {tuple(line.split("\t")[:2]): line.split("\t")[2] for line in out.stdout.splitlines()}
+    # q1 finds its relevant document at rank 1; q2 has none (labels all negative): 0, mean 0.5
+    assert rows[("q1", "nDCG@10")] == "1.0000" and rows[("q2", "nDCG@10")] == "0.0000"
+    assert rows[("all", "nDCG@10")] == "0.5000" and rows[("all", "P@1")] == "0.5000"
+    assert (tmp_path / "q").read_text() == "q1 0 d1 1\nq2 0 d1 -2\n"  # the user's file is untouched

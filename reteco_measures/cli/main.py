@@ -117,6 +117,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     qrels = as_qrels_frame(args.qrels)
     if qrels.empty:
         raise EmptyInputWarning(f"qrels {args.qrels!r} have no usable row; nothing can be scored")
+    if args.stream and args.contract:
+        raise ValueError("--stream reads the run in blocks; a --contract needs the whole run: use one or the other")
     if args.contract:
         from ..contracts import validate_run
 
@@ -124,12 +126,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{n} {kind}" for kind, n in report.problem_counts().items()) or "nothing"
         print(f"note: contract {args.contract}: {len(report.run)} row(s) kept; reported: {counts}", file=sys.stderr)
         run = report.run
+    elif args.stream:  # the evaluation reads the file in blocks of whole queries
+        run = args.run
     else:
         run = as_run_frame(args.run)
         note = _contract_note(run, args.corpus) if len(run) else None
         if note:
             print(f"note: {note}", file=sys.stderr)
-    if run.empty:
+    if not isinstance(run, str) and run.empty:
         raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored")
     machine = args.format != "table"
     kwargs = dict(
@@ -138,6 +142,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         query_ids="normalize" if args.normalize_ids else "exact",
     )
+    if args.stream:
+        kwargs["stream"] = True
     if args.per_query:
         rows = [
             {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
@@ -163,6 +169,8 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
     p.add_argument("--per-query", action="store_true", help="one row per query and measure, then 'all'")
     p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
+    p.add_argument("--stream", action="store_true",
+                   help="read the run file in blocks of whole queries (out of core; same numbers)")
     p.add_argument(
         "--normalize-ids",
         action="store_true",
@@ -288,14 +296,57 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+_VALUE_OPTIONS = {"--places", "-p", "--output_format", "-o", "--provider"}
+
+
+def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
+    """``rest`` with the qrels file replaced by a copy pytrec_eval cannot crash on, when needed.
+
+    A qrels query whose labels are all negative crashes pytrec_eval (see
+    :func:`reteco_measures.api.trec_eval_safe_qrels`); such a query gets one unretrieved label-0
+    judgment, which leaves every trec_eval value as trec_eval's rules define it."""
+    from ..api import trec_eval_safe_qrels
+    from ..io.readers import read_qrels_with_problems
+
+    positional = []
+    skip = False
+    for i, arg in enumerate(rest):
+        if skip:
+            skip = False
+        elif arg in _VALUE_OPTIONS:
+            skip = True
+        elif not arg.startswith("-"):
+            positional.append(i)
+    if not positional or not os.path.isfile(rest[positional[0]]):
+        return rest
+    index = positional[0]
+    try:
+        qrels, problems = read_qrels_with_problems(rest[index])
+    except (DataFormatError, ValueError, OSError):
+        return rest  # ir_measures reports its own reading problems
+    if problems:  # only a file we read exactly as written is rewritten
+        return rest
+    safe = trec_eval_safe_qrels(qrels)
+    if len(safe) == len(qrels):
+        return rest
+    path = os.path.join(folder, "qrels.txt")
+    lines = safe["query_id"].astype(str) + " 0 " + safe["doc_id"].astype(str) + " " + safe["relevance"].astype(str)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines.tolist()) + "\n")
+    return [*rest[:index], path, *rest[index + 1 :]]
+
+
 def _cmd_ir_measures(args: argparse.Namespace) -> int:
+    import tempfile
+
     import ir_measures.__main__ as irm_main
 
-    sys.argv = ["ir_measures", *args.rest]
-    try:
-        irm_main.main_cli()
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    with tempfile.TemporaryDirectory(prefix="reteco-measures-") as folder:
+        sys.argv = ["ir_measures", *_trec_eval_safe_arguments(list(args.rest), folder)]
+        try:
+            irm_main.main_cli()
+        except SystemExit as exc:
+            return int(exc.code or 0)
     return 0
 
 
