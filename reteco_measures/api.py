@@ -38,6 +38,7 @@ from .kernels.ranking import TIE_BREAKS, rank_run
 from .measures.base import REGISTERED, check_cutoff
 from .provider import CHECKED_IDS, PROVIDER
 from .query_ids import QUERY_ID_MODES, align_query_ids
+from .scale import is_scaled, scaled_calc_aggregate, scaled_iter_calc
 from .scale.native import standard_calc_aggregate, standard_iter_calc
 from .side import load_labels, load_topics, side_info
 
@@ -208,6 +209,7 @@ def calc_aggregate(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
+    stream: bool = False,
 ) -> dict[ir_measures.Measure, float]:
     """Aggregate value of each measure, as ``ir_measures.calc_aggregate``.
 
@@ -226,6 +228,9 @@ def calc_aggregate(
             topics' and labels' ids are mapped to the qrels' form of the same query
             (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``; see
             :mod:`reteco_measures.query_ids`).
+        stream: read the run *file* in blocks of whole queries (out of core, same numbers; see
+            :mod:`reteco_measures.scale.stream`). A Dask DataFrame run is evaluated on its
+            cluster's workers (:mod:`reteco_measures.scale.dask`).
 
     Returns:
         ``{measure: value}``; a measure defined on no query gives NaN (or its ``empty`` value).
@@ -233,6 +238,9 @@ def calc_aggregate(
     Raises:
         ValueError: a measure with a cutoff below 1, an unknown tie policy or id mode.
     """
+    if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
+        return scaled_calc_aggregate(measures, qrels, run, stream=stream, topics=topics, labels=labels,
+                                     corpus=corpus, tie_break=tie_break, query_ids=query_ids)
     p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
     ours = [m for m in p.measures if m.NAME in REGISTERED]
     standard = [m for m in p.measures if m.NAME not in REGISTERED]
@@ -257,12 +265,16 @@ def iter_calc(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
+    stream: bool = False,
 ) -> Iterator[Metric]:
     """Per-query values as ``ir_measures.Metric(query_id, measure, value)``.
 
     Our measures report NaN where they are not defined for a query (e.g. TC for a query
     without required periods); aggregation skips those. Arguments as :func:`calc_aggregate`.
     """
+    if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
+        return iter(scaled_iter_calc(measures, qrels, run, stream=stream, topics=topics, labels=labels,
+                                     corpus=corpus, tie_break=tie_break, query_ids=query_ids))
     p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
     return iter(_iter_prepared(p, corpus, tie_break))
 
@@ -359,6 +371,7 @@ def evaluate(
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
     names: str = "human",
+    stream: bool = False,
 ) -> pd.DataFrame:
     """A tidy DataFrame of results: columns ``[*by, "measure", "value", "n"]``.
 
@@ -379,10 +392,16 @@ def evaluate(
     """
     if names not in ("human", "machine"):
         raise ValueError(f"names must be 'human' or 'machine', not {names!r}")
-    p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
-    measures = p.measures
-    topics_df = p.topics
-    metrics = _iter_prepared(p, corpus, tie_break)
+    if is_scaled(run, stream):  # out of core or on a Dask cluster: per-query values only
+        measures = parse_measures(measures)
+        topics_df = load_topics(topics) if topics is not None else None
+        metrics = scaled_iter_calc(measures, qrels, run, stream=stream, topics=topics_df, labels=labels,
+                                   corpus=corpus, tie_break=tie_break, query_ids=query_ids)
+    else:
+        p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
+        measures = p.measures
+        topics_df = p.topics
+        metrics = _iter_prepared(p, corpus, tie_break)
     label_of = {m: measure_name(m, machine=names == "machine") for m in measures}
     frame = pd.DataFrame(
         {

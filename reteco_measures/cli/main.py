@@ -117,19 +117,28 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     qrels = as_qrels_frame(args.qrels)
     if qrels.empty:
         raise EmptyInputWarning(f"qrels {args.qrels!r} have no usable row; nothing can be scored")
+    if args.stream and args.contract:
+        raise ValueError("--stream reads the run in blocks; a --contract needs the whole run: use one or the other")
     if args.contract:
         from ..contracts import validate_run
 
         report = validate_run(args.run, args.contract, corpus=args.corpus, queries=args.queries)
+        if not report.valid:  # the official scorer would not score it either
+            print(report.summary(limit=10), file=sys.stderr)
+            print(f"reteco-measures: error: the run is not valid under the {args.contract} contract; "
+                  f"see 'reteco-measures validate'", file=sys.stderr)
+            return 1
         counts = ", ".join(f"{n} {kind}" for kind, n in report.problem_counts().items()) or "nothing"
         print(f"note: contract {args.contract}: {len(report.run)} row(s) kept; reported: {counts}", file=sys.stderr)
         run = report.run
+    elif args.stream:  # the evaluation reads the file in blocks of whole queries
+        run = args.run
     else:
         run = as_run_frame(args.run)
         note = _contract_note(run, args.corpus) if len(run) else None
         if note:
             print(f"note: {note}", file=sys.stderr)
-    if run.empty:
+    if not isinstance(run, str) and run.empty:
         raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored")
     machine = args.format != "table"
     kwargs = dict(
@@ -138,6 +147,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         query_ids="normalize" if args.normalize_ids else "exact",
     )
+    if args.stream:
+        kwargs["stream"] = True
     if args.per_query:
         rows = [
             {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
@@ -163,6 +174,8 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
     p.add_argument("--per-query", action="store_true", help="one row per query and measure, then 'all'")
     p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
+    p.add_argument("--stream", action="store_true",
+                   help="read the run file in blocks of whole queries (out of core; same numbers)")
     p.add_argument(
         "--normalize-ids",
         action="store_true",

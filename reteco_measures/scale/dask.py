@@ -1,0 +1,153 @@
+"""Distributed evaluation of a Dask DataFrame run on the cluster's workers.
+
+``rm.calc_aggregate / iter_calc / evaluate(measures, qrels, ddf)`` with a ``dask.dataframe``
+run (columns ``query_id, doc_id, score``) call into this module:
+
+1. The run is made *query aligned*: every query's rows in one partition. A run indexed by
+   ``query_id`` with known divisions already is; otherwise it is shuffled on ``query_id``
+   (``partitioned=True`` skips this when you know your partitions hold whole queries).
+2. The qrels (and topics / labels) enter the graph once, as one key each, and reach each
+   worker once (the broadcast).
+3. One task per partition evaluates it with the in-memory path (same tie policy, same kernels)
+   and returns only that partition's per-query values (with their weights). Task keys start
+   with ``reteco-`` (``reteco-partition-<token>-<i>``), so they are easy to find in the dashboard.
+4. The client collects the per-query values only (never the run), adds the qrels queries no
+   partition reported (their empty-run value, as in memory), and aggregates exactly: a weighted
+   mean per measure, the same numbers as the pandas path.
+
+``dask[distributed]`` is the optional extra ``scale``: ``pip install "reteco-measures[scale]"``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import ir_measures
+import pandas as pd
+from ir_measures import Metric
+
+from ..errors import DataFormatWarning
+from .stream import aggregate_metrics
+
+__all__ = ["is_dask_frame", "dask_per_query_frame", "dask_iter_calc", "dask_calc_aggregate"]
+
+_HINT = 'evaluating a Dask DataFrame needs dask: pip install "reteco-measures[scale]"'
+
+
+def is_dask_frame(obj: Any) -> bool:
+    """True for a ``dask.dataframe`` DataFrame (checked without importing dask)."""
+    module = type(obj).__module__ or ""
+    return module.startswith(("dask.", "dask_expr")) and hasattr(obj, "map_partitions") and hasattr(obj, "npartitions")
+
+
+def _import_dask():
+    try:
+        import dask
+        import dask.dataframe  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise ImportError(_HINT) from exc
+    return dask
+
+
+def _evaluate_partition(part: pd.DataFrame, qrels: pd.DataFrame, measures: list[str], kwargs: dict) -> pd.DataFrame:
+    """Per-query values of one query-aligned partition (runs on a worker)."""
+    from ..api import iter_calc
+
+    part = part[["query_id", "doc_id", "score"]]
+    own = set(pd.unique(part["query_id"].astype(str).to_numpy()).tolist())
+    rows = []
+    if len(part):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataFormatWarning)
+            for m in iter_calc(measures, qrels, part, **kwargs):
+                if m.query_id in own:
+                    rows.append((m.query_id, str(m.measure), float(m.value), getattr(m.value, "weight", 1.0)))
+    return pd.DataFrame(rows, columns=["query_id", "measure", "value", "weight"])
+
+
+def _aligned(ddf: Any, partitioned: bool | None, tie_break: str) -> Any:
+    if ddf.index.name == "query_id":
+        if partitioned is None and ddf.known_divisions:
+            partitioned = True
+        ddf = ddf.reset_index()
+    missing = {"query_id", "doc_id", "score"} - set(ddf.columns)
+    if missing:
+        raise ValueError(f"the Dask run lacks column(s) {sorted(missing)} (found {list(ddf.columns)})")
+    ddf = ddf[["query_id", "doc_id", "score"]]
+    if partitioned:
+        return ddf
+    if tie_break in ("run_order", "stable", "corpus_order"):
+        raise ValueError(
+            f"tie_break={tie_break!r} needs the rows in file order, which a shuffle does not keep: give a run "
+            "whose partitions already hold whole queries and pass partitioned=True"
+        )
+    return ddf.shuffle(on="query_id")
+
+
+def dask_per_query_frame(
+    measures: Any, qrels: Any, run: Any, *, partitioned: bool | None = None, **kwargs: Any
+) -> pd.DataFrame:
+    """Per-query values of a Dask run, computed on the workers: ``query_id, measure, value,
+    weight`` (``measure``: ir_measures objects), including the qrels queries the run lacks.
+
+    ``kwargs`` go to :func:`reteco_measures.iter_calc` (topics, labels, corpus, tie_break,
+    query_ids). This is the frame ``rm.compare`` and ``rm.evaluate`` build on.
+    """
+    dask = _import_dask()
+    from dask.base import tokenize
+
+    from ..api import iter_calc, parse_measures
+    from ..io.convert import as_qrels_frame
+
+    measures = parse_measures(measures)
+    names = [str(m) for m in measures]
+    by_name = dict(zip(names, measures))
+    qrels_frame = as_qrels_frame(qrels)
+    side = {k: v for k, v in kwargs.items()}
+    ddf = _aligned(run, partitioned, side.get("tie_break", "trec_eval"))
+    token = tokenize(names, ddf._name, qrels_frame, sorted(side.keys()))
+    qrels_key = dask.delayed(qrels_frame, name=f"reteco-qrels-{token}")
+    side_key = dask.delayed(side, name=f"reteco-side-{token}")
+    tasks = [
+        dask.delayed(_evaluate_partition, pure=True)(part, qrels_key, names, side_key,
+                                                     dask_key_name=f"reteco-partition-{token}-{i}")
+        for i, part in enumerate(ddf.to_delayed())
+    ]
+    parts = list(dask.compute(*tasks)) if tasks else []
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["query_id", "measure", "value", "weight"])
+    seen = set(frame["query_id"].tolist())
+    empty = pd.DataFrame({"query_id": pd.Series([], dtype="str"), "doc_id": pd.Series([], dtype="str"),
+                          "score": pd.Series([], dtype="float64")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataFormatWarning)
+        rest = [m for m in iter_calc(measures, qrels_frame, empty, **kwargs) if m.query_id not in seen]
+    extra = pd.DataFrame([(m.query_id, str(m.measure), float(m.value), getattr(m.value, "weight", 1.0))
+                          for m in rest], columns=["query_id", "measure", "value", "weight"])
+    frame = pd.concat([frame, extra], ignore_index=True) if len(extra) else frame
+    frame["measure"] = frame["measure"].map(by_name)
+    return frame
+
+
+def _to_metrics(frame: pd.DataFrame) -> list[Metric]:
+    from ..measures.base import WeightedValue
+
+    out = []
+    for q, m, v, w in zip(frame["query_id"], frame["measure"], frame["value"], frame["weight"]):
+        value = float(v) if w == 1.0 and not getattr(m, "_RETECO", False) else WeightedValue(v, w)
+        out.append(Metric(query_id=q, measure=m, value=value))
+    return out
+
+
+def dask_iter_calc(measures: Any, qrels: Any, run: Any, **kwargs: Any) -> list[Metric]:
+    """Per-query ``Metric`` values of a Dask run (see :func:`dask_per_query_frame`)."""
+    return _to_metrics(dask_per_query_frame(measures, qrels, run, **kwargs))
+
+
+def dask_calc_aggregate(measures: Any, qrels: Any, run: Any, **kwargs: Any) -> dict[ir_measures.Measure, float]:
+    """Aggregates of a Dask run: weighted means of the per-query values from the workers."""
+    from ..api import parse_measures
+
+    measures = parse_measures(measures)
+    return aggregate_metrics(measures, dask_iter_calc(measures, qrels, run, **kwargs))

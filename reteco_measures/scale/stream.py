@@ -1,0 +1,280 @@
+"""Out-of-core evaluation: a run file read in blocks of whole queries.
+
+``rm.calc_aggregate / iter_calc / evaluate(..., stream=True)`` call into this module. The run
+file is read in byte blocks (``block_bytes``, cut at a line end); the rows of the last query of a
+block are held back and joined to the next block, so every block holds whole queries. Each block
+is evaluated with the in-memory path (same tie policy, same checks, same kernels) against the
+*whole* qrels, topics and labels — so the weights of weighted measures (1/|cell| of
+``SpokenMacroNDCG``, 1/|turns| of ``TurnNDCG(average='conversation')``) are the in-memory ones —
+and only the per-query values of the block's own queries are kept. Queries of the qrels that
+never appear in the run get their value from one evaluation with an empty run (0, or NaN where
+a measure is not defined). The aggregate is then the weighted mean of the per-query values, which
+is exactly what the in-memory path computes. Peak memory is one block plus the per-query values.
+
+A run whose queries are not grouped (a query's rows interrupted by another query's) is detected
+(the first query seen again after its block was finished). With ``ungrouped='partition'``
+(default) the file is then split once, out of core, into bucket files by a hash of the query id
+(every query lands whole in one bucket; buckets are about one block in size) and the buckets
+are evaluated one by one; with ``ungrouped='error'`` a :class:`~reteco_measures.errors.DataFormatError`
+names that query. Measures whose reported unit is not a run query (``StepNDCG``, whose query
+value averages several step queries) cannot be evaluated block by block and are refused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import ir_measures
+import numpy as np
+import pandas as pd
+from ir_measures import Metric
+
+from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
+
+__all__ = ["iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "per_query_weights", "DEFAULT_BLOCK_BYTES"]
+
+#: bytes read per block (whole lines; the last query of a block waits for the next one)
+DEFAULT_BLOCK_BYTES = 64 * 1024 * 1024
+
+_NOT_STREAMABLE = {"StepNDCG"}
+
+
+class _Ungrouped(Exception):
+    def __init__(self, query_id: str, line: int | None):
+        super().__init__(query_id)
+        self.query_id = query_id
+        self.line = line
+
+
+def _open(path: str | os.PathLike):
+    path = os.fspath(path)
+    return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+
+
+def _format_of(path: str | os.PathLike) -> str:
+    name = os.fspath(path).lower().removesuffix(".gz")
+    return "jsonl" if name.endswith((".jsonl", ".json", ".ndjson")) else "auto"
+
+
+def _parse(chunk: bytes, path: str, first_line: int, fmt: str, problems: list[Problem]) -> pd.DataFrame:
+    from ..io.readers import read_run_with_problems
+
+    frame, found = read_run_with_problems(chunk, format=fmt)  # type: ignore[arg-type]
+    for p in found:
+        line = p.line + first_line - 1 if p.line is not None else None
+        problems.append(Problem(p.message, line, p.query_id, path, p.kind, p.doc_id, p.severity))
+    return frame
+
+
+def iter_blocks(
+    path: str | os.PathLike, *, block_bytes: int = DEFAULT_BLOCK_BYTES, problems: list[Problem] | None = None,
+    check_grouped: bool = True,
+) -> Iterator[pd.DataFrame]:
+    """Blocks of whole queries of a run file (``query_id, doc_id, score`` frames, file order).
+
+    Raises ``_Ungrouped`` (internal) when a query reappears after its block was finished.
+    Bad lines are collected into ``problems`` with their line numbers in the file.
+    """
+    problems = problems if problems is not None else []
+    fmt = _format_of(path)
+    name = os.fspath(path)
+    finished: set[str] = set()
+    carry = pd.DataFrame(columns=["query_id", "doc_id", "score"])
+    rest = b""
+    line_no = 1  # file line number of the first line of the next chunk
+    with _open(path) as fh:
+        while True:
+            data = fh.read(block_bytes)
+            eof = not data
+            data = rest + data
+            if not eof:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    rest = data
+                    continue
+                chunk, rest = data[: cut + 1], data[cut + 1 :]
+            else:
+                chunk, rest = data, b""
+            frame = _parse(chunk, name, line_no, fmt, problems) if chunk.strip() else carry.iloc[:0]
+            line_no += chunk.count(b"\n")
+            frame = frame[["query_id", "doc_id", "score"]]
+            if len(carry):
+                frame = pd.concat([carry, frame], ignore_index=True)
+            if eof:
+                block, carry = frame, frame.iloc[:0]
+            else:
+                qids = frame["query_id"].to_numpy()
+                if len(qids) == 0:
+                    continue
+                last = qids[-1]
+                # rows of the block's last query wait for the next block (it may go on there)
+                tail_start = len(qids)
+                while tail_start > 0 and qids[tail_start - 1] == last:
+                    tail_start -= 1
+                block, carry = frame.iloc[:tail_start], frame.iloc[tail_start:].reset_index(drop=True)
+            if len(block):
+                if check_grouped:
+                    q = block["query_id"].to_numpy()
+                    change = np.r_[True, q[1:] != q[:-1]]
+                    heads = q[change]
+                    again = [h for h in heads if h in finished]
+                    if not again and len(set(heads)) != len(heads):
+                        seen: set = set()
+                        again = [h for h in heads if h in seen or seen.add(h)]
+                    if again:
+                        raise _Ungrouped(str(again[0]), None)
+                    finished.update(heads.tolist())
+                yield block.reset_index(drop=True)
+            if eof:
+                break
+
+
+def _partition(path: str | os.PathLike, tmp: str, n_buckets: int, block_bytes: int, problems: list[Problem]) -> list[str]:
+    """Split a run into bucket files by a hash of the query id (each query whole in one bucket)."""
+    from ..kernels.standard import string_key
+
+    paths = [os.path.join(tmp, f"bucket{i:04d}.txt") for i in range(n_buckets)]
+    handles = [open(p, "w", encoding="utf-8") for p in paths]
+    try:
+        for block in iter_blocks(path, block_bytes=block_bytes, problems=problems, check_grouped=False):
+            bucket = (string_key(block["query_id"]) % np.uint64(n_buckets)).astype(np.int64)
+            for b in np.unique(bucket):
+                part = block[bucket == b]
+                text = part.assign(q0="Q0", rank=0, run="stream")[["query_id", "q0", "doc_id", "rank", "score", "run"]]
+                # repr floats (to_csv's default) round-trip exactly
+                text.to_csv(handles[b], sep=" ", header=False, index=False)
+    finally:
+        for h in handles:
+            h.close()
+    return paths
+
+
+def _check_streamable(measures: list[ir_measures.Measure]) -> None:
+    bad = [str(m) for m in measures if m.NAME in _NOT_STREAMABLE]
+    if bad:
+        raise ValueError(
+            f"{', '.join(bad)} cannot be computed block by block (a query's value combines several run "
+            "queries); evaluate it without stream=True"
+        )
+
+
+def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], set[str]]:
+    from ..api import iter_calc
+
+    kept: list[Metric] = []
+    seen: set[str] = set()
+    for block in blocks:
+        block_q = set(pd.unique(block["query_id"].to_numpy()).tolist())
+        seen |= block_q
+        with warnings.catch_warnings():
+            # per-block id checks would repeat (and mislead: a block holds few queries); the
+            # whole-run check is made once at the end
+            warnings.simplefilter("ignore", DataFormatWarning)
+            metrics = iter_calc(measures, qrels, block, **kwargs)
+            kept.extend(m for m in metrics if m.query_id in block_q)
+    return kept, seen
+
+
+def stream_iter_calc(
+    measures: Any, qrels: Any, run: str | os.PathLike, *, block_bytes: int = DEFAULT_BLOCK_BYTES,
+    ungrouped: str = "partition", on_bad_lines: str = "warn", **kwargs: Any,
+) -> list[Metric]:
+    """Per-query values of a run *file* evaluated in blocks of whole queries (see the module doc).
+
+    ``kwargs`` go to :func:`reteco_measures.iter_calc` (topics, labels, corpus, tie_break,
+    query_ids). ``ungrouped``: ``'partition'`` (split by query hash out of core, then evaluate)
+    or ``'error'``. Values are those of the in-memory path, unit for unit.
+    """
+    from ..api import iter_calc, parse_measures
+    from ..io.convert import as_qrels_frame
+
+    if ungrouped not in ("partition", "error"):
+        raise ValueError(f"ungrouped must be 'partition' or 'error', not {ungrouped!r}")
+    if not isinstance(run, (str, os.PathLike)) or not os.path.exists(run):
+        raise ValueError("stream=True reads a run *file*: give its path")
+    measures = parse_measures(measures)
+    _check_streamable(measures)
+    qrels_frame = as_qrels_frame(qrels)
+    problems: list[Problem] = []
+    try:
+        kept, seen = _evaluate_blocks(iter_blocks(run, block_bytes=block_bytes, problems=problems),
+                                      measures, qrels_frame, kwargs)
+    except _Ungrouped as exc:
+        if ungrouped == "error":
+            raise DataFormatError(
+                [Problem(f"the run is not grouped by query: query {exc.query_id!r} appears again after "
+                         "other queries; sort the file by query or use ungrouped='partition'",
+                         None, exc.query_id, os.fspath(run), "order")]
+            ) from None
+        problems = []
+        size = os.path.getsize(run)
+        n_buckets = max(1, int(np.ceil(size / max(block_bytes, 1))))
+        with tempfile.TemporaryDirectory(prefix="reteco-stream-") as tmp:
+            paths = _partition(run, tmp, n_buckets, block_bytes, problems)
+
+            def buckets() -> Iterator[pd.DataFrame]:
+                from ..io.readers import read_run
+
+                for p in paths:
+                    if os.path.getsize(p):
+                        frame = read_run(p, format="trec", on_bad_lines="error")
+                        yield frame[["query_id", "doc_id", "score"]]
+
+            kept, seen = _evaluate_blocks(buckets(), measures, qrels_frame, kwargs)
+    report_problems(problems, on_bad_lines, what=os.fspath(run))
+    # queries of the qrels (and units of our measures) that no block reported: empty-run values
+    empty = pd.DataFrame({"query_id": pd.Series([], dtype="str"), "doc_id": pd.Series([], dtype="str"),
+                          "score": pd.Series([], dtype="float64")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataFormatWarning)
+        rest = [m for m in iter_calc(measures, qrels_frame, empty, **kwargs) if m.query_id not in seen]
+    qrels_q = set(pd.unique(qrels_frame["query_id"].to_numpy()).tolist())
+    if seen and qrels_q and not (seen & qrels_q):
+        warnings.warn(f"{os.fspath(run)}: no query of the run is in the qrels (every value is 0)",
+                      DataFormatWarning, stacklevel=3)
+    order = {m: i for i, m in enumerate(measures)}
+    out = kept + rest
+    out.sort(key=lambda m: order.get(m.measure, len(order)))
+    return out
+
+
+def per_query_weights(metrics: list[Metric]) -> pd.DataFrame:
+    """``query_id, measure, value, weight`` from metrics (weight 1 unless the value carries one)."""
+    return pd.DataFrame(
+        {
+            "query_id": [m.query_id for m in metrics],
+            "measure": [m.measure for m in metrics],
+            "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
+            "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
+        }
+    )
+
+
+def aggregate_metrics(measures: list[ir_measures.Measure], metrics: list[Metric]) -> dict:
+    """Weighted mean per measure of per-query values (NaN skipped), the in-memory aggregate."""
+    frame = per_query_weights(metrics)
+    out = {}
+    for m in measures:
+        sub = frame[frame["measure"] == m]
+        v, w = sub["value"].to_numpy(), sub["weight"].to_numpy()
+        ok = ~np.isnan(v)
+        if ok.sum() == 0 or w[ok].sum() == 0:
+            out[m] = m.empty_value() if hasattr(m, "empty_value") else float("nan")
+        else:
+            out[m] = float(np.sum(v[ok] * w[ok]) / np.sum(w[ok]))
+    return out
+
+
+def stream_calc_aggregate(measures: Any, qrels: Any, run: str | os.PathLike, **kwargs: Any) -> dict:
+    """Aggregates of a run file evaluated in blocks (see :func:`stream_iter_calc`)."""
+    from ..api import parse_measures
+
+    measures = parse_measures(measures)
+    return aggregate_metrics(measures, stream_iter_calc(measures, qrels, run, **kwargs))
+
+
