@@ -151,3 +151,8 @@ def test_an_internal_error_is_one_line(files, capsys, monkeypatch):
     monkeypatch.setenv("RETECO_MEASURES_DEBUG", "1")
     with pytest.raises(RuntimeError):
         cli.main(["eval", files["qrels"], files["run"], "nDCG@10"])
+
+
+def test_eval_with_a_contract_refuses_an_invalid_run(files, capsys):
+    code, out, err = _run(["eval", files["qrels"], files["bad"], "nDCG@10", "--contract", "reteco"], capsys)
+    assert code == 1 and out == "" and "not valid under the reteco contract" in err
