@@ -170,9 +170,13 @@ def _json_score(value: Any) -> float | None:
 
 
 def _loads(line: bytes) -> Any:
+    """The JSON value of a line, or BAD: not UTF-8, not JSON, too deep, too long a number, or a
+    string holding a lone UTF-16 surrogate (valid JSON syntax, but no text)."""
     try:
-        return json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        value = json.loads(line.decode("utf-8"))
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except (UnicodeError, ValueError, RecursionError):
         return BAD
 
 
