@@ -39,7 +39,7 @@ from ..errors import DataFormatError, DataFormatWarning, Problem, report_problem
 __all__ = ["iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "per_query_weights", "DEFAULT_BLOCK_BYTES"]
 
 #: bytes read per block (whole lines; the last query of a block waits for the next one)
-DEFAULT_BLOCK_BYTES = 64 * 1024 * 1024
+DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024
 
 _NOT_STREAMABLE = {"StepNDCG"}
 
@@ -163,9 +163,41 @@ def _check_streamable(measures: list[ir_measures.Measure]) -> None:
         )
 
 
-def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], set[str]]:
-    from ..api import iter_calc
+class _QrelsByQuery:
+    """The qrels sorted by query once, so a block takes its own queries' judgments by slicing."""
 
+    def __init__(self, qrels: pd.DataFrame):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        q = pa.array(qrels["query_id"].astype(str).to_numpy(dtype=object), type=pa.string())
+        order = pc.sort_indices(q).to_numpy()
+        self.sorted = qrels.iloc[order].reset_index(drop=True)
+        qs = self.sorted["query_id"].to_numpy(dtype=object)
+        starts = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1]]) if len(qs) else np.zeros(0, dtype=np.int64)
+        self.starts = starts
+        self.ends = np.r_[starts[1:], len(qs)].astype(np.int64)
+        self.pos = {qid: i for i, qid in enumerate(qs[starts].tolist())}
+
+    def subset(self, queries: set[str]) -> pd.DataFrame:
+        from ..kernels.standard import _ranges
+
+        idx = np.array(sorted(self.pos[q] for q in queries if q in self.pos), dtype=np.int64)
+        if len(idx) == 0:
+            return self.sorted.iloc[:0]
+        return self.sorted.iloc[_ranges(self.starts[idx], self.ends[idx] - self.starts[idx])]
+
+
+def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], set[str]]:
+    """Per-query values of each block's own queries. Standard measures (a query's value needs
+    only that query's judgments) see the block's slice of the qrels; our measures see the whole
+    qrels, topics and labels (their weights are defined over all of them)."""
+    from ..api import iter_calc
+    from ..measures.base import REGISTERED
+
+    ours = [m for m in measures if m.NAME in REGISTERED]
+    standard_ms = [m for m in measures if m.NAME not in REGISTERED]
+    by_query = _QrelsByQuery(qrels) if standard_ms else None
     kept: list[Metric] = []
     seen: set[str] = set()
     for block in blocks:
@@ -175,8 +207,12 @@ def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], set
             # per-block id checks would repeat (and mislead: a block holds few queries); the
             # whole-run check is made once at the end
             warnings.simplefilter("ignore", DataFormatWarning)
-            metrics = iter_calc(measures, qrels, block, **kwargs)
-            kept.extend(m for m in metrics if m.query_id in block_q)
+            if standard_ms:
+                sub = by_query.subset(block_q)
+                if len(sub):
+                    kept.extend(m for m in iter_calc(standard_ms, sub, block, **kwargs) if m.query_id in block_q)
+            if ours:
+                kept.extend(m for m in iter_calc(ours, qrels, block, **kwargs) if m.query_id in block_q)
     return kept, seen
 
 
