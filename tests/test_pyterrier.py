@@ -189,3 +189,20 @@ def test_standard_measures_keep_pytrec_eval_values_and_cutoff_zero_is_refused():
     # a cutoff below 1 would abort the interpreter inside pytrec_eval; our provider refuses it first
     with pytest.raises(ValueError, match="cutoff"):
         _experiment([nDCG @ 0], qrels, run)
+
+
+def test_batched_experiment_uses_the_same_aggregates():
+    # batch_size=3 keeps conversation c1 (3 turns) in one batch: the conversation weights, computed
+    # from the qrels PyTerrier hands over per batch, are those of the whole evaluation
+    qrels, run, topics, labels = _qrels(), _run(), _topics(), _labels()
+    measures = [rm.nDCG_FC @ 5, rm.TurnNDCG(average="conversation") @ 5, rm.TC @ 5]
+    expected = rm.calc_aggregate(measures, qrels, run, topics=topics, labels=labels)
+    with rm.side_info(topics=topics, labels=labels):
+        got = _experiment(measures, qrels, run, batch_size=3).iloc[0]
+        split = _experiment(measures, qrels, run, batch_size=2).iloc[0]
+    for m in measures:
+        assert got[str(m)] == pytest.approx(expected[m], abs=1e-12), str(m)
+    # batches that split a conversation: NaN-skipping still right, the conversation weights are not
+    # (documented on the PyTerrier page)
+    assert split[str(rm.nDCG_FC @ 5)] == pytest.approx(expected[rm.nDCG_FC @ 5], abs=1e-12)
+    assert split[str(rm.TC @ 5)] == pytest.approx(expected[rm.TC @ 5], abs=1e-12)
