@@ -39,7 +39,7 @@ from ..errors import DataFormatError, DataFormatWarning, Problem, report_problem
 __all__ = ["iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "per_query_weights", "DEFAULT_BLOCK_BYTES"]
 
 #: bytes read per block (whole lines; the last query of a block waits for the next one)
-DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024
+DEFAULT_BLOCK_BYTES = 4 * 1024 * 1024
 
 _NOT_STREAMABLE = {"StepNDCG"}
 
@@ -71,67 +71,92 @@ def _parse(chunk: bytes, path: str, first_line: int, fmt: str, problems: list[Pr
     return frame
 
 
+def _first_token(line: bytes) -> bytes:
+    parts = line.split(None, 1)
+    return parts[0] if parts else b""
+
+
+def _query_cut(data: bytes) -> int:
+    """Offset where the lines of the chunk's last query begin (0: the chunk is one query).
+
+    Walks back over that query's lines only (a few thousand at most), never the whole chunk."""
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    start = data.rfind(b"\n", 0, end) + 1
+    qid = _first_token(data[start:end])
+    while start > 0:
+        prev = data.rfind(b"\n", 0, start - 1) + 1
+        line = data[prev : start - 1]
+        if line.strip() and _first_token(line) != qid:
+            return start
+        start = prev
+    return 0
+
+
 def iter_blocks(
     path: str | os.PathLike, *, block_bytes: int = DEFAULT_BLOCK_BYTES, problems: list[Problem] | None = None,
     check_grouped: bool = True,
 ) -> Iterator[pd.DataFrame]:
     """Blocks of whole queries of a run file (``query_id, doc_id, score`` frames, file order).
 
-    Raises ``_Ungrouped`` (internal) when a query reappears after its block was finished.
-    Bad lines are collected into ``problems`` with their line numbers in the file.
+    The bytes are cut before parsing: at the last line end, then (TREC files) before the lines
+    of the chunk's last query, which wait for the next chunk. Raises ``_Ungrouped`` (internal)
+    when a query reappears after its block was finished. Bad lines are collected into
+    ``problems`` with their line numbers in the file.
     """
     problems = problems if problems is not None else []
     fmt = _format_of(path)
+    jsonl = fmt == "jsonl"
     name = os.fspath(path)
-    finished: set[str] = set()
-    carry = pd.DataFrame(columns=["query_id", "doc_id", "score"])
+    finished: set = set()
     rest = b""
     line_no = 1  # file line number of the first line of the next chunk
     with _open(path) as fh:
         while True:
             data = fh.read(block_bytes)
             eof = not data
-            data = rest + data
-            if not eof:
-                cut = data.rfind(b"\n")
-                if cut < 0:
+            if rest:
+                data = rest + data
+            if eof:
+                chunk, rest = data, b""
+            else:
+                cut = data.rfind(b"\n") + 1
+                if cut and not jsonl:
+                    cut = _query_cut(data[:cut]) or 0
+                if cut == 0:  # one query so far (or no line end): read on
                     rest = data
                     continue
-                chunk, rest = data[: cut + 1], data[cut + 1 :]
-            else:
-                chunk, rest = data, b""
-            frame = _parse(chunk, name, line_no, fmt, problems) if chunk.strip() else carry.iloc[:0]
-            line_no += chunk.count(b"\n")
-            frame = frame[["query_id", "doc_id", "score"]]
-            if len(carry):
-                frame = pd.concat([carry, frame], ignore_index=True)
-            if eof:
-                block, carry = frame, frame.iloc[:0]
-            else:
-                qids = frame["query_id"].to_numpy()
-                if len(qids) == 0:
-                    continue
-                last = qids[-1]
-                # rows of the block's last query wait for the next block (it may go on there)
-                tail_start = len(qids)
-                while tail_start > 0 and qids[tail_start - 1] == last:
-                    tail_start -= 1
-                block, carry = frame.iloc[:tail_start], frame.iloc[tail_start:].reset_index(drop=True)
-            if len(block):
-                if check_grouped:
-                    q = block["query_id"].to_numpy()
-                    change = np.r_[True, q[1:] != q[:-1]]
-                    heads = q[change]
-                    again = [h for h in heads if h in finished]
-                    if not again and len(set(heads)) != len(heads):
-                        seen: set = set()
-                        again = [h for h in heads if h in seen or seen.add(h)]
-                    if again:
-                        raise _Ungrouped(str(again[0]), None)
-                    finished.update(heads.tolist())
-                yield block.reset_index(drop=True)
+                chunk, rest = data[:cut], data[cut:]
+            del data
+            if chunk.strip():
+                frame = _parse(chunk, name, line_no, fmt, problems)[["query_id", "doc_id", "score"]]
+                line_no += chunk.count(b"\n")
+                del chunk
+                if len(frame):
+                    if check_grouped:
+                        q = frame["query_id"].to_numpy()
+                        heads = q[np.r_[True, q[1:] != q[:-1]]].tolist()
+                        again = [h for h in heads if h in finished]
+                        if not again and len(set(heads)) != len(heads):
+                            seen: set = set()
+                            again = [h for h in heads if h in seen or seen.add(h)]
+                        if again:
+                            raise _Ungrouped(str(again[0]), None)
+                        finished.update(heads)
+                    yield frame
+                    del frame
+                    _release_memory()
             if eof:
                 break
+
+
+def _release_memory() -> None:
+    """Give freed arrow buffers back to the system between blocks (arrow's allocator keeps them)."""
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except Exception:  # noqa: BLE001 - an allocator without the call: nothing to release
+        pass
 
 
 def _partition(path: str | os.PathLike, tmp: str, n_buckets: int, block_bytes: int, problems: list[Problem]) -> list[str]:
