@@ -159,7 +159,13 @@ def leaderboard(
     opts = bench.resolve_options(options)
     inputs = bench.load(data, split if split is not None else bench.default_split, opts)
     items = _run_items(runs)
-    scores, failed = _score_all(bench, items, inputs, split, opts, workers)
+    measure_list = list(bench.measures(opts))
+    official_label = bench.display(measure_list[0])
+    tie_measure = None
+    if ties and (measure is None or measure == official_label) and bench.contract == "reteco" \
+            and opts.get("tie_break", "trec_eval") == "trec_eval" and not isinstance(measure_list[0], str):
+        tie_measure = measure_list[0]
+    scores, failed, bounds = _score_all(bench, items, inputs, split, opts, workers, tie_measure)
     if len(scores) < 2:
         raise ValueError(f"a leaderboard needs at least two scored submissions; scored {list(scores)}"
                          + (f", failed {failed}" if failed else ""))
@@ -182,9 +188,8 @@ def leaderboard(
         frame["unit"] = cols["unit"].to_numpy()
         frame["stratum"] = cols["stratum"].to_numpy()
     tie_changed = False
-    if ties and label == first.official_measure and opts.get("tie_break", "trec_eval") == "trec_eval" \
-            and bench.contract == "reteco" and m_obj is not None and not isinstance(m_obj, str):
-        frame, tie_changed = _with_ties(frame, scores, inputs, m_obj)
+    if tie_measure is not None and bounds:
+        frame, tie_changed = _with_ties(frame, bounds)
     empties = {label: first.per_query_long.attrs.get("empty", {}).get(label, float("nan"))}
     comp = compare_frame(frame, measures=[label], runs=list(scores), empties=empties,
                          units={label: (stat["unit"], " x ".join(stat["strata"]) or None)},
@@ -227,25 +232,28 @@ def leaderboard(
 _WORKER: dict[str, Any] = {}
 
 
-def _score_one(bench: Benchmark, name: str, run: Any, inputs: Any, split: str | None,
-               opts: dict) -> tuple[str, Score | None, str | None]:
+def _score_one(bench: Benchmark, name: str, run: Any, inputs: Any, split: str | None, opts: dict,
+               tie_measure: Any = None) -> tuple[str, Score | None, str | None, pd.DataFrame | None]:
     try:
-        return name, bench.score(run, inputs=inputs, split=split, **opts), None
+        score = bench.score(run, inputs=inputs, split=split, **opts)
     except Exception as exc:  # one unreadable submission must not stop the board
-        return name, None, f"{type(exc).__name__}: {exc}"
+        return name, None, f"{type(exc).__name__}: {exc}", None
+    bounds = _tie_bounds(score, inputs, tie_measure) if tie_measure is not None else None
+    return name, score, None, bounds
 
 
-def _init_worker(name: str, inputs: Any, split: str | None, opts: dict, filters: list) -> None:
+def _init_worker(name: str, inputs: Any, split: str | None, opts: dict, filters: list, tie_measure: Any) -> None:
     import warnings
 
     from . import benchmark
 
     warnings.filters[:] = filters  # the caller's warning policy (the CLI turns some into errors)
-    _WORKER.update(bench=benchmark(name), inputs=inputs, split=split, opts=opts)
+    _WORKER.update(bench=benchmark(name), inputs=inputs, split=split, opts=opts, tie_measure=tie_measure)
 
 
-def _score_in_worker(item: tuple[str, Any]) -> tuple[str, Score | None, str | None]:
-    return _score_one(_WORKER["bench"], item[0], item[1], _WORKER["inputs"], _WORKER["split"], _WORKER["opts"])
+def _score_in_worker(item: tuple[str, Any]) -> tuple[str, Score | None, str | None, pd.DataFrame | None]:
+    w = _WORKER
+    return _score_one(w["bench"], item[0], item[1], w["inputs"], w["split"], w["opts"], w["tie_measure"])
 
 
 def _picklable(obj: Any) -> bool:
@@ -259,12 +267,14 @@ def _picklable(obj: Any) -> bool:
 
 
 def _score_all(bench: Benchmark, items: list[tuple[str, Any]], inputs: Any, split: str | None, opts: dict,
-               workers: int | None) -> tuple[dict[str, Score], dict[str, str]]:
-    """Every submission's Score (in the order given) and the submissions that failed."""
+               workers: int | None, tie_measure: Any = None
+               ) -> tuple[dict[str, Score], dict[str, str], dict[str, pd.DataFrame]]:
+    """Every submission's Score (in the order given), the submissions that failed, and the tie
+    bounds of the runs with ties (when ``tie_measure`` is given)."""
     if workers is None:
         workers = min(os.cpu_count() or 1, 8) if len(items) >= 8 else 1
     workers = max(1, min(int(workers), len(items)))
-    results: list[tuple[str, Score | None, str | None]] | None = None
+    results: list | None = None
     if workers > 1 and all(_picklable(run) for _, run in items[:1]):
         import multiprocessing
         import warnings
@@ -275,15 +285,16 @@ def _score_all(bench: Benchmark, items: list[tuple[str, Any]], inputs: Any, spli
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                      initializer=_init_worker,
-                                     initargs=(bench.name, inputs, split, opts, filters)) as pool:
+                                     initargs=(bench.name, inputs, split, opts, filters, tie_measure)) as pool:
                 results = list(pool.map(_score_in_worker, items, chunksize=max(1, len(items) // (4 * workers))))
         except (BrokenProcessPool, OSError, RuntimeError):  # no processes here: score in this one
             results = None
     if results is None:
-        results = [_score_one(bench, name, run, inputs, split, opts) for name, run in items]
-    scores = {name: score for name, score, _ in results if score is not None}
-    failed = {name: error for name, _, error in results if error is not None}
-    return scores, failed
+        results = [_score_one(bench, name, run, inputs, split, opts, tie_measure) for name, run in items]
+    scores = {name: score for name, score, _, _ in results if score is not None}
+    failed = {name: error for name, _, error, _ in results if error is not None}
+    bounds = {name: b for name, _, _, b in results if b is not None}
+    return scores, failed, bounds
 
 
 def _sortable(value: Any) -> float:
@@ -323,22 +334,28 @@ def _group_table(scores: dict[str, Score], order: list[str], g: Any, label: str)
     return pd.DataFrame(rows)
 
 
-def _with_ties(frame: pd.DataFrame, scores: dict[str, Score], inputs: Any, measure: Any) -> tuple[pd.DataFrame, bool]:
-    """``tie_min`` / ``tie_max`` per (run, query) for runs whose cleaned run has tied scores."""
+def _tie_bounds(score: Score, inputs: Any, measure: Any) -> pd.DataFrame | None:
+    """Per query ``value, min, max`` of ``measure`` under trec_eval's, the worst and the best order
+    of tied scores, for a run with ties among the rows that can reach the cutoff (else None)."""
     from ..stats import has_ties, tie_sensitivity
 
+    run = score.report.run[["query_id", "doc_id", "score"]]
+    cutoff = (getattr(measure, "params", None) or {}).get("cutoff")
+    if cutoff:
+        run = _top_with_ties(run, int(cutoff))
+    if not len(run) or not has_ties(run):
+        return None
+    qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
+    ts = tie_sensitivity(qrels, run, measure, topics=inputs.topics, labels=inputs.labels)
+    ts = ts.assign(query_id=ts["query_id"].astype(str)).drop_duplicates("query_id").set_index("query_id")
+    return ts[["value", "min", "max"]]
+
+
+def _with_ties(frame: pd.DataFrame, bounds: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, bool]:
+    """``tie_min`` / ``tie_max`` per (run, query) from the runs' tie bounds (the value elsewhere)."""
     frame = frame.assign(tie_min=frame["value"], tie_max=frame["value"])
     changed = False
-    qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
-    cutoff = (getattr(measure, "params", None) or {}).get("cutoff")
-    for name, score in scores.items():
-        run = score.report.run[["query_id", "doc_id", "score"]]
-        if cutoff:
-            run = _top_with_ties(run, int(cutoff))
-        if not len(run) or not has_ties(run):
-            continue
-        ts = tie_sensitivity(qrels, run, measure, topics=inputs.topics, labels=inputs.labels)
-        ts = ts.assign(query_id=ts["query_id"].astype(str)).drop_duplicates("query_id").set_index("query_id")
+    for name, ts in bounds.items():
         rows = frame["run"] == name
         q = frame.loc[rows, "query_id"]
         frame.loc[rows, "tie_min"] = q.map(ts["min"]).fillna(frame.loc[rows, "value"]).to_numpy()
