@@ -143,7 +143,7 @@ def _undecodable_problems(lines, path: str | None) -> list[Problem]:
 _RUN_NAMES = ["query_id", "q0", "doc_id", "rank", "score", "run_id"]
 
 
-def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
+def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | None:
     """The common case in one multi-threaded pass: fields separated by one space (or one tab),
     exactly 6 fields, no blank or comment lines, numeric rank and finite score. Returns None
     when the file needs the general (line-by-line checking) path, which reads every line the
@@ -152,20 +152,18 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
         return None
     head = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = b"\t" in head
-    # Space-separated: any other ASCII whitespace (tab, CR, VT, FF) needs the general path, and
-    # so does an empty field (a doubled, leading or trailing separator), which the checking path
-    # would not see as a field: single-byte scans are fast. Tab-separated: spaces may pad
-    # numbers (trec_eval's own test runs do; arrow's number parser accepts them) but must not
-    # appear inside the other fields, checked after parsing. Arrow's integer parser reads
-    # hexadecimal ("0x10"), which a rank is not: such files take the general path too.
-    sep = b"\t" if tabbed else b" "
-    others = [b"\r", b"\x0b", b"\x0c", b"0x", b"0X", sep + sep, b"\n" + sep, sep + b"\n"]
-    if not tabbed:
-        others.append(b"\t")
-    if (data.startswith((b"\xef\xbb\xbf", sep, b"\n")) or data.endswith(sep) or b"\n\n" in data
-            or any(c in data for c in others)):
+    # Space-separated: any other ASCII whitespace (tab, CR, VT, FF) needs the general path (a
+    # single-byte scan is fast). An empty field (a doubled, leading or trailing separator in a
+    # line that lacks a field) is read as null and sends the file to the general path, which
+    # does not see empty fields. Tab-separated: spaces may pad numbers (trec_eval's own test
+    # runs do; arrow's number parser accepts them) but must not appear inside the other
+    # fields, checked after parsing. Arrow's integer parser reads hexadecimal ("0x10"), which
+    # a rank is not: such files take the general path too.
+    others = [b"\r", b"\x0b", b"\x0c"] + ([] if tabbed else [b"\t"])
+    if data.startswith(b"\xef\xbb\xbf") or any(c in data for c in others):
         return None
-    strings = ["query_id", "q0", "doc_id", "run_id"] if tabbed else ["query_id", "doc_id", "run_id"]
+    if (b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data):
+        return None
     try:
         table = pv.read_csv(
             io.BytesIO(data),
@@ -174,32 +172,30 @@ def _fast_trec_run(data: bytes) -> pd.DataFrame | None:
                 delimiter="\t" if tabbed else " ", quote_char=False, escape_char=False, ignore_empty_lines=False
             ),
             convert_options=pv.ConvertOptions(
-                column_types={"query_id": pa.string(), "q0": pa.string(), "doc_id": pa.string(), "rank": pa.int64(),
-                              "score": pa.float64(), "run_id": pa.string()},
-                include_columns=[*strings, "rank", "score"] if tabbed else ["query_id", "doc_id", "rank", "score",
-                                                                              "run_id"],
-                strings_can_be_null=False,
+                # large_string: pandas' str dtype takes it without a copy
+                column_types={"query_id": pa.large_string(), "q0": pa.large_string(), "doc_id": pa.large_string(),
+                              "rank": pa.int64(), "score": pa.float64(), "run_id": pa.large_string()},
+                strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
-                null_values=[],
+                null_values=[""],
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if len(table) == 0:
+    if len(table) == 0 or any(col.null_count for col in table.columns):
         return None
     if not pc.all(pc.is_finite(table["score"])).as_py() or pc.any(pc.starts_with(table["query_id"], "#")).as_py():
         return None
     if pc.any(pc.greater_equal(pc.abs(table["rank"]), INT_LIMIT)).as_py():
         return None
     if tabbed:
-        for c in strings:
-            if pc.any(pc.equal(pc.binary_length(table[c]), 0)).as_py():
-                return None
+        for c in ("query_id", "q0", "doc_id", "run_id"):
             if pc.any(pc.match_substring_regex(table[c], r"[ \t\r\x0b\x0c]")).as_py():
                 return None
     frame = table.select(["query_id", "doc_id", "score", "rank", "run_id"]).to_pandas()
-    frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
-    return frame.astype({"query_id": "str", "doc_id": "str", "run_id": "str"})
+    if line_numbers:
+        frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
+    return frame
 
 
 def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tuple[dict[str, Any], list[Problem]]:
@@ -245,11 +241,12 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
     return out, problems
 
 
-def _read_trec_run(source: Source, holder: list[bytes]) -> tuple[pd.DataFrame, list[Problem]]:
+def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True) -> tuple[pd.DataFrame,
+                                                                                             list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
     lines are parsed (peak memory on large files)."""
     data = holder.pop()
-    fast = _fast_trec_run(data)
+    fast = _fast_trec_run(data, line_numbers)
     if fast is not None:
         return fast, []
     pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
@@ -387,15 +384,17 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def read_run_with_problems(source: Source, format: Format = "auto") -> tuple[pd.DataFrame, list[Problem]]:
+def read_run_with_problems(source: Source, format: Format = "auto", *, line_numbers: bool = True
+                           ) -> tuple[pd.DataFrame, list[Problem]]:
     """Like :func:`read_run`, returning ``(frame with a 'line' column, problems)``; never raises
-    on malformed content (only on a missing file)."""
+    on malformed content (only on a missing file or a folder). ``line_numbers=False`` may leave
+    the ``line`` column out (it is then dropped if present)."""
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
         holder = [data]
         del data  # the reader frees the bytes once parsed
-        return _read_trec_run(source, holder)
+        return _read_trec_run(source, holder, line_numbers)
     if fmt == "jsonl":
         return _read_jsonl_run(source, data)
     raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
@@ -427,9 +426,9 @@ def read_run(
         order. For JSONL, ``rank`` is the 1-based position in the results list. Duplicates are
         *not* removed here: that is a run contract's job (:func:`validate_run`).
     """
-    frame, problems = read_run_with_problems(source, format)
+    frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers)
     report_problems(problems, on_bad_lines, source_name(source) or "run")
-    if not line_numbers:
+    if not line_numbers and "line" in frame.columns:
         frame = frame.drop(columns="line")
     frame.attrs["problems"] = problems
     return frame
