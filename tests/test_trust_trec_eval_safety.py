@@ -80,6 +80,10 @@ def test_negative_labels_follow_trec_eval_rules_by_hand():
     for q in ("b", "c"):
         for m in MEASURES:
             assert per[(q, str(rm.parse_measures(m)[0]))] == 0.0
+    # our binary TurnNDCG follows the same rules: a's relevant y, v at ranks 3, 4 over an ideal of two
+    turn = {m.query_id: float(m.value) for m in rm.iter_calc(["TurnNDCG@10"], qrels, run)}
+    assert turn["a"] == pytest.approx((1 / math.log2(4) + 1 / math.log2(5)) / (1 + 1 / math.log2(3)), abs=1e-12)
+    assert turn["b"] == 0.0 and turn["c"] == 0.0
 
 
 @settings(max_examples=40, deadline=None)
