@@ -173,12 +173,12 @@ def _large_strings(values: Any) -> pa.Array:
 
 
 def string_key(values: pa.Array) -> np.ndarray:
-    """A cheap 64-bit key of every string (uint64) from its length, first and last 8 bytes.
+    """A cheap 64-bit key of every string (uint64) from its length and its last 8 bytes.
 
-    Equal strings give equal keys; different strings usually do not (always, up to 16 bytes,
-    in the high bits the callers keep). Callers treat equal keys as *candidates* and confirm
-    them by comparing the strings, so the key only decides speed, never a value. Two numpy
-    gathers over the arrow buffers and a few multiplies.
+    Equal strings give equal keys; different strings usually do not (always, up to 8 bytes; doc
+    ids mostly differ in their last characters). Callers treat equal keys as *candidates* and
+    confirm them by comparing the strings, so the key only decides speed, never a value. One
+    numpy gather over the arrow buffers and a few multiplies.
     """
     values = _large_strings(values)
     n = len(values)
@@ -197,7 +197,7 @@ def string_key(values: pa.Array) -> np.ndarray:
     lens = np.diff(offsets)
     with np.errstate(over="ignore"):
         tail = words[starts + lens]  # the 8 bytes ending where the string ends
-        lo, hi = int(lens.min()), int(lens.max())
+        lo = int(lens.min())
         if lo < 8:  # drop the bytes before a short string's start
             shift = ((8 - np.clip(lens, 1, 8)) * 8).astype(np.uint64)
             tail >>= shift
@@ -205,11 +205,6 @@ def string_key(values: pa.Array) -> np.ndarray:
                 tail[lens == 0] = 0
         h = tail * np.uint64(0x9E3779B97F4A7C15)
         h += lens.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
-        if hi > 8:  # the first 8 bytes of longer strings
-            head = words[starts + 8] * np.uint64(0xBF58476D1CE4E5B9)
-            if lo <= 8:
-                head[lens <= 8] = 0
-            h += head
         h ^= h >> np.uint64(29)  # the same mixing for every array, whatever its lengths
         h *= np.uint64(0x94D049BB133111EB)
     return h
@@ -275,6 +270,8 @@ class PreparedRun:
             qcode = np.asarray(enc.indices, dtype=np.int64)
         self.nq = nq
         self.qcode = qcode  # query code of each input row
+        # the common number of rows per query when the run is grouped and all are equal
+        self.width = n // nq if (grouped and nq and n % nq == 0 and bool(np.all(np.diff(starts) == n // nq))) else 0
         # -- score order: already sorted within each query? (one vectorised pass)
         in_order = grouped
         if grouped and n > 1:
@@ -287,9 +284,20 @@ class PreparedRun:
             counts = np.diff(np.r_[starts, n]).astype(np.int64)
             boundary = np.zeros(n, dtype=bool)
             boundary[starts] = True
+        elif self.width:
+            # every query has the same number of rows (the usual top-1000 run): sort each
+            # query's scores as one row of a matrix, cache-friendly and without a global sort
+            width = self.width
+            order = np.argsort(desc.reshape(nq, width), axis=1)
+            order += (np.arange(nq, dtype=np.int64) * width)[:, None]
+            self.perm = order.ravel()
+            ds = desc[self.perm]
+            counts = np.full(nq, width, dtype=np.int64)
+            boundary = np.zeros(n, dtype=bool)
+            boundary[::width] = True
         else:
             key = (qcode.astype(np.uint64) << np.uint64(32)) | desc.astype(np.uint64)
-            self.perm = np.argsort(key, kind="stable")
+            self.perm = np.argsort(key)
             key = key[self.perm]
             ds = (key & _MASK32).astype(np.uint32)
             qs = (key >> np.uint64(32)).astype(np.int64)
@@ -346,7 +354,9 @@ class PreparedRun:
         if self._key is None:
             bq = max(1, int(self.nq).bit_length())
             h = string_key(self.doc)
-            self._key = (self.qcode.astype(np.uint64) << np.uint64(64 - bq)) | (h >> np.uint64(bq))
+            h >>= np.uint64(bq)
+            h |= self.qcode.view(np.uint64) << np.uint64(64 - bq)
+            self._key = h
         return self._key
 
     def duplicate_rows(self) -> np.ndarray | None:
@@ -355,7 +365,10 @@ class PreparedRun:
         if self.n < 2:
             return None
         keys = self.keys
-        sk = np.sort(keys)
+        if self.width:  # equal-size queries: sort each query's keys as a matrix row
+            sk = np.sort(keys.reshape(-1, self.width), axis=1).ravel()
+        else:
+            sk = np.sort(keys)
         eq = sk[1:] == sk[:-1]
         if not eq.any():
             return None
