@@ -20,6 +20,7 @@ import lzma
 import os
 import re
 import zlib
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ __all__ = [
     "read_source_bytes",
     "is_inline_text",
     "line_blocks",
+    "iter_text_chunks",
     "valid_utf8_mask",
     "ascii_fields",
     "strip_compression_suffix",
@@ -112,14 +114,14 @@ def read_source_bytes(source: Source) -> bytes:
     return _decompress(bytes(data), None, source_name(source))
 
 
-def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES) -> list[pa.Array]:
+def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES, *, strip_bom: bool = True) -> list[pa.Array]:
     """The lines of ``data`` as zero-copy arrow binary arrays of about ``block_bytes`` each.
 
     Line i holds its bytes without the line break (``\\n``; a ``\\r`` before it stays and is
     whitespace to the splitter). A final line without a newline counts; a trailing newline
     does not start an empty line. A leading UTF-8 byte-order mark is dropped.
     """
-    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    start = 3 if strip_bom and data.startswith(b"\xef\xbb\xbf") else 0
     if len(data) <= start:
         return []
     raw = np.frombuffer(data, dtype=np.uint8)
@@ -149,6 +151,30 @@ def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES) -> list[pa.Array]:
             )
         blocks.append(arr)
     return blocks
+
+
+def iter_text_chunks(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
+    """The bytes of a file (``.gz``, ``.bz2``, ``.xz`` decompressed on the fly) in chunks of whole
+    lines of about ``chunk_bytes`` (a longer line makes a longer chunk); the chunks joined are
+    the file. For reading large files without holding them whole."""
+    name = os.fspath(path).lower()
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
+        next((s for s in COMPRESSION_SUFFIXES if name.endswith(s)), ""), open)
+    with opener(path, "rb") as f:
+        rest = b""
+        while True:
+            chunk = f.read(chunk_bytes)
+            if not chunk:
+                break
+            buf = rest + chunk if rest else chunk
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                rest = buf
+                continue
+            yield buf[:cut]
+            rest = buf[cut:]
+        if rest:
+            yield rest
 
 
 def valid_utf8_mask(block: pa.Array) -> np.ndarray | None:

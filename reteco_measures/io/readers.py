@@ -28,6 +28,7 @@ from ._lines import (
     _split_chunk,
     ascii_fields,
     is_inline_text,
+    iter_text_chunks,
     line_blocks,
     read_source_bytes,
     source_name,
@@ -251,24 +252,34 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
         return fast, []
     pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
     path = source_name(source)
-    blocks = line_blocks(data, 1 << 22)
-    del data
-    starts = np.cumsum([1] + [len(b) for b in blocks])
-    parts: list[tuple[dict[str, Any], list[Problem]]] = []
-    workers = min(len(blocks), os.cpu_count() or 1)
-    jobs = list(zip(blocks, starts[:-1].tolist()))
-    blocks = []
-    if workers > 1:
-        with ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(_check_run_block, b, int(first), path) for b, first in jobs]
-            del jobs
-            parts = [f.result() for f in futures]
-            del futures
+    if isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source):
+        # a file: read it again block by block (from the page cache), so that its bytes are
+        # never held whole while the lines are checked (peak memory on large files)
+        del data
+        chunks = iter_text_chunks(source, 1 << 22)
     else:
-        while jobs:
-            b, first = jobs.pop(0)
-            parts.append(_check_run_block(b, int(first), path))
-            del b
+        chunks = iter([data])
+        del data
+    parts: list[tuple[dict[str, Any], list[Problem]]] = []
+    workers = max(1, min(2, os.cpu_count() or 1))
+    next_line = 1
+    with ThreadPoolExecutor(workers) as executor:
+        pending: list = []
+        first_chunk = True
+        for chunk in chunks:
+            blocks = line_blocks(chunk, 1 << 22, strip_bom=first_chunk)
+            first_chunk = False
+            del chunk
+            for block in blocks:
+                pending.append(executor.submit(_check_run_block, block, next_line, path))
+                next_line += len(block)
+                while len(pending) > workers:
+                    parts.append(pending.pop(0).result())
+            del blocks
+        parts.extend(f.result() for f in pending)
+        del pending
+    pool = pa.default_memory_pool()
+    pool.release_unused()  # the blocks' temporaries (and the file's bytes, freed above)
     problems = sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0)
     if not parts:
         parts = [({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
@@ -279,6 +290,9 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
         values = [part[0].pop(name) for part in parts]
         if name in ("query_id", "doc_id", "run_id"):
             columns[name] = _str_array(pa.chunked_array(values, pa.string()))
+            del values
+            pool.release_unused()
+            continue
         else:
             columns[name] = np.concatenate(values)
         del values
