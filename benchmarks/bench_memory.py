@@ -89,7 +89,7 @@ def main() -> None:
         results[name] = rss
     print(f"{'step':45s} {'peak RSS':>10s} {'x file':>7s}")
     for name, rss in results.items():
-        print(f"{name:45s} {rss / 2**20:8.0f} MB {rss / size:7.2f}")
+        print(f"{name:45s} {rss / 1e6:8.0f} MB {rss / size:7.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"file_bytes": size, "lines": args.queries * args.docs, "peak_rss_bytes": results}, f, indent=1)

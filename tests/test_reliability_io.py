@@ -58,6 +58,15 @@ def test_invalid_utf8_line_costs_only_itself(bad: bytes, tmp_path: Path) -> None
         rm.read_run(path, on_bad_lines="error")
 
 
+@pytest.mark.parametrize("sep", [" ", "\t"])
+def test_invalid_utf8_in_the_q0_field_is_reported_on_the_fast_path(sep: str) -> None:
+    # the fast path never reads Q0 into the frame, but must still refuse the undecodable line
+    data = sep.join(["q1", "\udcc3", "d1", "1", "1", "r"]).encode("utf-8", "surrogateescape") + b"\n"
+    frame = read(data + sep.join(["q1", "Q0", "d2", "2", "1", "r"]).encode() + b"\n")
+    assert rows(frame) == [("q1", "d2", 1.0)]
+    assert [(p.line, p.kind) for p in frame.attrs["problems"]] == [(1, "encoding")]
+
+
 def test_invalid_utf8_in_qrels_costs_only_its_line() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
