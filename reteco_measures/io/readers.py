@@ -52,6 +52,9 @@ Format = Literal["auto", "trec", "jsonl"]
 #: 64 bits); hexadecimal, decimals ("1.0"), "nan" and longer numbers are reported, never changed
 INT_PATTERN = r"^[+-]?[0-9]{1,18}$"
 INT_LIMIT = 10**18
+#: how a score is written: decimal or scientific notation (what arrow's parser reads as a finite
+#: number; it also reads nan / inf, which a score may not be)
+FLOAT_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 
 
 def _detect_format(source: Source, data: bytes) -> str:
@@ -100,7 +103,14 @@ def parse_scores(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nda
     hexadecimal and numbers beyond the float64 range (``1e400``) are refused."""
     if len(values) == 0:
         return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=bool)
-    num, bad = _cast_mask(values, pa.float64())
+    try:
+        num, bad = pc.cast(values, pa.float64()), np.zeros(len(values), dtype=bool)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        # refuse what is not written as a decimal number in one vectorised pass, so that a
+        # file full of bad scores is not bisected value by value; arrow parses the rest
+        syntax = pc.fill_null(pc.match_substring_regex(values, FLOAT_PATTERN), False)
+        num, bad = _cast_mask(pc.if_else(syntax, values, "0"), pa.float64())
+        bad |= ~syntax.to_numpy(zero_copy_only=False)
     out = num.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
     bad |= ~np.isfinite(out)
     return np.where(bad, 0.0, out), bad
