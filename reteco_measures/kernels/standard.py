@@ -193,19 +193,19 @@ def string_key(values: pa.Array) -> np.ndarray:
     padded[8 : 8 + size] = data[base : base + size]
     # words[i] = the 8 bytes padded[i:i+8] (little endian); string j is padded[8+s_j : 8+s_j+len_j]
     words = np.ndarray(shape=(size + 17,), dtype="<u8", buffer=padded, offset=0, strides=(1,))
-    starts = offsets[:-1] - base
     lens = np.diff(offsets)
     with np.errstate(over="ignore"):
-        tail = words[starts + lens]  # the 8 bytes ending where the string ends
+        tail = words[offsets[1:] - base if base else offsets[1:]]  # the 8 bytes ending where the string ends
         lo = int(lens.min())
         if lo < 8:  # drop the bytes before a short string's start
             shift = ((8 - np.clip(lens, 1, 8)) * 8).astype(np.uint64)
             tail >>= shift
             if lo == 0:
                 tail[lens == 0] = 0
-        h = tail * np.uint64(0x9E3779B97F4A7C15)
-        h += lens.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
-        h ^= h >> np.uint64(29)  # the same mixing for every array, whatever its lengths
+        h = tail
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h += lens.view(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
+        h ^= h >> np.uint64(29)
         h *= np.uint64(0x94D049BB133111EB)
     return h
 
