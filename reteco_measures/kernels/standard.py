@@ -153,8 +153,9 @@ def split_measures(
 # strings
 
 
-def _large_strings(values: Any) -> pa.Array:
-    """A contiguous ``large_string`` arrow array from a pandas column / arrow / numpy values."""
+def _large_strings(values: Any, combine: bool = True) -> pa.Array | pa.ChunkedArray:
+    """A ``large_string`` arrow array from a pandas column / arrow / numpy values; contiguous
+    unless ``combine=False`` (then a chunked column stays chunked: no copy of its strings)."""
     if isinstance(values, pd.Series):
         arr = values.array
         if hasattr(arr, "_pa_array"):
@@ -164,7 +165,10 @@ def _large_strings(values: Any) -> pa.Array:
     elif isinstance(values, np.ndarray):
         values = pa.array(values.astype(str).astype(object) if len(values) else [], type=pa.large_string())
     if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+        if values.num_chunks == 1:
+            values = values.chunk(0)
+        elif combine or values.num_chunks == 0:
+            values = values.combine_chunks()
     if values.type != pa.large_string():
         values = values.cast(pa.large_string())
     if values.null_count:
@@ -180,7 +184,10 @@ def string_key(values: pa.Array) -> np.ndarray:
     confirm them by comparing the strings, so the key only decides speed, never a value. One
     numpy gather over the arrow buffers and a few multiplies.
     """
-    values = _large_strings(values)
+    values = _large_strings(values, combine=False)
+    if isinstance(values, pa.ChunkedArray):  # key each chunk where it lies
+        return np.concatenate([string_key(c) for c in values.chunks]) if values.num_chunks else \
+            np.zeros(0, dtype=np.uint64)
     n = len(values)
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
@@ -243,8 +250,8 @@ class PreparedRun:
     """
 
     def __init__(self, query_id: Any, doc_id: Any, score: np.ndarray):
-        qid = _large_strings(query_id)
-        self.doc = _large_strings(doc_id)
+        qid = _large_strings(query_id, combine=False)
+        self.doc = _large_strings(doc_id, combine=False)
         score = np.asarray(score, dtype=np.float64)
         n = len(qid)
         self.n = n
@@ -258,12 +265,16 @@ class PreparedRun:
         else:
             starts = np.zeros(0, dtype=np.int64)
         heads = qid.take(pa.array(starts, type=pa.int64()))
+        if isinstance(heads, pa.ChunkedArray):
+            heads = heads.combine_chunks()
         grouped = pc.count_distinct(heads).as_py() == len(heads) if n else True
         if grouped:
             self.query_ids = heads
             nq = len(heads)
             qcode = np.repeat(np.arange(nq, dtype=np.int64), np.diff(np.r_[starts, n]))
         else:
+            if isinstance(qid, pa.ChunkedArray):
+                qid = qid.combine_chunks()
             enc = pc.dictionary_encode(qid)
             self.query_ids = enc.dictionary.cast(pa.large_string())
             nq = len(self.query_ids)
