@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import reteco_measures as rm
 from reteco_measures.sample import ikat_sample_root, sample_root
 
-FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SEEDS = st.integers(0, 2**32 - 1)
 LINE_KINDS = {"format", "encoding", "score", "field"}

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 import reteco_measures as rm
 from reteco_measures.sample import sample_root
 
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SEEDS = st.integers(0, 2**32 - 1)
 
