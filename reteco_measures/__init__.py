@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from . import plot
-from .benchmarks import Benchmark, Score, benchmark
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
+from .benchmarks import Benchmark, Score, benchmark
 from .contracts import ValidationReport, validate_run
 from .datasets import topics
 from .errors import DataFormatError, DataFormatWarning, Problem
