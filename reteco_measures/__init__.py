@@ -13,6 +13,9 @@ our provider first in ir_measures' default pipeline::
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from . import plot
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
@@ -39,11 +42,39 @@ from .provider import install as _install
 from .reward import reward
 from .scale.native import use_native_kernels
 from .side import current_side_info, load_labels, load_topics, side_info
-from .stats import Comparison, compare, tie_sensitivity
+
+if TYPE_CHECKING:  # imported on first use (scipy and statsmodels are slow to import)
+    from . import benchmarks as benchmarks
+    from . import judge as judge
+    from . import platforms as platforms
+    from . import report as report
+    from . import scale as scale
+    from . import stats as stats
+    from .stats import Comparison, compare, tie_sensitivity
 
 __version__ = "0.1.0"
 
 _install()
+
+#: Submodules reachable as ``reteco_measures.<name>`` without importing them first.
+_LAZY_SUBMODULES = frozenset({"benchmarks", "judge", "platforms", "report", "scale", "stats"})
+#: Names exported here but defined in a submodule that is imported on first use.
+_LAZY_NAMES = {"compare": "stats", "Comparison": "stats", "tie_sensitivity": "stats"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a submodule (``rm.judge``, ``rm.stats`` ...) or a lazily exported name on first access."""
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
 
 __all__ = [
     "benchmark",
