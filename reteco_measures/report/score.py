@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from ..cli.report import OUTPUT_FORMATS, format_frame
+from .text import OUTPUT_FORMATS, format_frame
 
 __all__ = ["SCORE_FORMATS", "render_score", "header", "removed_line", "print_checks"]
 
