@@ -110,3 +110,23 @@ def test_cli_stream(trec_eval_dir: Path, capsys) -> None:
     streamed = capsys.readouterr().out
     assert main(args) == 0
     assert streamed == capsys.readouterr().out
+
+
+def test_gzip_and_jsonl_runs(trec_eval_dir: Path, tmp_path: Path) -> None:
+    import gzip
+    import json
+    import shutil
+
+    qrels = rm.read_qrels(trec_eval_dir / "qrels.test")
+    memory = rm.calc_aggregate(["nDCG@10", "AP", "RR"], qrels, trec_eval_dir / "results.test")
+    gz = tmp_path / "run.txt.gz"
+    with open(trec_eval_dir / "results.test", "rb") as src, gzip.open(gz, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    run = rm.read_run(trec_eval_dir / "results.test")
+    jsonl = tmp_path / "run.jsonl"
+    with open(jsonl, "w") as f:
+        for qid, group in run.groupby("query_id", sort=False):
+            results = [{"doc_id": d, "score": s} for d, s in zip(group["doc_id"], group["score"])]
+            f.write(json.dumps({"query_id": qid, "results": results}) + "\n")
+    for path in (gz, jsonl):
+        assert stream_calc_aggregate(["nDCG@10", "AP", "RR"], qrels, path, block_bytes=3000) == pytest.approx(memory)
