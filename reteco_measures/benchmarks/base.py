@@ -18,6 +18,7 @@ does the work, in this order:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..api import group_frame, iter_calc, measure_label
+from ..api import group_frame, iter_calc, measure_label, measure_name
 from ..contracts.base import ValidationReport
 from ..errors import DataFormatWarning, Problem
 
@@ -515,10 +516,12 @@ class Score:
         return f"{metric_key(prefix)}_{key}" if prefix else key
 
     def records(self) -> list[dict[str, Any]]:
-        """The summary as JSON-ready records (``[*keys,] measure, key, value, n, role``)."""
+        """The summary as JSON-ready records (``[*keys,] measure, key, value, n, role``); ``measure``
+        in machine form (:func:`machine_name`), ``key`` from the printed name (:func:`metric_key`)."""
         rows = []
         for rec in self.summary.to_dict("records"):
-            rows.append({**{k: rec.get(k) for k in self.keys}, "measure": rec["measure"], "key": self._key(rec),
+            rows.append({**{k: rec.get(k) for k in self.keys}, "measure": machine_name(rec["measure"]),
+                         "key": self._key(rec),
                          "value": _json_number(rec["value"]), "n": _json_number(rec["n"]), "role": rec["role"]})
         return rows
 
@@ -532,12 +535,19 @@ class Score:
         ``data_problems``, ``notes``, and one key per group table (``by_domain``, ``grid``, ...);
         ``per_query`` with ``per_query=True``. Benchmark-specific facts (``domains``,
         ``queries``, ``turns``, ``run_name``, ...) are added at the top level.
+
+        Every measure name (``official.measure``, each row's ``measure``, the measure columns of
+        the group tables and of ``per_query``) is one ``ir_measures.parse_measure`` reads back
+        (``nDCG_FC@10``; see :func:`machine_name`); the printed tables keep ``nDCG|FC@10``. The
+        ``key`` fields and ``metrics`` keys do not change with the spelling (``ndcg_fc_10``,
+        ``map_10``). The ``scores`` row of role ``reward`` carries ``measure: "reward"``: the
+        reward is not an ir_measures measure.
         """
         out: dict[str, Any] = {
             "benchmark": self.benchmark,
             "split": self.split,
             "valid": self.valid,
-            "official": {"measure": self.official_measure, "key": self.official_key,
+            "official": {"measure": machine_name(self.official_measure), "key": self.official_key,
                          "value": _json_number(self.official), "aggregation": self.aggregation,
                          "unit": self.unit},
             "metrics": self.metrics(),
@@ -548,13 +558,13 @@ class Score:
         out["scores"] = [{k: v for k, v in r.items() if k in (*self.keys, "key", *self.summary_columns)}
                          for r in self.records()]
         for name, table in self.by_group.items():
-            out[name] = frame_records(table)
+            out[name] = frame_records(machine_names(table))
         out["validation"] = self.report.as_dict(self.meta.get("_rows_key", "rows_kept"))
         out["removed"] = dict(self.removed)
         out["data_problems"] = [p.as_dict() for p in self.data_problems]
         out["notes"] = list(self.notes)
         if per_query:
-            out["per_query"] = frame_records(self.per_query)
+            out["per_query"] = frame_records(machine_names(self.per_query))
         return out
 
 
@@ -572,6 +582,35 @@ def frame_records(frame: pd.DataFrame) -> list[dict]:
     """``frame`` as JSON-ready records: NaN / NA as None, numpy scalars as Python numbers."""
     records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
     return [{k: _json_number(v) for k, v in rec.items()} for rec in records]
+
+
+@functools.lru_cache(maxsize=1024)
+def machine_name(label: str) -> str:
+    """A measure's printed name in the form programs read back with ``ir_measures.parse_measure``
+    (``nDCG|FC@10`` → ``nDCG_FC@10``; ``MAP@10``, ``MRR`` and ``AP(rel=2)@1000`` stay, ir_measures
+    parses them); a label that is not a measure (``reward``, ``domain``) is returned unchanged."""
+    try:
+        return measure_name(label, machine=True)
+    except (ValueError, TypeError, KeyError):
+        return label
+
+
+def machine_names(frame: pd.DataFrame, column: str | None = "measure", headers: bool = True) -> pd.DataFrame:
+    """``frame`` with measure names in machine form (see :func:`machine_name`): the values of
+    ``column`` (a tidy table's ``measure``) and, with ``headers``, the column names that are
+    measures (a wide table's ``nDCG|FC@10`` column). Other values and columns are kept."""
+    if headers:
+        renamed = {c: machine_name(c) for c in frame.columns if isinstance(c, str)}
+        renamed = {c: n for c, n in renamed.items() if n != c}
+        if renamed:
+            frame = frame.rename(columns=renamed)
+    if column is None or column not in frame.columns or frame.empty:
+        return frame
+    names = {v: machine_name(v) for v in pd.unique(frame[column].to_numpy(dtype=object)) if isinstance(v, str)}
+    names = {v: n for v, n in names.items() if n != v}
+    if not names:
+        return frame
+    return frame.assign(**{column: frame[column].map(lambda v: names.get(v, v))})
 
 
 def metric_key(label: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..benchmarks.base import frame_records, metric_key
+from ..benchmarks.base import frame_records, machine_name, machine_names, metric_key
 
 __all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table"]
 
@@ -105,17 +105,19 @@ def _group_frames(board: Any, places: int) -> list[tuple[str, pd.DataFrame]]:
 
 
 def format_leaderboard(board: Any, fmt: str = "table", places: int = 4) -> str:
-    """The leaderboard as ``table``, ``markdown``, ``latex``, ``csv`` or ``json``."""
+    """The leaderboard as ``table``, ``markdown``, ``latex``, ``csv`` or ``json``. JSON names the
+    measure as ``ir_measures.parse_measure`` reads it back (``nDCG_FC@10``); tables print
+    ``nDCG|FC@10``."""
     if fmt == "json":
         doc = {
             "benchmark": board.benchmark,
-            "measure": board.measure,
+            "measure": machine_name(board.measure),  # parses back; the key keeps the printed form's
             "key": metric_key(board.measure),
             "params": {k: v for k, v in board.params.items() if k != "by"},
-            "design": frame_records(board.design),
-            "ranking": frame_records(board.ranking),
-            "groups": {name: frame_records(f) for name, f in board.groups.items()},
-            "pairwise": frame_records(board.pairwise),
+            "design": frame_records(machine_names(board.design)),
+            "ranking": frame_records(machine_names(board.ranking)),
+            "groups": {name: frame_records(machine_names(f)) for name, f in board.groups.items()},
+            "pairwise": frame_records(machine_names(board.pairwise)),
             "failed": dict(board.failed),
         }
         return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"

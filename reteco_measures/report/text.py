@@ -13,8 +13,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from ..api import measure_name
-from ..benchmarks.base import frame_records
+from ..benchmarks.base import frame_records, machine_names
 
 __all__ = ["OUTPUT_FORMATS", "format_frame", "print_frame", "frame_records", "machine_names"]
 
@@ -27,29 +26,12 @@ def _fmt_value(value, places: int) -> str:
     return str(value)
 
 
-def machine_names(frame: pd.DataFrame, column: str = "measure") -> pd.DataFrame:
-    """``frame`` with the measure names of ``column`` in the form programs read back
-    (``nDCG|FC@10`` → ``nDCG_FC@10``, see :func:`reteco_measures.api.measure_name`); values that
-    are not measure names (``judge: relevance``) are kept."""
-    if column not in frame.columns or frame.empty:
-        return frame
-    names: dict = {}
-    for value in pd.unique(frame[column].to_numpy(dtype=object)):
-        try:
-            names[value] = measure_name(value, machine=True) if isinstance(value, str) else value
-        except (ValueError, TypeError):
-            names[value] = value
-    if all(k == v for k, v in names.items()):
-        return frame
-    return frame.assign(**{column: frame[column].map(names)})
-
-
 def format_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4) -> str:
     """Render ``frame`` as ``table`` (aligned, for people), ``tsv`` or ``json`` (records; NaN →
     null). TSV and JSON print measure names that parse back (``nDCG_FC@10``); the table may
     print the report form (``nDCG|FC@10``)."""
     if fmt in ("json", "tsv"):
-        frame = machine_names(frame)
+        frame = machine_names(frame, headers=True)
     if fmt == "json":
         return json.dumps(frame_records(frame), indent=2, default=str)
     cells = [[_fmt_value(v, places) for v in row] for row in frame.itertuples(index=False)]
