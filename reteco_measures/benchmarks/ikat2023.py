@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +107,17 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
     if len(covered) < len(judged):
         notes.append(f"{len(judged) - len(covered)} of {len(judged)} judged turns have no passage in the run "
                      "(they score 0)")
-    if not report.valid and not len(report.run):
-        notes.append("the run could not be read as an iKAT run: every score is 0")
+    if not report.valid:
+        # Invalid = the organisers' validator would reject the run (a turn missing, an unknown
+        # passage or PTKB id, a malformed field ...); what could be read is still scored.
+        kinds = Counter(p.kind for p in report.problems_of("error"))
+        errors = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        if len(report.run):
+            notes.append(f"the run is invalid by the iKAT 2023 run rules ({errors}); it is scored as read: "
+                         "rejected parts are skipped and missing turns score 0")
+        else:
+            notes.append(f"the run is invalid by the iKAT 2023 run rules ({errors}) and holds no passage to "
+                         "score: every passage score is 0")
     return notes
 
 
