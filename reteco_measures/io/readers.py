@@ -9,7 +9,6 @@ problems are also kept in ``df.attrs["problems"]``.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -170,28 +169,35 @@ def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | Non
     # runs do; arrow's number parser accepts them) but must not appear inside the other
     # fields, checked after parsing. Arrow's integer parser reads hexadecimal ("0x10"), which
     # a rank is not: such files take the general path too.
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None
+
+    def parse() -> pa.Table | None:
+        try:
+            return pv.read_csv(
+                pa.BufferReader(pa.py_buffer(data)),  # zero copy, read without the GIL
+                read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 20),
+                parse_options=pv.ParseOptions(
+                    delimiter="\t" if tabbed else " ", quote_char=False, escape_char=False, ignore_empty_lines=False
+                ),
+                convert_options=pv.ConvertOptions(
+                    # large_string: pandas' str dtype takes it without a copy
+                    column_types={"query_id": pa.large_string(), "q0": pa.large_string(),
+                                  "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
+                                  "run_id": pa.large_string()},
+                    strings_can_be_null=True,
+                    quoted_strings_can_be_null=False,
+                    null_values=[""],
+                ),
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+
     others = [b"\r", b"\x0b", b"\x0c"] + ([] if tabbed else [b"\t"])
-    if data.startswith(b"\xef\xbb\xbf") or any(c in data for c in others):
+    if any(c in data for c in others) or ((b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data)):
         return None
-    if (b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data):
-        return None
-    try:
-        table = pv.read_csv(
-            io.BytesIO(data),
-            read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 20),
-            parse_options=pv.ParseOptions(
-                delimiter="\t" if tabbed else " ", quote_char=False, escape_char=False, ignore_empty_lines=False
-            ),
-            convert_options=pv.ConvertOptions(
-                # large_string: pandas' str dtype takes it without a copy
-                column_types={"query_id": pa.large_string(), "q0": pa.large_string(), "doc_id": pa.large_string(),
-                              "rank": pa.int64(), "score": pa.float64(), "run_id": pa.large_string()},
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=False,
-                null_values=[""],
-            ),
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    table = parse()
+    if table is None:
         return None
     if len(table) == 0 or any(col.null_count for col in table.columns):
         return None
