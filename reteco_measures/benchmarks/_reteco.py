@@ -4,6 +4,7 @@ contract with the domain-corpus check, and reading explicit reference files."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,8 @@ from ..errors import Problem
 from ..kernels.ranking import TIE_BREAKS
 from .base import Option
 
-__all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check"]
+__all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
+           "explicit_file"]
 
 
 def domain_check(
@@ -150,6 +152,16 @@ COMMON_OPTIONS = (
            "(#turnN / _turn_N, domain/id / id, 001 / 1); by default such a run is refused",
            choices=("exact", "normalize"), action="store_const", const="normalize", flag="--normalize-ids"),
 )
+
+def explicit_file(opts: dict, name: str, folder: Path | None, default: str) -> str | None:
+    """The reference file of option ``name`` (``--qrels``, ``--topics``, ``--corpus`` ...) when
+    given, else ``folder / default`` when that file exists (the organisers' sample layout), else None."""
+    if opts.get(name):
+        return str(opts[name])
+    if folder is not None and (folder / default).is_file():
+        return str(folder / default)
+    return None
+
 
 #: explicit reference files: score any layout (the organisers' public sample, a single folder)
 FILE_OPTIONS = (

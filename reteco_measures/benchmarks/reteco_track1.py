@@ -46,7 +46,14 @@ from ..contracts.base import ValidationReport
 from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files
 from ..kernels.stepwise import step_parents
 from ..side import load_labels
-from ._reteco import COMMON_OPTIONS, FILE_OPTIONS, TIE_BREAK_OPTION, read_run_any, validate_reteco_domains
+from ._reteco import (
+    COMMON_OPTIONS,
+    FILE_OPTIONS,
+    TIE_BREAK_OPTION,
+    explicit_file,
+    read_run_any,
+    validate_reteco_domains,
+)
 from .base import Benchmark, Grouping, Inputs, Option, long_per_query, register
 
 __all__ = ["RETECO_1A", "RETECO_1B", "score_reteco_1a", "score_reteco_1b", "DISPLAY_NAMES", "diagnostics"]
@@ -97,16 +104,10 @@ def _explicit(opts: dict, steps: bool, folder: Path | None) -> TempoData:
     """Reference data from explicit files (or an organiser-sample folder), read by
     :func:`~reteco_measures.datasets.reteco_tempo.load_tempo_files`: every query's domain is the
     folder part of its gold document ids (``bitcoin/…``), as in the organisers' sample."""
-
-    def pick(name: str, default: str) -> str | None:
-        if opts.get(name):
-            return str(opts[name])
-        if folder is not None and (folder / default).is_file():
-            return str(folder / default)
-        return None
-
-    topics_path, qrels_path = pick("topics", "examples.jsonl"), pick("qrels", "qrels.txt")
-    corpus_path, steps_path = pick("corpus", "documents.jsonl"), pick("steps", "steps.jsonl")
+    topics_path = explicit_file(opts, "topics", folder, "examples.jsonl")
+    qrels_path = explicit_file(opts, "qrels", folder, "qrels.txt")
+    corpus_path = explicit_file(opts, "corpus", folder, "documents.jsonl")
+    steps_path = explicit_file(opts, "steps", folder, "steps.jsonl")
     if qrels_path is None:
         raise ValueError("reference qrels needed: give --qrels FILE (or --data with the release layout)")
     if topics_path is None and steps_path is None:
@@ -291,49 +292,50 @@ def _measures_1b(opts: dict) -> list:
 _GROUPS = (Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the domain means; "
                     "(all) = mean over queries)"),)
 
-RETECO_1A = register(Benchmark(
+
+def _tempo_benchmark(steps: bool, **declaration: Any) -> Benchmark:
+    """A Track 1 declaration: 1a (queries) and 1b (steps) share the data, the ``reteco`` contract,
+    the per-domain breakdown, the printed names and the options; ``declaration`` holds the rest."""
+    return register(Benchmark(
+        load=_load(steps),
+        validate=_validate,
+        contract="reteco",
+        groupings=_GROUPS,
+        per_query_columns=("domain",),
+        per_query_sort=("domain", "query_id"),
+        display=display,
+        options=_OPTIONS,
+        notes=_notes,
+        describe=_describe(steps),
+        **declaration,
+    ))
+
+
+RETECO_1A = _tempo_benchmark(
+    False,
     name="reteco-1a",
     title="RETECO 1a (TEMPO)",
     help="RETECO Track 1a (TEMPO): query-level nDCG@10 (+ TP, TR, TC, nDCG|FC, MAP@10, R@10, MRR per domain)",
     measures=_measures_1a,
-    load=_load(False),
-    validate=_validate,
     per_query=_per_query_1a,
-    contract="reteco",
     unit="query",
-    groupings=_GROUPS,
-    per_query_columns=("domain",),
-    per_query_sort=("domain", "query_id"),
-    display=display,
     aggregation="mean over queries",
-    options=_OPTIONS,
     run_help="TREC run: query_id Q0 doc_id rank score run_id",
-    notes=_notes,
-    describe=_describe(False),
     demo=_demo_1a,
-))
+)
 
-RETECO_1B = register(Benchmark(
+RETECO_1B = _tempo_benchmark(
+    True,
     name="reteco-1b",
     title="RETECO 1b (TEMPO)",
     help="RETECO Track 1b (TEMPO): step-wise nDCG@10 averaged per query (+ step diagnostics per domain)",
     measures=_measures_1b,
-    load=_load(True),
-    validate=_validate,
     per_query=_per_query_1b,
-    contract="reteco",
     unit="query (after averaging its steps)",
-    groupings=_GROUPS,
-    per_query_columns=("domain",),
-    per_query_sort=("domain", "query_id"),
-    display=display,
     aggregation="mean over queries of the mean over their steps",
-    options=_OPTIONS,
     run_help="TREC run of step topics: <query_id>_step<n> Q0 doc_id rank score run_id",
-    notes=_notes,
-    describe=_describe(True),
     demo=_demo_1b,
-))
+)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -43,7 +43,14 @@ from ..datasets.reteco_recor import (
     read_recor_qrels,
 )
 from ..measures.turn_ndcg import TurnNDCG
-from ._reteco import COMMON_OPTIONS, FILE_OPTIONS, TIE_BREAK_OPTION, read_run_any, validate_reteco_domains
+from ._reteco import (
+    COMMON_OPTIONS,
+    FILE_OPTIONS,
+    TIE_BREAK_OPTION,
+    explicit_file,
+    read_run_any,
+    validate_reteco_domains,
+)
 from .base import Benchmark, Grouping, Inputs, Option, long_per_query, register
 
 __all__ = ["RETECO_2A", "score_reteco_2a", "DISPLAY_NAMES"]
@@ -65,15 +72,9 @@ def _explicit(opts: dict, folder: Path | None) -> RecorData:
     if folder is not None and not any(opts.get(n) for n in ("topics", "qrels", "corpus")):
         return load_organiser_sample(folder, hash_turn_ids=opts["hash_turn_ids"])
 
-    def pick(name: str, default: str) -> str | None:
-        if opts.get(name):
-            return str(opts[name])
-        if folder is not None and (folder / default).is_file():
-            return str(folder / default)
-        return None
-
-    topics_path, qrels_path, corpus_path = (pick("topics", "benchmark.jsonl"), pick("qrels", "qrels.txt"),
-                                            pick("corpus", "documents.jsonl"))
+    topics_path = explicit_file(opts, "topics", folder, "benchmark.jsonl")
+    qrels_path = explicit_file(opts, "qrels", folder, "qrels.txt")
+    corpus_path = explicit_file(opts, "corpus", folder, "documents.jsonl")
     if topics_path is None or qrels_path is None:
         raise ValueError("explicit RECOR files need --topics (benchmark JSON/JSONL) and --qrels "
                          "(or --data with the release layout)")
