@@ -19,7 +19,7 @@ import warnings
 from ..errors import DataFormatWarning
 from .main import command
 
-__all__ = ["split_runs_and_measures"]
+__all__ = ["split_runs_and_measures", "add_statistics_options", "statistics_options"]
 
 _RUN_SUFFIXES = (".txt", ".trec", ".run", ".jsonl", ".json", ".gz", ".tsv", ".res")
 
@@ -37,6 +37,25 @@ def split_runs_and_measures(items: list[str]) -> tuple[list[str], list[str]]:
     return runs, measures
 
 
+def add_statistics_options(p: argparse.ArgumentParser, resamples: int) -> None:
+    """The paired-test and interval options shared by ``compare`` and ``leaderboard``."""
+    from ..stats import CORRECTIONS, TESTS
+
+    p.add_argument("--test", default="t", choices=list(TESTS))
+    p.add_argument("--correction", default="holm", choices=[c for c in CORRECTIONS if c] + ["none"])
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--ci", type=float, default=0.95, help="confidence level of the bootstrap intervals")
+    p.add_argument("--resamples", type=int, default=resamples, help="bootstrap / randomization resamples")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def statistics_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of :func:`reteco_measures.compare` (and ``Benchmark.leaderboard``) that
+    :func:`add_statistics_options` parsed."""
+    return {"test": args.test, "correction": None if args.correction == "none" else args.correction,
+            "alpha": args.alpha, "ci": args.ci, "n_resamples": args.resamples, "seed": args.seed}
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from ..report.tables import format_comparison
     from ..stats import compare
@@ -52,10 +71,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"--plot-kind {args.plot_kind} needs --by (e.g. --by domain --by depth)")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = compare(runs, args.qrels, measures, baseline=args.baseline, test=args.test,
-                         correction=None if args.correction == "none" else args.correction, alpha=args.alpha,
-                         ci=args.ci, n_resamples=args.resamples, seed=args.seed, topics=args.topics,
-                         labels=args.labels, by=args.by, tie_break=args.tie_break)
+        result = compare(runs, args.qrels, measures, baseline=args.baseline, topics=args.topics,
+                         labels=args.labels, by=args.by, tie_break=args.tie_break, **statistics_options(args))
     problems = 0
     for w in caught:
         print(f"reteco-measures: warning: {w.message}", file=sys.stderr)
@@ -72,7 +89,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _add_compare(sub: argparse._SubParsersAction) -> None:
     from ..kernels.ranking import TIE_BREAKS
     from ..report.tables import FORMATS
-    from ..stats import CORRECTIONS, TESTS
 
     p = sub.add_parser(
         "compare", help="compare runs: aggregates with confidence intervals and paired significance tests",
@@ -82,12 +98,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     p.add_argument("items", nargs="+", metavar="RUN|MEASURE", help="two or more run files, then measures")
     p.add_argument("--measure", action="append", help="a measure (repeatable; for names that are also file names)")
     p.add_argument("--baseline", help="run name (file stem) to compare every other run against")
-    p.add_argument("--test", default="t", choices=list(TESTS))
-    p.add_argument("--correction", default="holm", choices=[c for c in CORRECTIONS if c] + ["none"])
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--ci", type=float, default=0.95, help="confidence level of the bootstrap intervals")
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap / randomization resamples")
-    p.add_argument("--seed", type=int, default=0)
+    add_statistics_options(p, resamples=10_000)
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
     p.add_argument("--topics", help="topics metadata file (JSONL/TSV)")
     p.add_argument("--labels", help="frozen temporal labels JSONL")

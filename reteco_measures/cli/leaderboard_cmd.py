@@ -38,14 +38,14 @@ def expand_runs(items: list[str]) -> list[Path]:
 def _cmd_leaderboard(args: argparse.Namespace) -> int:
     from ..benchmarks import BENCHMARKS
     from ..report.leaderboard import format_leaderboard
+    from .compare_cmd import statistics_options
     from .score_cmd import benchmark_options
 
     bench = BENCHMARKS[args.bench]
     runs = expand_runs(args.runs)
     board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
-                              test=args.test, correction=None if args.correction == "none" else args.correction,
-                              alpha=args.alpha, ci=args.ci, n_resamples=args.resamples, seed=args.seed,
-                              ties=not args.no_ties, workers=args.workers, **benchmark_options(args, bench))
+                              ties=not args.no_ties, workers=args.workers, **statistics_options(args),
+                              **benchmark_options(args, bench))
     if args.format == "html":
         from ..report.html import leaderboard_html
 
@@ -70,7 +70,7 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
 def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
     from ..benchmarks import BENCHMARKS, _load_all
     from ..report.leaderboard import LEADERBOARD_FORMATS
-    from ..stats import CORRECTIONS, TESTS
+    from .compare_cmd import add_statistics_options
     from .score_cmd import add_benchmark_options
 
     _load_all()
@@ -83,12 +83,7 @@ def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
         pp.add_argument("runs", nargs="+", metavar="RUN", help="submission files or folders of them")
         add_benchmark_options(pp, bench)
         pp.add_argument("--measure", help="ranking measure (default: the official one)")
-        pp.add_argument("--test", default="t", choices=list(TESTS))
-        pp.add_argument("--correction", default="holm", choices=[c for c in CORRECTIONS if c] + ["none"])
-        pp.add_argument("--alpha", type=float, default=0.05)
-        pp.add_argument("--ci", type=float, default=0.95, help="confidence level of the bootstrap intervals")
-        pp.add_argument("--resamples", type=int, default=2_000, help="bootstrap / randomization resamples")
-        pp.add_argument("--seed", type=int, default=0)
+        add_statistics_options(pp, resamples=2_000)
         pp.add_argument("--no-ties", action="store_true", help="skip the tie-sensitivity computation")
         pp.add_argument("--workers", type=int, default=None,
                         help="processes scoring the submissions (default: one per CPU when there are 8 or more)")
