@@ -317,38 +317,10 @@ def _add_ikat(sub: argparse._SubParsersAction) -> None:
 # temporal
 
 
-def _read_pairs(path: str) -> list[tuple[str, str]]:
-    pairs: dict[tuple[str, str], None] = {}
-    with open(path, "rb") as f:
-        for i, data in enumerate(f, start=1):
-            try:
-                s = data.decode("utf-8-sig" if i == 1 else "utf-8").strip()
-            except UnicodeDecodeError as exc:
-                raise ValueError(f"{path}:{i}: not valid UTF-8 ({exc.reason})") from None
-            if not s:
-                continue
-            if s.startswith("{"):
-                try:
-                    obj = json.loads(s)
-                    pair = (str(obj["query_id"]), str(obj["doc_id"]))
-                except (ValueError, RecursionError, KeyError, TypeError):
-                    raise ValueError(f"{path}:{i}: a JSON pair needs query_id and doc_id") from None
-            else:
-                cols = s.split()
-                if len(cols) == 2:
-                    pair = (cols[0], cols[1])
-                elif len(cols) in (4, 6):
-                    pair = (cols[0], cols[2])
-                else:
-                    raise ValueError(f"{path}:{i}: expected 'query_id doc_id', qrels or a TREC run line")
-            pairs.setdefault(pair, None)
-    return list(pairs)
-
-
 def _cmd_temporal(args: argparse.Namespace) -> int:
     from ..io.readers import read_run
     from ..judge.generation import write_jsonl
-    from ..judge.inputs import read_documents, read_temporal_topics
+    from ..judge.inputs import read_documents, read_pairs, read_temporal_topics
     from ..judge.temporal import label_rows, pool_pairs, temporal_items, temporal_summary
 
     if not args.run and not args.pairs:
@@ -358,7 +330,7 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
     if args.run:
         pairs.extend(pool_pairs([read_run(r) for r in args.run], depth=args.depth))
     if args.pairs:
-        pairs.extend(_read_pairs(args.pairs))
+        pairs.extend(read_pairs(args.pairs))
     pairs = list(dict.fromkeys(pairs))
     documents, p2 = read_documents(args.documents, wanted={d for _, d in pairs})
     problems += p2

@@ -100,27 +100,25 @@ class _Api:
         except ValueError as exc:
             raise RuntimeError(f"{what}: the reply is not JSON ({exc})") from None
 
-    def upload(self, data: bytes) -> str:
-        r = self.http.post(f"{self.base}/files", data={"purpose": "batch"},
-                           files={"file": ("judgments.jsonl", data, "application/jsonl")})
+    def _post(self, path: str, what: str, **request: Any) -> dict[str, Any]:
+        """POST ``path``; the reply object, which must carry the new ``what``'s id. A server
+        without the Batch API (404, 405, 501) raises :class:`BatchUnsupported`."""
+        r = self.http.post(f"{self.base}{path}", **request)
         if r.status_code in (404, 405, 501):
-            raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API (POST /files answered "
+            raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API (POST {path} answered "
                                    f"HTTP {r.status_code})")
-        obj = self._check(r, "POST /files")
+        obj = self._check(r, f"POST {path}")
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-            raise RuntimeError("POST /files: no file id in the reply")
-        return obj["id"]
+            raise RuntimeError(f"POST {path}: no {what} id in the reply")
+        return obj
+
+    def upload(self, data: bytes) -> str:
+        return self._post("/files", "file", data={"purpose": "batch"},
+                          files={"file": ("judgments.jsonl", data, "application/jsonl")})["id"]
 
     def create(self, file_id: str, window: str, metadata: dict[str, str]) -> dict[str, Any]:
-        r = self.http.post(f"{self.base}/batches", json={"input_file_id": file_id, "endpoint": "/v1/chat/completions",
-                                                         "completion_window": window, "metadata": metadata})
-        if r.status_code in (404, 405, 501):
-            raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API (POST /batches answered "
-                                   f"HTTP {r.status_code})")
-        obj = self._check(r, "POST /batches")
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-            raise RuntimeError("POST /batches: no batch id in the reply")
-        return obj
+        return self._post("/batches", "batch", json={"input_file_id": file_id, "endpoint": "/v1/chat/completions",
+                                                     "completion_window": window, "metadata": metadata})
 
     def get(self, batch_id: str) -> dict[str, Any]:
         obj = self._check(self.http.get(f"{self.base}/batches/{batch_id}"), f"GET /batches/{batch_id}")
@@ -258,12 +256,7 @@ def run_batch(
         if not fresh:
             from_cache.add(key)
             return
-        stats.asked += 1
-        stats.requests += verdict.attempts
-        stats.prompt_tokens += verdict.prompt_tokens
-        stats.completion_tokens += verdict.completion_tokens
-        for c in verdict.causes:
-            stats.causes[c] = stats.causes.get(c, 0) + 1
+        stats.count_asked(verdict)
 
     def records() -> dict[str, dict[str, Any]]:
         out = {}

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ __all__ = [
     "read_answers",
     "read_context",
     "read_targets",
+    "read_pairs",
     "read_passages",
     "read_temporal_topics",
     "read_documents",
@@ -286,26 +287,59 @@ def read_targets(path: str | Path) -> list[str]:
         ValueError: naming the file and line of an undecodable or malformed line.
     """
     seen: dict[str, None] = {}
+    for i, s in _text_lines(path):
+        if s.startswith("{"):
+            try:
+                obj = json.loads(s)
+            except (ValueError, RecursionError):
+                raise ValueError(f"{path}:{i}: a line starting with '{{' is not valid JSON") from None
+            tid = _id(obj, ("turn_id", "query_id", "id")) if isinstance(obj, dict) else None
+            if tid is None:
+                raise ValueError(f"{path}:{i}: a JSON line has no turn_id/query_id/id")
+        else:
+            tid = s.split()[0]
+        seen.setdefault(tid, None)
+    return list(seen)
+
+
+def read_pairs(path: str | Path) -> list[tuple[str, str]]:
+    """(query_id, doc_id) pairs from JSONL (``query_id``, ``doc_id``), ``query_id doc_id`` lines,
+    TREC qrels or a TREC run, in first-seen order without repeats.
+
+    Raises:
+        ValueError: naming the file and line of an undecodable or malformed line.
+    """
+    pairs: dict[tuple[str, str], None] = {}
+    for i, s in _text_lines(path):
+        if s.startswith("{"):
+            try:
+                obj = json.loads(s)
+                pair = (str(obj["query_id"]), str(obj["doc_id"]))
+            except (ValueError, RecursionError, KeyError, TypeError):
+                raise ValueError(f"{path}:{i}: a JSON pair needs query_id and doc_id") from None
+        else:
+            cols = s.split()
+            if len(cols) == 2:
+                pair = (cols[0], cols[1])
+            elif len(cols) in (4, 6):
+                pair = (cols[0], cols[2])
+            else:
+                raise ValueError(f"{path}:{i}: expected 'query_id doc_id', qrels or a TREC run line")
+        pairs.setdefault(pair, None)
+    return list(pairs)
+
+
+def _text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, stripped text) of the non-blank lines of a UTF-8 file (a BOM is dropped);
+    an undecodable line raises ValueError naming the file and line."""
     with open(path, "rb") as f:
         for i, raw in enumerate(f, start=1):
             try:
                 s = raw.decode("utf-8-sig" if i == 1 else "utf-8").strip()
             except UnicodeDecodeError as exc:
                 raise ValueError(f"{path}:{i}: not valid UTF-8 ({exc.reason})") from None
-            if not s:
-                continue
-            if s.startswith("{"):
-                try:
-                    obj = json.loads(s)
-                except (ValueError, RecursionError):
-                    raise ValueError(f"{path}:{i}: a line starting with '{{' is not valid JSON") from None
-                tid = _id(obj, ("turn_id", "query_id", "id")) if isinstance(obj, dict) else None
-                if tid is None:
-                    raise ValueError(f"{path}:{i}: a JSON line has no turn_id/query_id/id")
-            else:
-                tid = s.split()[0]
-            seen.setdefault(tid, None)
-    return list(seen)
+            if s:
+                yield i, s
 
 
 def read_passages(path: str | Path) -> dict[str, str]:

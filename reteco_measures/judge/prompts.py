@@ -24,6 +24,7 @@ __all__ = [
     "parse_prompt",
     "family_of",
     "available_prompts",
+    "prompt_index",
 ]
 
 #: dimension families: name -> (dimensions in report order, score range, normalisation)
@@ -191,3 +192,18 @@ def available_prompts() -> dict[str, list[str]]:
     for family, dims in FAMILIES.items():
         out[family] = [d for d in dims if _candidates(None, family, d)]
     return out
+
+
+def prompt_index(directory: str | Path | None = None) -> dict[str, Prompt]:
+    """sha256 -> prompt, for the latest prompt of every dimension in ``directory`` (when given) and
+    of the packaged prompts: which prompt a judgment (that records the sha256) was made with."""
+    index: dict[str, Prompt] = {}
+    for dims in FAMILIES.values():
+        for dim in dims:
+            for folder in ([directory] if directory else []) + [None]:
+                try:
+                    p = load_prompt(dim, directory=folder)
+                except (FileNotFoundError, ValueError):
+                    continue
+                index.setdefault(p.sha256, p)
+    return index

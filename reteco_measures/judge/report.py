@@ -39,7 +39,7 @@ from ..io.jsonl import iter_jsonl
 from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats
 from .agreement import _item_ids, agreement, frame_records, read_ratings, self_consistency
 from .ledger import token_totals
-from .prompts import FAMILIES, canonical, load_prompt
+from .prompts import canonical, prompt_index
 
 __all__ = ["build_report", "report_markdown", "read_judgment_rows"]
 
@@ -76,15 +76,7 @@ def _reason(error: str) -> str:
 
 
 def _prompts(shas: Sequence[str], prompts_dir: PathLike | None) -> list[dict[str, Any]]:
-    index = {}
-    for dims in FAMILIES.values():
-        for dim in dims:
-            for directory in ([prompts_dir] if prompts_dir else []) + [None]:
-                try:
-                    p = load_prompt(dim, directory=directory)
-                except (FileNotFoundError, ValueError):
-                    continue
-                index.setdefault(p.sha256, p)
+    index = prompt_index(prompts_dir)
     out = []
     for sha in shas:
         p = index.get(sha)

@@ -89,6 +89,16 @@ class RunStats:
     def valid(self) -> int:
         return self.total - self.invalid
 
+    def count_asked(self, verdict: Verdict) -> None:
+        """Count a verdict the judge was asked for (not one served from the cache): its requests,
+        tokens and retry causes."""
+        self.asked += 1
+        self.requests += verdict.attempts
+        self.prompt_tokens += verdict.prompt_tokens
+        self.completion_tokens += verdict.completion_tokens
+        for c in verdict.causes:
+            self.causes[c] = self.causes.get(c, 0) + 1
+
 
 class _Judge:
     """Anything with ``model`` and ``judge(messages, low, high) -> Verdict`` (a JudgeClient)."""
@@ -227,12 +237,7 @@ def run_items(
                     if cached:
                         stats.cached += len(pending[key])
                     else:
-                        stats.asked += 1
-                        stats.requests += verdict.attempts
-                        stats.prompt_tokens += verdict.prompt_tokens
-                        stats.completion_tokens += verdict.completion_tokens
-                        for c in verdict.causes:
-                            stats.causes[c] = stats.causes.get(c, 0) + 1
+                        stats.count_asked(verdict)
                         if verdict.kind == "limit":
                             stats.limited += 1
                     for i in pending[key]:

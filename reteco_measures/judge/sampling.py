@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Problem
-from .prompts import FAMILIES, Prompt, load_prompt
+from .prompts import load_prompt, prompt_index
 
 __all__ = ["allocate", "sample_items", "rating_sheet", "SHEET_TEXT_COLUMNS"]
 
@@ -111,19 +111,6 @@ def sample_items(
     return sample.iloc[rng.permutation(len(sample))].reset_index(drop=True)
 
 
-def _prompt_index(prompts_dir: str | os.PathLike | None) -> dict[str, Prompt]:
-    index: dict[str, Prompt] = {}
-    for dims in FAMILIES.values():
-        for dim in dims:
-            for directory in ([prompts_dir] if prompts_dir else []) + [None]:
-                try:
-                    p = load_prompt(dim, directory=directory)
-                except (FileNotFoundError, ValueError):
-                    continue
-                index.setdefault(p.sha256, p)
-    return index
-
-
 def rating_sheet(
     sample: pd.DataFrame,
     raters: Sequence[str],
@@ -139,7 +126,7 @@ def rating_sheet(
     bad = [r for r in raters if not r or "," in r]
     if bad or len(set(raters)) != len(raters):
         raise ValueError(f"rater names must be distinct and non-empty: {list(raters)}")
-    index = _prompt_index(prompts_dir)
+    index = prompt_index(prompts_dir)
     strata = [c for c in sample.columns if c not in ("turn_id", "dimension", "inputs", "prompt_sha256")]
     rows = []
     for k, r in enumerate(sample.itertuples(index=False), start=1):
