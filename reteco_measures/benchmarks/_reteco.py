@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..contracts.base import ValidationReport
 from ..contracts.reteco import validate_reteco
@@ -34,20 +36,44 @@ def domain_check(
     another domain's corpus (the rest are in no corpus at all)."""
     if not len(cleaned):
         return cleaned, [], 0
-    dom = cleaned["query_id"].map(topics.drop_duplicates("query_id").set_index("query_id")["domain"])
+    per_topic = topics.drop_duplicates("query_id")
     docs_index, domains, pair_keys = _corpus_keys(corpus)
-    r_doc = docs_index.get_indexer(cleaned["doc_id"].to_numpy(dtype=object))
-    r_dom = domains.get_indexer(dom.to_numpy(dtype=object))
+    # codes by hash lookups over whole columns: row -> topic -> its domain's code; row -> document
+    r_topic = positions(cleaned["query_id"], pd.Index(per_topic["query_id"].to_numpy(dtype=object)))
+    topic_domain = np.r_[per_topic["domain"].to_numpy(dtype=object), np.array([np.nan], dtype=object)]
+    topic_code = domains.get_indexer(topic_domain)  # the last entry stands for "no topic" (index -1)
+    r_dom = np.where(r_topic >= 0, topic_code[r_topic], -1)
+    r_doc = positions(cleaned["doc_id"], docs_index)
     key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
     ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
     dropped = cleaned[~ok]
     other = int((r_doc[~ok] >= 0).sum())
+    dropped_domain = topic_domain[r_topic[~ok]].tolist()
     problems = [
         Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
                 path=path, kind="unknown_doc", doc_id=row.doc_id)
-        for row, d in zip(dropped.itertuples(index=False), dom[~ok].tolist(), strict=True)
+        for row, d in zip(dropped.itertuples(index=False), dropped_domain, strict=True)
     ]
     return cleaned[ok].reset_index(drop=True), problems, other
+
+
+def positions(values: pd.Series, index: pd.Index) -> np.ndarray:
+    """The position of every value in ``index`` (unique), -1 where absent: ``index.get_indexer``,
+    through arrow's hash lookup when ``values`` are strings (pandas hashes one Python object per
+    row; arrow reads the column as it is, about ten times faster on a run's document ids)."""
+    try:
+        arr = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arr = None
+    if arr is not None and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        try:
+            value_set = pa.array(index.to_numpy(dtype=object), type=arr.type, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            value_set = None
+        if value_set is not None:
+            found = pc.index_in(arr, value_set=value_set).fill_null(-1)
+            return found.to_numpy(zero_copy_only=False).astype(np.int64)
+    return index.get_indexer(values.to_numpy(dtype=object))
 
 
 #: id(corpus) -> (the corpus itself, keys): holding the frame keeps its id from being reused

@@ -26,6 +26,7 @@ change some value.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -335,9 +336,11 @@ def _group_table(scores: dict[str, Score], order: list[str], g: Any, label: str)
 
 
 def _tie_bounds(score: Score, inputs: Any, measure: Any) -> pd.DataFrame | None:
-    """Per query ``value, min, max`` of ``measure`` under trec_eval's, the worst and the best order
-    of tied scores, for a run with ties among the rows that can reach the cutoff (else None)."""
-    from ..stats import has_ties, tie_sensitivity
+    """Per query ``worst, best``: ``measure`` under the worst and the best order of tied scores,
+    for a run with ties that change the order among the rows that can reach the cutoff (else
+    None). trec_eval's order is the engine's own value (not evaluated again)."""
+    from ..stats import has_ties
+    from ..stats.ties import tie_bounds
 
     run = score.report.run[["query_id", "doc_id", "score"]]
     cutoff = (getattr(measure, "params", None) or {}).get("cutoff")
@@ -346,21 +349,31 @@ def _tie_bounds(score: Score, inputs: Any, measure: Any) -> pd.DataFrame | None:
     if not len(run) or not has_ties(run):
         return None
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
-    ts = tie_sensitivity(qrels, run, measure, topics=inputs.topics, labels=inputs.labels)
-    ts = ts.assign(query_id=ts["query_id"].astype(str)).drop_duplicates("query_id").set_index("query_id")
-    return ts[["value", "min", "max"]]
+    tb = tie_bounds(qrels, run, [measure], topics=inputs.topics, labels=inputs.labels)
+    if tb is None:
+        return None
+    tb = tb.assign(query_id=tb["query_id"].astype(str)).drop_duplicates("query_id").set_index("query_id")
+    return tb[["worst", "best"]]
 
 
 def _with_ties(frame: pd.DataFrame, bounds: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, bool]:
-    """``tie_min`` / ``tie_max`` per (run, query) from the runs' tie bounds (the value elsewhere)."""
+    """``tie_min`` / ``tie_max`` per (run, query): the smallest / largest of the value and the
+    run's worst / best tie orders (the value where the orders cannot differ)."""
     frame = frame.assign(tie_min=frame["value"], tie_max=frame["value"])
     changed = False
-    for name, ts in bounds.items():
-        rows = frame["run"] == name
+    for name, tb in bounds.items():
+        rows = (frame["run"] == name).to_numpy()
         q = frame.loc[rows, "query_id"]
-        frame.loc[rows, "tie_min"] = q.map(ts["min"]).fillna(frame.loc[rows, "value"]).to_numpy()
-        frame.loc[rows, "tie_max"] = q.map(ts["max"]).fillna(frame.loc[rows, "value"]).to_numpy()
-        changed = changed or bool(((ts["min"] != ts["value"]) | (ts["max"] != ts["value"])).any())
+        value = frame.loc[rows, "value"].to_numpy(dtype=np.float64)
+        stacked = np.vstack([value, q.map(tb["worst"]).to_numpy(dtype=np.float64),
+                             q.map(tb["best"]).to_numpy(dtype=np.float64)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
+            lo, hi = np.nanmin(stacked, axis=0), np.nanmax(stacked, axis=0)
+        frame.loc[rows, "tie_min"] = lo
+        frame.loc[rows, "tie_max"] = hi
+        same = (lo == value) & (hi == value) | np.isnan(value) & np.isnan(lo) & np.isnan(hi)
+        changed = changed or not bool(same.all())
     return frame, changed
 
 
