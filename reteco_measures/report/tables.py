@@ -211,19 +211,13 @@ def to_text(comparison: Any, places: int = 4) -> str:
 
 
 def _records(frame: pd.DataFrame, names: dict[str, str]) -> list[dict[str, Any]]:
-    out = []
-    for rec in frame.to_dict(orient="records"):
-        if "measure" in rec:
-            rec["measure"] = names.get(rec["measure"], rec["measure"])
-        for k, v in list(rec.items()):
-            if isinstance(v, (np.floating, float)):
-                rec[k] = None if math.isnan(float(v)) else float(v)
-            elif isinstance(v, np.integer):
-                rec[k] = int(v)
-            elif isinstance(v, np.bool_):
-                rec[k] = bool(v)
-        out.append(rec)
-    return out
+    """JSON records (see :func:`~reteco_measures.benchmarks.base.frame_records`) with the ``measure``
+    column in the names ir_measures parses (``names``: report label -> name)."""
+    from ..benchmarks.base import frame_records
+
+    if "measure" in frame.columns:
+        frame = frame.assign(measure=frame["measure"].map(lambda m: names.get(m, m)))
+    return frame_records(frame)
 
 
 def to_json(comparison: Any) -> str:
