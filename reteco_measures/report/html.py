@@ -47,6 +47,7 @@ tr.cluster-odd td{background:#f7fbff}
 .official{font-size:2.2em;font-weight:700;margin:.1em 0}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
 code{background:#f6f8fa;padding:0 .2em}
+div.wrap{overflow-x:auto;max-width:100%}
 ul.problems li{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em}
 """
 
@@ -133,7 +134,8 @@ def table_html(
             klass = ' class="num"' if numeric else ""
             cells.append(f"<td{klass}{data}>{_esc(text)}</td>")
         rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
-    return f"<table{attrs}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
+    return (f'<div class="wrap"><table{attrs}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(rows)
+            + "\n</tbody>\n</table></div>")
 
 
 def figure_data_uri(fig: Any, *, dpi: int = 110) -> str:
