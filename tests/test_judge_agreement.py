@@ -276,3 +276,17 @@ def test_tempo_judgments_out_sample_and_period_coverage_agreement(tmp_path, caps
     human_cov = [0, 1, 1, 0, 0, 0]
     assert got["period_coverage"]["kappa_quadratic"] == pytest.approx(
         sklearn_metrics.cohen_kappa_score(judge_cov, human_cov))
+
+
+def test_json_records_keep_full_precision():
+    """The JSON of `judge agreement` / `judge report` carries every digit of the statistics (the old
+    pandas to_json path kept 10 significant digits); NaN becomes null."""
+    from reteco_measures.judge.agreement import frame_records
+
+    frame = pd.DataFrame({"dimension": ["x", "y"], "n": np.array([3, 4], dtype=np.int64),
+                          "kappa_quadratic": [1 / 3, np.nan], "alpha_ordinal": [0.1234567890123456, 2 / 7]})
+    records = frame_records(frame)
+    assert records[0]["kappa_quadratic"] == 1 / 3 and records[0]["alpha_ordinal"] == 0.1234567890123456
+    assert records[1]["kappa_quadratic"] is None and records[1]["alpha_ordinal"] == 2 / 7
+    assert type(records[0]["n"]) is int
+    assert json.loads(json.dumps(records)) == records

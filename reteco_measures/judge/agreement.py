@@ -24,7 +24,6 @@ Items are ``turn_id`` values; for TEMPO labels (``query_id``, ``doc_id``) the it
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
@@ -504,5 +503,6 @@ def self_consistency(
 
 
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """JSON-safe records (NaN -> None)."""
-    return json.loads(frame.to_json(orient="records"))
+    """JSON-safe records at full precision (NaN -> None, numpy scalars -> Python numbers)."""
+    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in rec.items()} for rec in records]
