@@ -39,6 +39,22 @@ def write_run(path: str, n_queries: int, n_docs: int, seed: int = 0) -> None:
     frame.to_csv(path, sep=" ", header=False, index=False)
 
 
+def write_run_files(folder: str, n_queries: int, n_docs: int) -> tuple[str, str]:
+    """``folder/run.txt`` (clean) and ``folder/run_checking.txt`` (the same plus one malformed last line,
+    which sends every line through the checking path); files already there are reused."""
+    os.makedirs(folder, exist_ok=True)
+    run = os.path.join(folder, "run.txt")
+    bad = os.path.join(folder, "run_checking.txt")
+    if not os.path.exists(run):
+        write_run(run, n_queries, n_docs)
+    if not os.path.exists(bad):
+        with open(run, "rb") as src, open(bad, "wb") as dst:
+            while chunk := src.read(1 << 24):
+                dst.write(chunk)
+            dst.write(b"q0 Q0 this-line-has-five-fields 1\n")
+    return run, bad
+
+
 STEPS = {
     "baseline (python + import reteco_measures)": "import reteco_measures",
     "rm.read_run, fast path": "import reteco_measures as rm; rm.read_run({run!r})",
@@ -70,17 +86,7 @@ def main() -> None:
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
-    folder = args.keep or tempfile.mkdtemp(prefix="bench-memory-")
-    os.makedirs(folder, exist_ok=True)
-    run = os.path.join(folder, "run.txt")
-    bad = os.path.join(folder, "run_checking.txt")
-    if not os.path.exists(run):
-        write_run(run, args.queries, args.docs)
-    if not os.path.exists(bad):
-        with open(run, "rb") as src, open(bad, "wb") as dst:
-            while chunk := src.read(1 << 24):
-                dst.write(chunk)
-            dst.write(b"q0 Q0 this-line-has-five-fields 1\n")
+    run, bad = write_run_files(args.keep or tempfile.mkdtemp(prefix="bench-memory-"), args.queries, args.docs)
     size = os.path.getsize(run)
     print(f"run: {size / 1e6:.0f} MB, {args.queries * args.docs:,} lines; peak RSS (VmHWM) of a fresh process per step")
     results = {}

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from bench_memory import write_run
+from bench_memory import write_run_files
 
 import reteco_measures as rm
 
@@ -44,17 +44,7 @@ def main() -> None:
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
-    folder = args.keep or tempfile.mkdtemp(prefix="bench-readers-")
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, "run.txt")
-    bad = os.path.join(folder, "run_checking.txt")
-    if not os.path.exists(path):
-        write_run(path, args.queries, args.docs)
-    if not os.path.exists(bad):
-        with open(path, "rb") as src, open(bad, "wb") as dst:
-            while chunk := src.read(1 << 24):
-                dst.write(chunk)
-            dst.write(b"q0 Q0 this-line-has-five-fields 1\n")
+    path, bad = write_run_files(args.keep or tempfile.mkdtemp(prefix="bench-readers-"), args.queries, args.docs)
     n_lines = args.queries * args.docs
 
     def ours_checking() -> pd.DataFrame:
