@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,18 @@ FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
 SEEDS = st.integers(0, 2**32 - 1)
 
 
+def check_lines(data: bytes, rows: dict[int, tuple], bad_lines: set, ref_line: Callable[[bytes], object]) -> None:
+    """Every line of ``data`` against the reference parser ``ref_line``: skipped, reported, or kept as is."""
+    for no, line in enumerate(split_data_lines(data), start=1):
+        ref = ref_line(line)
+        if ref == SKIP:
+            assert no not in rows and no not in bad_lines, (no, line[:80])
+        elif ref == BAD:
+            assert no not in rows and no in bad_lines, (no, line[:80])
+        else:
+            assert rows.get(no) == ref, (no, line[:80], rows.get(no))
+
+
 def check_trec_run(data: bytes, path: Path | None = None) -> None:
     source = data if path is None else path
     frame = rm.read_run(source, format="trec", on_bad_lines="skip", line_numbers=True)
@@ -43,28 +56,14 @@ def check_trec_run(data: bytes, path: Path | None = None) -> None:
     for p in problems:
         assert p.line is not None
         assert p.path == (str(path) if path is not None else None)
-    for no, line in enumerate(split_data_lines(data), start=1):
-        ref = ref_trec_run_line(line)
-        if ref == SKIP:
-            assert no not in rows and no not in bad_lines, (no, line[:80])
-        elif ref == BAD:
-            assert no not in rows and no in bad_lines, (no, line[:80])
-        else:
-            assert rows.get(no) == ref, (no, line[:80], rows.get(no))
+    check_lines(data, rows, bad_lines, ref_trec_run_line)
 
 
 def check_trec_qrels(data: bytes) -> None:
     frame = rm.read_qrels(data, format="trec", on_bad_lines="skip", line_numbers=True)
     rows = {int(r.line): (r.query_id, r.doc_id, int(r.relevance)) for r in frame.itertuples()}
     bad_lines = {p.line for p in frame.attrs["problems"]}
-    for no, line in enumerate(split_data_lines(data), start=1):
-        ref = ref_trec_qrels_line(line)
-        if ref == SKIP:
-            assert no not in rows and no not in bad_lines, (no, line[:80])
-        elif ref == BAD:
-            assert no not in rows and no in bad_lines, (no, line[:80])
-        else:
-            assert rows.get(no) == ref, (no, line[:80], rows.get(no))
+    check_lines(data, rows, bad_lines, ref_trec_qrels_line)
 
 
 def check_jsonl_run(data: bytes) -> None:
