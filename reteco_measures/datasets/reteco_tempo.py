@@ -781,11 +781,15 @@ class _TempoTopics(BaseQueries, BaseQrels):
     def queries_lang(self) -> str:
         return "en"
 
-    def qrels_iter(self) -> Iterator[TrecQrel]:
+    def qrels_frames(self) -> Iterator[pd.DataFrame]:
+        """The qrels, one frame per domain file."""
         name = f"qrels_steps_{self.split}.txt" if self.steps else f"qrels_{self.split}.txt"
         for dom in self._doms():
             path = _file(dom, name, f"TEMPO {dom} {self.split} {'step ' if self.steps else ''}qrels", None).path()
-            q = read_tempo_qrels(path)
+            yield read_tempo_qrels(path)
+
+    def qrels_iter(self) -> Iterator[TrecQrel]:
+        for q in self.qrels_frames():
             for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(),
                                      strict=True):
                 yield TrecQrel(qid, did, int(rel), "0")
@@ -829,41 +833,18 @@ class _FileDocs(BaseDocs):
         return "en"
 
 
-class _FrameTopics(BaseQueries, BaseQrels):
-    """Queries (or steps) and qrels of a loaded :class:`TempoData`."""
+class _FrameTopics(_TempoTopics):
+    """Queries (or steps) and qrels of a loaded :class:`TempoData` (the release datasets' types)."""
 
     def __init__(self, data: TempoData):
         self.data = data
+        self.steps = data.steps
 
-    def queries_iter(self) -> Iterator[TempoQuery | TempoStep]:
-        t = self.data.topics
-        if self.data.steps:
-            for r in t[t["kind"] == "step"].itertuples(index=False):
-                yield TempoStep(r.query_id, r.text, r.parent_id, int(r.step), r.domain)
-        else:
-            for r in t[t["kind"] == "query"].itertuples(index=False):
-                yield TempoQuery(r.query_id, r.text, r.domain)
+    def topics(self) -> pd.DataFrame:
+        return self.data.topics
 
-    def queries_cls(self):
-        return TempoStep if self.data.steps else TempoQuery
-
-    def queries_namespace(self) -> str:
-        return "reteco/tempo"
-
-    def queries_lang(self) -> str:
-        return "en"
-
-    def qrels_iter(self) -> Iterator[TrecQrel]:
-        q = self.data.qrels
-        for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True):
-            yield TrecQrel(qid, did, int(rel), "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self) -> dict[int, str]:
-        what = "step" if self.data.steps else "query"
-        return {0: "not relevant", 1: f"relevant (gold document of the {what})"}
+    def qrels_frames(self) -> Iterator[pd.DataFrame]:
+        yield self.data.qrels
 
 
 def tempo_files_dataset(
