@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from ..errors import Problem
 from .main import command
-from .report import OUTPUT_FORMATS, print_frame
+from .report import OUTPUT_FORMATS, frame_records, print_frame
 
 __all__ = ["configure"]
 
@@ -543,7 +543,6 @@ def _add_sample(sub: argparse._SubParsersAction) -> None:
 
 def _agreement_output(frame, fmt: str, places: int) -> None:
     if fmt == "markdown":
-        from ..judge.agreement import frame_records
         from ..judge.report import _table
 
         print(_table(frame_records(frame)), end="")
@@ -561,8 +560,6 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
                       dimensions=dims, problems=problems)
     _print_problems(problems)
     if args.format == "json" and args.confusion:
-        from ..judge.agreement import frame_records
-
         conf = confusion_matrices(args.judgments, args.human, scale=scale, dimensions=dims)
         print(json.dumps({"agreement": frame_records(table),
                           "confusion": {d: {"judge": [int(i) for i in m.index],

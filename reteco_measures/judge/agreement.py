@@ -501,8 +501,3 @@ def self_consistency(
                      "identical": float(np.mean(same)) if same else float("nan")})
     return pd.DataFrame(rows, columns=["dimension", "items", "repeats", "alpha_repeats", "identical"])
 
-
-def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """JSON-safe records at full precision (NaN -> None, numpy scalars -> Python numbers)."""
-    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-    return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in rec.items()} for rec in records]

@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..benchmarks.base import frame_records
 from ..errors import Problem
 from ..io.jsonl import iter_jsonl
 from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats
-from .agreement import _item_ids, agreement, frame_records, read_ratings, self_consistency
+from .agreement import _item_ids, agreement, read_ratings, self_consistency
 from .ledger import token_totals
 from .prompts import canonical, prompt_index
 
