@@ -51,17 +51,21 @@ def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Pr
     return frame, problems, None
 
 
+def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
+    """Arrow dictionary codes of a string column (int32, one per row) and the number of distinct
+    values (one dictionary for all chunks)."""
+    values = pa.array(column.array)
+    encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
+    size = len(encoded.chunk(0).dictionary) if encoded.num_chunks else 0
+    return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), size
+
+
 def _pair_codes(frame: pd.DataFrame) -> pd.Series:
     """One int64 per row identifying its (query_id, doc_id) pair: arrow dictionary codes of each
     column combined (far less memory than hashing the two string columns together)."""
-    codes = []
-    for col in ("query_id", "doc_id"):
-        values = pa.array(frame[col].array)
-        encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
-        size = len(encoded.chunk(0).dictionary) if encoded.num_chunks else 0  # one dictionary for all chunks
-        codes.append((pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), max(size, 1)))
-    (q, _), (d, n_docs) = codes
-    return pd.Series(q.astype(np.int64) * n_docs + d)
+    q, _ = _column_codes(frame["query_id"])
+    d, n_docs = _column_codes(frame["doc_id"])
+    return pd.Series(q.astype(np.int64) * max(n_docs, 1) + d)
 
 
 def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
@@ -85,10 +89,7 @@ def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20) -> np.ndarr
     rank = np.zeros(n, dtype=np.int64)
     if not n:
         return rank
-    values = pa.array(frame["query_id"].array)
-    encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
-    codes = pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy()
-    n_queries = len(encoded.chunk(0).dictionary)
+    codes, n_queries = _column_codes(frame["query_id"])
     change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, n]
     if len(change) + 1 == n_queries and n > block_rows:  # contiguous queries: cut between them
