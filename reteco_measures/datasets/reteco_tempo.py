@@ -476,6 +476,14 @@ class TempoData:
         return self.topics.loc[self.topics["kind"] == kind, "query_id"].astype(str).tolist()
 
 
+def _unknown_qrels_topics(qrels: pd.DataFrame, known: pd.Series, what: str, path: str) -> list[Problem]:
+    """One problem per qrels topic not in ``known`` (at its first line, in file order); the rows are kept."""
+    unknown = qrels.loc[~qrels["query_id"].isin(set(known))].drop_duplicates("query_id")
+    return [Problem(f"qrels topic is not a {what} (kept)", line=int(line), query_id=str(qid), path=path,
+                    kind="unknown_query")
+            for qid, line in zip(unknown["query_id"].tolist(), unknown["line"].tolist(), strict=True)]
+
+
 def load_tempo(
     split: str = "dev",
     *,
@@ -505,11 +513,8 @@ def load_tempo(
         qfile = _file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", root)
         q = read_tempo_qrels(qfile.path())
         q["domain"] = dom
-        known = set(topics.loc[(topics["domain"] == dom) & (topics["kind"] == kind), "query_id"])
-        for qid in pd.unique(q.loc[~q["query_id"].isin(known), "query_id"]):
-            first = int(q.loc[q["query_id"] == qid, "line"].iloc[0])
-            problems.append(Problem(f"qrels topic is not a {kind} of the {dom} {split} topics (kept)", line=first,
-                                    query_id=str(qid), path=qfile.path(), kind="unknown_query"))
+        known = topics.loc[(topics["domain"] == dom) & (topics["kind"] == kind), "query_id"]
+        problems += _unknown_qrels_topics(q, known, f"{kind} of the {dom} {split} topics", qfile.path())
         qrels_parts.append(q)
         if corpus:
             corpus_parts.append(read_doc_ids(_file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path(),
@@ -603,11 +608,7 @@ def load_tempo_files(
     rows = topics[topics["kind"] == kind]
     qrels_frame["domain"] = qrels_frame["query_id"].map(rows.set_index("query_id")["domain"]).fillna(
         NO_DOMAIN if domain is None else domain).astype(str).to_numpy()
-    problems: list[Problem] = []
-    unknown = qrels_frame.loc[~qrels_frame["query_id"].isin(set(rows["query_id"]))].drop_duplicates("query_id")
-    for qid, line in zip(unknown["query_id"].tolist(), unknown["line"].tolist(), strict=True):
-        problems.append(Problem(f"qrels topic is not a {kind} of the topics (kept)", line=int(line), query_id=str(qid),
-                                path=str(qrels), kind="unknown_query"))
+    problems = _unknown_qrels_topics(qrels_frame, rows["query_id"], f"{kind} of the topics", str(qrels))
     corpus = None
     if documents is not None:
         corpus = read_doc_ids(documents, label)
