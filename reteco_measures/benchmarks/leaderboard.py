@@ -26,7 +26,6 @@ change some value.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import Comparison, compare_frame, unit_columns
+from ..stats.ties import tie_range
 from .base import Benchmark, Score
 
 __all__ = ["Leaderboard", "leaderboard", "clusters"]
@@ -365,11 +365,7 @@ def _with_ties(frame: pd.DataFrame, bounds: dict[str, pd.DataFrame]) -> tuple[pd
         rows = (frame["run"] == name).to_numpy()
         q = frame.loc[rows, "query_id"]
         value = frame.loc[rows, "value"].to_numpy(dtype=np.float64)
-        stacked = np.vstack([value, q.map(tb["worst"]).to_numpy(dtype=np.float64),
-                             q.map(tb["best"]).to_numpy(dtype=np.float64)])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
-            lo, hi = np.nanmin(stacked, axis=0), np.nanmax(stacked, axis=0)
+        lo, hi = tie_range(value, q.map(tb["worst"]), q.map(tb["best"]))
         frame.loc[rows, "tie_min"] = lo
         frame.loc[rows, "tie_max"] = hi
         same = (lo == value) & (hi == value) | np.isnan(value) & np.isnan(lo) & np.isnan(hi)

@@ -359,7 +359,7 @@ def per_query_frame(
     from ..api import group_frame, iter_calc, measure_label, measure_name, parse_measures
     from ..io.convert import as_qrels_frame, as_run_frame
     from ..side import load_labels, load_topics
-    from .ties import has_ties, tie_bounds
+    from .ties import has_ties, tie_bounds, tie_range
 
     measure_objs = parse_measures(measures)
     labels_list = [measure_label(m) for m in measure_objs]
@@ -393,11 +393,7 @@ def per_query_frame(
                 bounds["measure"] = [label_of.get(m) or measure_label(m) for m in bounds["measure"]]
                 bounds = bounds.drop_duplicates(["measure", "query_id"])
                 part = part.merge(bounds, on=["measure", "query_id"], how="left", sort=False)
-                stacked = np.vstack([part["value"], part["worst"], part["best"]]).astype(np.float64)
-                defined = ~np.all(np.isnan(stacked), axis=0)
-                part["tie_min"] = np.where(defined, np.min(np.where(np.isnan(stacked), np.inf, stacked), axis=0), np.nan)
-                part["tie_max"] = np.where(defined, np.max(np.where(np.isnan(stacked), -np.inf, stacked), axis=0),
-                                           np.nan)
+                part["tie_min"], part["tie_max"] = tie_range(part["value"], part["worst"], part["best"])
                 part = part.drop(columns=["worst", "best"])
         parts.append(part)
     frame = pd.concat(parts, ignore_index=True)

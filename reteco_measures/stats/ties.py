@@ -143,6 +143,17 @@ def tie_bounds(
     return pd.concat(parts, ignore_index=True)
 
 
+def tie_range(value: Any, worst: Any, best: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise ``min`` / ``max`` of ``value``, ``worst`` and ``best``, NaN ignored (NaN where all three
+    are NaN): the bounds a value takes over trec_eval's, the worst and the best order of ties."""
+    stacked = np.vstack([np.asarray(value, dtype=np.float64), np.asarray(worst, dtype=np.float64),
+                         np.asarray(best, dtype=np.float64)])
+    all_nan = np.all(np.isnan(stacked), axis=0)
+    lo = np.where(all_nan, np.nan, np.min(np.where(np.isnan(stacked), np.inf, stacked), axis=0))
+    hi = np.where(all_nan, np.nan, np.max(np.where(np.isnan(stacked), -np.inf, stacked), axis=0))
+    return lo, hi
+
+
 def _mixed(groups: np.ndarray, key: np.ndarray) -> bool:
     """True when some tie group holds documents of different relevance (rows sorted by group)."""
     if not len(key):
@@ -198,11 +209,7 @@ def tie_sensitivity(
         best = _per_query(m, qrels_df, _reordered(ranked, groups, key, best=True), **kw).reindex(value.index)
     else:
         worst = best = value
-    stacked = np.vstack([value.to_numpy(), worst.to_numpy(), best.to_numpy()])
-    all_nan = np.all(np.isnan(stacked), axis=0)
-    with np.errstate(invalid="ignore"):
-        lo = np.where(all_nan, np.nan, np.nanmin(np.where(np.isnan(stacked), np.inf, stacked), axis=0))
-        hi = np.where(all_nan, np.nan, np.nanmax(np.where(np.isnan(stacked), -np.inf, stacked), axis=0))
+    lo, hi = tie_range(value.to_numpy(), worst.to_numpy(), best.to_numpy())
     # tie groups straddling the cutoff
     k = m.params.get("cutoff") if hasattr(m, "params") else None
     straddle = pd.Series(False, index=value.index)
