@@ -717,7 +717,20 @@ class _TempoDocstore(Docstore):
             yield from part.store()
 
 
-class _TempoDocs(BaseDocs):
+class _TempoDocsBase(BaseDocs):
+    """What every TEMPO docs component shares: the record type, namespace and language."""
+
+    def docs_cls(self):
+        return TempoDoc
+
+    def docs_namespace(self) -> str:
+        return "reteco/tempo"
+
+    def docs_lang(self) -> str:
+        return "en"
+
+
+class _TempoDocs(_TempoDocsBase):
     def __init__(self, domains: tuple[str, ...] | None):
         self._domains = domains
 
@@ -737,15 +750,6 @@ class _TempoDocs(BaseDocs):
         if store.built():
             return store.count()
         return int(sum(len(read_doc_ids(p.file().path(), p.domain)) for p in self._parts()))
-
-    def docs_cls(self):
-        return TempoDoc
-
-    def docs_namespace(self) -> str:
-        return "reteco/tempo"
-
-    def docs_lang(self) -> str:
-        return "en"
 
 
 class _TempoTopics(BaseQueries, BaseQrels):
@@ -803,7 +807,7 @@ class _TempoTopics(BaseQueries, BaseQrels):
         return {0: "not relevant", 1: f"relevant (gold document of the {what})"}
 
 
-class _FileDocs(BaseDocs):
+class _FileDocs(_TempoDocsBase):
     """The passages of one loose ``documents.jsonl`` (domain: each id's ``<domain>/`` prefix)."""
 
     def __init__(self, path: str | os.PathLike, domain: str | None):
@@ -823,15 +827,6 @@ class _FileDocs(BaseDocs):
 
     def docs_count(self) -> int:
         return len(read_doc_ids(self.path))
-
-    def docs_cls(self):
-        return TempoDoc
-
-    def docs_namespace(self) -> str:
-        return "reteco/tempo"
-
-    def docs_lang(self) -> str:
-        return "en"
 
 
 class _FrameTopics(_TempoTopics):
