@@ -859,9 +859,11 @@ def tempo_files_dataset(
     ``periods``). With ``name``, the dataset is also registered, so ``ir_datasets.load(name)`` and
     ``rm.topics(name)`` work (e.g. ``name="reteco/tempo/sample"``).
     """
-    data = load_tempo_files(examples, steps, documents, qrels, **options)
+    # the docs component streams the documents file itself: only check here that it exists
+    data = load_tempo_files(examples, steps, None, qrels, **options)
     parts: list[Any] = []
     if documents is not None:
+        _require(documents, f"TEMPO {options.get('domain') or ''} documents".replace("  ", " "))
         parts.append(_FileDocs(documents, options.get("domain")))
     topics = _FrameTopics(data)
     parts += [topics, topics]
