@@ -37,7 +37,16 @@ from typing import Any
 
 from .cache import JudgmentCache, atomic_write_text
 from .client import JudgeClient, JudgeFatalError, ReplyError, Verdict, _loads, parse_reply
-from .runner import JudgeItem, Outcome, RunStats, _cacheable, _key_settings, item_key
+from .runner import (
+    JudgeItem,
+    Outcome,
+    RunStats,
+    _cache_entry,
+    _cacheable,
+    _cached_verdict,
+    _key_settings,
+    _split_items,
+)
 
 try:
     import fcntl
@@ -220,26 +229,11 @@ def run_batch(
     rounds = client.retries + 1
     deadline = None if wait is None else time.monotonic() + wait
     results: list[Outcome | None] = [None] * len(items)
-    pending: dict[str, list[int]] = {}
 
-    def usable(entry):
-        if entry is None or not isinstance(entry.get("verdict"), dict):
-            return None
-        verdict = Verdict.from_dict(entry["verdict"])
-        return verdict if verdict.valid or not refresh_invalid else None
+    def finish(i: int, verdict: Verdict, cached: bool) -> None:
+        results[i] = Outcome(items[i], verdict, cached, model)
 
-    for i, item in enumerate(items):
-        if item.invalid is not None:
-            stats.not_sent += 1
-            results[i] = Outcome(item, Verdict(None, None, item.invalid, "input", 0, None), False, model)
-            continue
-        key = item_key(item, model, settings)
-        verdict = usable(cache.get(key))
-        if verdict is not None:
-            stats.cached += 1
-            results[i] = Outcome(item, verdict, True, model)
-            continue
-        pending.setdefault(key, []).append(i)
+    pending = _split_items(items, cache, model, settings, refresh_invalid, stats, finish)
 
     final: dict[str, Verdict] = {}
     from_cache: set[str] = set()
@@ -247,9 +241,8 @@ def run_batch(
 
     def store(key: str, verdict: Verdict, meta: dict[str, Any], inputs: dict[str, str] | None) -> None:
         if _cacheable(verdict):
-            cache.put(key, {"verdict": verdict.as_dict(), "model": model, "prompt_sha256": meta.get("prompt_sha256"),
-                            "dimension": meta.get("dimension"), "repeat": meta.get("repeat", 0),
-                            **({"input": inputs} if inputs is not None else {}), "via": "batch"})
+            cache.put(key, _cache_entry(verdict, model, meta.get("prompt_sha256"), meta.get("dimension"),
+                                        meta.get("repeat", 0), inputs, via="batch"))
 
     def conclude(key: str, verdict: Verdict, fresh: bool) -> None:
         final[key] = verdict
@@ -358,7 +351,7 @@ def run_batch(
             for k in pending:
                 if k in final or k in in_flight:
                     continue
-                found = usable(cache.get(k))  # another run may have answered it meanwhile
+                found = _cached_verdict(cache.get(k), refresh_invalid)  # another run may have answered it meanwhile
                 if found is not None:
                     conclude(k, found, False)
                 else:

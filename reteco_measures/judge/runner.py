@@ -113,6 +113,47 @@ def _cacheable(verdict: Verdict) -> bool:
     return verdict.kind in ("ok", "response")
 
 
+def _cached_verdict(entry: dict[str, Any] | None, refresh_invalid: bool) -> Verdict | None:
+    """The verdict of a cache entry, if it may be served (None: ask the judge)."""
+    if entry is None or not isinstance(entry.get("verdict"), dict):
+        return None
+    verdict = Verdict.from_dict(entry["verdict"])
+    return verdict if verdict.valid or not refresh_invalid else None
+
+
+def _cache_entry(verdict: Verdict, model: str, prompt_sha256: str | None, dimension: str | None, repeat: int,
+                 inputs: dict[str, str] | None, via: str | None = None) -> dict[str, Any]:
+    """The cache entry stored for a cacheable verdict."""
+    entry: dict[str, Any] = {"verdict": verdict.as_dict(), "model": model, "prompt_sha256": prompt_sha256,
+                             "dimension": dimension, "repeat": repeat}
+    if inputs is not None:
+        entry["input"] = inputs
+    if via is not None:
+        entry["via"] = via
+    return entry
+
+
+def _split_items(items: Sequence[JudgeItem], cache: JudgmentCache, model: str, settings: dict[str, Any] | None,
+                 refresh_invalid: bool, stats: RunStats,
+                 finish: Callable[[int, Verdict, bool], None]) -> dict[str, list[int]]:
+    """Finish the items that are not sent (invalid input) or served from the cache; return the
+    others by cache key (key -> item indices waiting for it)."""
+    pending: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        if item.invalid is not None:
+            stats.not_sent += 1
+            finish(i, Verdict(None, None, item.invalid, "input", 0, None), False)
+            continue
+        key = item_key(item, model, settings)
+        verdict = _cached_verdict(cache.get(key), refresh_invalid)
+        if verdict is not None:
+            stats.cached += 1
+            finish(i, verdict, True)
+            continue
+        pending.setdefault(key, []).append(i)
+    return pending
+
+
 def item_key(item: JudgeItem, model: str, settings: dict[str, Any] | None = None) -> str:
     """The cache key of ``item`` for ``model``."""
     return cache_key(item.prompt.sha256, model, item.inputs, item.repeat, settings)
@@ -160,13 +201,6 @@ def run_items(
     model = client.model
     settings = _key_settings(client)
     results: list[Outcome | None] = [None] * len(items)
-    pending: dict[str, list[int]] = {}  # key -> item indices waiting for it
-
-    def usable(entry: dict[str, Any] | None) -> Verdict | None:
-        if entry is None or not isinstance(entry.get("verdict"), dict):
-            return None
-        verdict = Verdict.from_dict(entry["verdict"])
-        return verdict if verdict.valid or not refresh_invalid else None
 
     def finish(i: int, verdict: Verdict, cached: bool) -> None:
         out = Outcome(items[i], verdict, cached, model)
@@ -176,18 +210,7 @@ def run_items(
         if on_outcome is not None:
             on_outcome(out)
 
-    for i, item in enumerate(items):
-        if item.invalid is not None:
-            stats.not_sent += 1
-            finish(i, Verdict(None, None, item.invalid, "input", 0, None), False)
-            continue
-        key = item_key(item, model, settings)
-        verdict = usable(cache.get(key))
-        if verdict is not None:
-            stats.cached += 1
-            finish(i, verdict, True)
-            continue
-        pending.setdefault(key, []).append(i)
+    pending = _split_items(items, cache, model, settings, refresh_invalid, stats, finish)
 
     if pending:
         bar = _progress(len(items), len(items) - sum(len(v) for v in pending.values()), progress)
@@ -199,20 +222,14 @@ def run_items(
             try:
                 with cache.lock(key, stop):
                     # another process may have answered it while this one waited
-                    found = usable(cache.get(key))
+                    found = _cached_verdict(cache.get(key), refresh_invalid)
                     if found is not None:
                         return found, True
                     messages = item.prompt.render(item.inputs)
                     verdict = client.judge(messages, item.prompt.low, item.prompt.high)
                     if _cacheable(verdict):
-                        cache.put(key, {
-                            "verdict": verdict.as_dict(),
-                            "model": model,
-                            "prompt_sha256": item.prompt.sha256,
-                            "dimension": item.prompt.dimension,
-                            "repeat": item.repeat,
-                            "input": item.inputs,
-                        })
+                        cache.put(key, _cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension,
+                                                    item.repeat, item.inputs))
                     return verdict, False
             except (JudgeFatalError, KeyboardInterrupt):
                 raise
