@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import Comparison, compare_frame, unit_columns
+from ..stats.compare import file_run_name
 from ..stats.ties import tie_range
 from .base import Benchmark, Score
 
@@ -104,10 +105,7 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
     items: list[tuple[str, Any]] = []
     seen: dict[str, int] = {}
     for r in runs:
-        name = Path(r).name
-        for suffix in (".gz", ".bz2", ".xz", ".txt", ".trec", ".run", ".jsonl", ".json"):
-            if name.endswith(suffix) and len(name) > len(suffix):
-                name = name[: -len(suffix)]
+        name = file_run_name(r, (".gz", ".bz2", ".xz", ".txt", ".trec", ".run", ".jsonl", ".json"))
         if name in seen:  # same stem twice: keep both, numbered
             seen[name] += 1
             name = f"{name}#{seen[name]}"

@@ -317,6 +317,19 @@ def compare_frame(
 # ------------------------------------------------------------------------------------------------
 
 
+_RUN_SUFFIXES = (".gz", ".txt", ".trec", ".run", ".jsonl", ".json", ".tsv")
+
+
+def file_run_name(path: str | os.PathLike, suffixes: Sequence[str] = _RUN_SUFFIXES) -> str:
+    """A run's name from its file name: the ``suffixes`` stripped in their order (``bm25.txt.gz``
+    → ``bm25``); a name that is only a suffix stays as it is."""
+    name = Path(path).name
+    for suffix in suffixes:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
 def _run_items(runs: Any) -> list[tuple[str, Any]]:
     if isinstance(runs, Mapping):
         return [(str(k), v) for k, v in runs.items()]
@@ -325,11 +338,7 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
     items: list[tuple[str, Any]] = []
     for i, run in enumerate(runs):
         if isinstance(run, (str, os.PathLike)):
-            name = Path(run).name
-            for suffix in (".gz", ".txt", ".trec", ".run", ".jsonl", ".json", ".tsv"):
-                if name.endswith(suffix) and len(name) > len(suffix):
-                    name = name[: -len(suffix)]
-            items.append((name, run))
+            items.append((file_run_name(run), run))
         else:
             items.append((f"run{i + 1}", run))
     names = [n for n, _ in items]
