@@ -169,8 +169,7 @@ def read_ids(path: str | os.PathLike, column: str) -> pd.DataFrame:
             return pd.DataFrame({"query_id": pd.unique(q["query_id"])})
     lines = split_lines(path, 1)
     if lines.undecodable:
-        raise DataFormatError([Problem(msg, line=i + 1, path=str(path), kind="encoding")
-                               for i, msg in sorted(lines.undecodable.items())])
+        raise DataFormatError(lines.encoding_problems(str(path)))
     return pd.DataFrame({column: lines.column(0, lines.n_fields > 0).to_pylist()})
 
 

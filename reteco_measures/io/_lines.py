@@ -30,6 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import Problem
+
 Source = str | os.PathLike | IO[str] | IO[bytes] | bytes
 
 __all__ = [
@@ -249,6 +251,10 @@ class SplitLines:
     def fields_of(self, i: int) -> list[str]:
         """All fields of line index ``i`` (for messages about that line)."""
         return ascii_fields(self.text_of(i))
+
+    def encoding_problems(self, path: str | None) -> list[Problem]:
+        """The undecodable lines as ``encoding`` problems (1-based line numbers, in order)."""
+        return [Problem(msg, line=i + 1, path=path, kind="encoding") for i, msg in sorted(self.undecodable.items())]
 
     def is_comment(self) -> np.ndarray:
         """Lines whose first field starts with ``#`` (trec_eval 10 comment lines)."""

@@ -143,10 +143,6 @@ def _str_array(values: pa.ChunkedArray | pa.Array) -> pd.api.extensions.Extensio
     return pd.Series(pa.table({"v": values}).to_pandas()["v"]).array
 
 
-def _undecodable_problems(lines, path: str | None) -> list[Problem]:
-    return [Problem(msg, line=i + 1, path=path, kind="encoding") for i, msg in sorted(lines.undecodable.items())]
-
-
 # --------------------------------------------------------------------------------------------
 # TREC run
 
@@ -474,7 +470,7 @@ def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pr
     n = lines.n_fields
     comment = lines.is_comment()
     bad_cols = (n > 0) & (n != 4) & ~comment
-    problems: list[Problem] = _undecodable_problems(lines, path)
+    problems: list[Problem] = lines.encoding_problems(path)
     for i in np.flatnonzero(bad_cols):
         fields = lines.fields_of(int(i))
         problems.append(
