@@ -170,8 +170,6 @@ def _result_verdict(client: JudgeClient, line: dict[str, Any], low: int, high: i
         if status == 429 or status >= 500:
             return v(None, None, f"HTTP {status} in the batch: {detail}", "transport",
                      "http_429" if status == 429 else "http_5xx"), True
-        if status in (401, 403, 404):
-            return v(None, None, f"HTTP {status} in the batch: {detail}", "request", f"http_{status}"), False
         return v(None, None, f"HTTP {status} in the batch: {detail}", "request", f"http_{status}"), False
     message = (error or {}).get("message") or "no response in the batch result"
     return v(None, None, f"batch error: {str(message)[:200]}", "transport", "batch_error"), True
