@@ -349,10 +349,18 @@ def _bootstrap(stat, n_items: int, B: int, rng: np.random.Generator, ci: float) 
     return float(lo), float(hi)
 
 
-def _prepare(judge, human, problems):
-    j = judge_scores(judge, problems)
+def _dimensions(judge, human, scale, dimensions, problems):
+    """Per dimension to report: (dimension, low, high, items, judge scores, human matrix, human
+    consensus) over the compared items whose scores are on the scale."""
+    j = _judge_consensus(judge_scores(judge, problems))
     h = read_ratings(human, problems)
-    return _judge_consensus(j), h
+    dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
+    for dim in dims:
+        low, high = _scale(dim, scale)
+        jd, hd = _in_scale(j[j["dimension"] == dim], h[h["dimension"] == dim], low, high, dim, problems)
+        items, js, hm = _matrices(jd, hd)
+        cons = np.array([lower_median(r[~np.isnan(r)].tolist()) for r in hm], dtype=np.float64)
+        yield dim, low, high, items, js, hm, cons
 
 
 def agreement(
@@ -387,13 +395,9 @@ def agreement(
         kappa_ci_low, kappa_ci_high, alpha_ordinal, alpha_ci_low, alpha_ci_high, alpha_humans,
         spearman, kendall, exact, within_1``.
     """
-    j, h = _prepare(judge, human, problems)
-    dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
-    rows = []
-    for d_i, dim in enumerate(dims):
-        low, high = _scale(dim, scale)
-        jd, hd = _in_scale(j[j["dimension"] == dim], h[h["dimension"] == dim], low, high, dim, problems)
-        rows.append(_agreement_one(dim, jd, hd, low, high, bootstrap, ci, np.random.default_rng([seed, d_i])))
+    rows = [_agreement_one(dim, low, high, items, js, hm, cons, bootstrap, ci, np.random.default_rng([seed, d_i]))
+            for d_i, (dim, low, high, items, js, hm, cons)
+            in enumerate(_dimensions(judge, human, scale, dimensions, problems))]
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
@@ -418,13 +422,11 @@ def _matrices(jd: pd.DataFrame, hd: pd.DataFrame):
     return items, jscore, hm
 
 
-def _agreement_one(dim, jd, hd, low, high, B, ci, rng) -> dict[str, Any]:
-    items, js, hm = _matrices(jd, hd)
+def _agreement_one(dim, low, high, items, js, hm, cons, B, ci, rng) -> dict[str, Any]:
     n = len(items)
     row: dict[str, Any] = {"dimension": dim, "n": n}
     if n == 0:
         return {**row, **{c: float("nan") for c in AGREEMENT_COLUMNS[2:]}}
-    cons = np.array([lower_median(r[~np.isnan(r)].tolist()) for r in hm], dtype=np.float64)
     mean = np.nanmean(hm, axis=1)
     k = high - low + 1
     jcode = (js - low).astype(np.int64)
@@ -462,17 +464,11 @@ def confusion_matrices(
 ) -> dict[str, pd.DataFrame]:
     """Per dimension, the counts of (judge score, human consensus) over the compared items: rows
     are the judge's scores, columns the consensus, both over the whole scale."""
-    j, h = _prepare(judge, human, problems)
-    dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
     out = {}
-    for dim in dims:
-        low, high = _scale(dim, scale)
-        jd, hd = _in_scale(j[j["dimension"] == dim], h[h["dimension"] == dim], low, high, dim, problems)
-        items, js, hm = _matrices(jd, hd)
-        cons = [lower_median(r[~np.isnan(r)].tolist()) for r in hm]
+    for dim, low, high, _items, js, _hm, cons in _dimensions(judge, human, scale, dimensions, problems):
         cats = list(range(low, high + 1))
         table = pd.crosstab(pd.Categorical(js.astype(int), categories=cats),
-                            pd.Categorical(np.asarray(cons, dtype=int), categories=cats), dropna=False)
+                            pd.Categorical(cons.astype(int), categories=cats), dropna=False)
         table.index.name, table.columns.name = "judge", "human consensus"
         out[dim] = table
     return out
