@@ -13,6 +13,7 @@ Tests never build paths to ``../shared`` themselves: they ask for a fixture, or 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -98,3 +99,37 @@ def recor_sample_dir() -> Path:
     """The RETECO organisers' public RECOR sample (``benchmark.jsonl``, ``documents.jsonl``, ``qrels.txt``)."""
     return require_oracle("recor_tempo_samples", "reteco_sample", "track2_recor",
                           what="the organisers' RECOR sample")
+
+
+@pytest.fixture()
+def ikat_root(tmp_path: Path, ikat2023_dir: Path, monkeypatch) -> Path:
+    """A data root (``$RETECO_DATA`` set to it) whose ``ikat2023/`` is the real iKAT 2023 folder."""
+    (tmp_path / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
+    monkeypatch.setenv("RETECO_DATA", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture()
+def tempo_sample_release(tempo_sample_dir: Path, tmp_path: Path) -> Path:
+    """The organisers' TEMPO sample laid out as a release under a fresh data root (returned): one
+    ``reteco/track1_tempo/<domain>/`` folder per domain prefix of a query's first gold id, holding
+    that query's ``examples_dev.jsonl`` line and ``qrels_dev.txt`` rows (its gold ids, grade 1) and
+    the domain's documents."""
+    def records(name: str) -> list[dict]:
+        text = (tempo_sample_dir / name).read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def write(path: Path, rows: list[dict]) -> None:
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+    root = tmp_path / "tempo_release"
+    docs = records("documents.jsonl")
+    for ex in records("examples.jsonl"):
+        dom = ex["gold_ids"][0].split("/")[0]
+        folder = root / "reteco" / "track1_tempo" / dom
+        folder.mkdir(parents=True, exist_ok=True)
+        write(folder / "examples_dev.jsonl", [ex])
+        write(folder / "documents.jsonl", [d for d in docs if d["id"].startswith(dom + "/")])
+        (folder / "qrels_dev.txt").write_text("".join(f"{ex['id']} 0 {g} 1\n" for g in ex["gold_ids"]),
+                                              encoding="utf-8")
+    return root

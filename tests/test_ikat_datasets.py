@@ -19,13 +19,6 @@ from reteco_measures.datasets import ikat2023 as ik
 
 
 @pytest.fixture()
-def ikat_root(tmp_path: Path, ikat2023_dir: Path, monkeypatch) -> Path:
-    (tmp_path / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
-    monkeypatch.setenv("RETECO_DATA", str(tmp_path))
-    return tmp_path
-
-
-@pytest.fixture()
 def raw_test(ikat2023_dir: Path) -> list[dict]:
     return json.loads((ikat2023_dir / "2023_test_topics.json").read_text(encoding="utf-8"))
 

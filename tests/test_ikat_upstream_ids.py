@@ -11,18 +11,10 @@ import json
 from pathlib import Path
 
 import ir_datasets
-import pytest
 
 import reteco_measures as rm
 from reteco_measures.datasets import base
 from reteco_measures.datasets import ikat2023 as ik
-
-
-@pytest.fixture()
-def ikat_root(tmp_path: Path, ikat2023_dir: Path, monkeypatch) -> Path:
-    (tmp_path / "ikat2023").symlink_to(ikat2023_dir, target_is_directory=True)
-    monkeypatch.setenv("RETECO_DATA", str(tmp_path))
-    return tmp_path
 
 
 def _raw_turns(path: Path) -> list[tuple]:

@@ -259,19 +259,11 @@ def test_organiser_sample_ids_html_and_qrels_consistency(organiser):
     assert all(s == [] for s in steps["steps"])
 
 
-def test_organiser_sample_as_a_release_tree(organiser, tmp_path, monkeypatch):
+def test_organiser_sample_as_a_release_tree(organiser, tempo_sample_release, tmp_path, monkeypatch):
     """Lay the real sample out as a release (folders by the doc ids' domain prefix) and read it back
     through ir_datasets: real ids with slashes, real HTML text, qrels per domain."""
-    root = tmp_path / "data"
-    examples = [json.loads(line) for line in (organiser / "examples.jsonl").read_text(encoding="utf-8").splitlines()]
+    root = tempo_sample_release
     docs = [json.loads(line) for line in (organiser / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
-    for ex in examples:
-        dom = ex["gold_ids"][0].split("/")[0]
-        folder = root / TRACK / dom
-        write_jsonl(folder / "examples_dev.jsonl", [ex])
-        write_jsonl(folder / "documents.jsonl", [d for d in docs if d["id"].startswith(dom + "/")])
-        (folder / "qrels_dev.txt").write_text("".join(f"{ex['id']} 0 {g} 1\n" for g in ex["gold_ids"]),
-                                              encoding="utf-8")
     monkeypatch.setenv("RETECO_DATA", str(root))
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
     ds = ir_datasets.load("reteco/tempo/genealogy/dev")

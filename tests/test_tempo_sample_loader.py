@@ -22,8 +22,6 @@ from reteco_measures.datasets.reteco_tempo import (
     tempo_domains,
 )
 
-TRACK = Path("reteco") / "track1_tempo"
-
 
 def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -57,18 +55,9 @@ def test_sample_loads_with_domains_from_the_ids(tempo_sample_dir: Path):
     assert data.corpus["doc_id"].tolist() == [r["id"] for r in _jsonl(tempo_sample_dir / "documents.jsonl")]
 
 
-def test_sample_equals_the_release_tree_loader(tempo_sample_dir: Path, tmp_path: Path):
+def test_sample_equals_the_release_tree_loader(tempo_sample_dir: Path, tempo_sample_release: Path):
     """The same records laid out as a release (one folder per domain) give the same frames."""
-    examples = _jsonl(tempo_sample_dir / "examples.jsonl")
-    docs = _jsonl(tempo_sample_dir / "documents.jsonl")
-    for ex in examples:
-        dom = ex["gold_ids"][0].split("/")[0]
-        folder = tmp_path / TRACK / dom
-        _write_jsonl(folder / "examples_dev.jsonl", [ex])
-        _write_jsonl(folder / "documents.jsonl", [d for d in docs if d["id"].startswith(dom + "/")])
-        (folder / "qrels_dev.txt").write_text("".join(f"{ex['id']} 0 {g} 1\n" for g in ex["gold_ids"]),
-                                              encoding="utf-8")
-    tree = load_tempo("dev", root=tmp_path)
+    tree = load_tempo("dev", root=tempo_sample_release)
     sample = load_tempo_organiser_sample(tempo_sample_dir)
 
     def norm(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
