@@ -355,8 +355,7 @@ def run_batch(
                 else:
                     todo.append(k)
             budget = client.budget
-            if todo and budget is not None and budget.max_tokens is not None and budget.tokens >= budget.max_tokens:
-                budget.exhausted = f"--max-tokens {budget.max_tokens} reached ({budget.tokens} tokens used)"
+            if todo and budget is not None and not budget.tokens_left():
                 todo = []
             if todo and (budget is None or budget.exhausted is None):
                 submit(todo)

@@ -256,11 +256,21 @@ class Budget:
             if self.max_requests is not None and self.requests >= self.max_requests:
                 self.exhausted = f"--max-requests {self.max_requests} reached"
                 return False
-            if self.max_tokens is not None and self.tokens >= self.max_tokens:
-                self.exhausted = f"--max-tokens {self.max_tokens} reached ({self.tokens} tokens used)"
+            if self._out_of_tokens():
                 return False
             self.requests += 1
             return True
+
+    def tokens_left(self) -> bool:
+        """Whether the token limit still allows requests; False (and ``exhausted`` set) otherwise."""
+        with self._lock:
+            return not self._out_of_tokens()
+
+    def _out_of_tokens(self) -> bool:
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+            self.exhausted = f"--max-tokens {self.max_tokens} reached ({self.tokens} tokens used)"
+            return True
+        return False
 
     def add(self, prompt_tokens: int, completion_tokens: int) -> None:
         with self._lock:
