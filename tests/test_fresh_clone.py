@@ -3,6 +3,7 @@ missing; with RETECO_MEASURES_REQUIRE_ORACLES=1 (CI) the same tests fail instead
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -66,7 +67,7 @@ def test_fixtures_end_to_end_in_a_fresh_layout(tmp_path):
         encoding="utf-8")
     cmd = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "no:randomly", "-o",
            "addopts=", str(tests)]
-    env = {k: v for k, v in __import__("os").environ.items() if k not in (ENV, "RETECO_MEASURES_ORACLE_DIR")}
+    env = {k: v for k, v in os.environ.items() if k not in (ENV, "RETECO_MEASURES_ORACLE_DIR")}
     skipped = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert skipped.returncode == 0, skipped.stdout + skipped.stderr
     assert re.search(rf"{len(fixtures)} skipped", skipped.stdout), skipped.stdout

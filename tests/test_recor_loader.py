@@ -187,14 +187,9 @@ def test_map_run_query_ids(release: Path):
 # the organisers' real sample (../shared/data/recor_tempo_samples/reteco_sample/track2_recor)
 
 
-@pytest.fixture(scope="module")
-def sample_dir(recor_sample_dir: Path) -> Path:
-    return recor_sample_dir
-
-
-def test_organiser_sample_parses_and_maps_hash_ids(sample_dir: Path):
+def test_organiser_sample_parses_and_maps_hash_ids(recor_sample_dir: Path):
     with pytest.warns(DataFormatWarning, match="#turn"):
-        data = rc.load_organiser_sample(sample_dir)
+        data = rc.load_organiser_sample(recor_sample_dir)
     # counts from SOURCE.md: 4 conversations, 13 turns, 32 qrels lines, 15 documents
     assert data.topics["conversation_id"].nunique() == 4
     assert len(data.topics) == 13
@@ -207,7 +202,7 @@ def test_organiser_sample_parses_and_maps_hash_ids(sample_dir: Path):
     # independent check: qrels == per-turn gold_doc_ids of benchmark.jsonl, parsed here with json
     gold = set()
     domains = {}
-    for line in (sample_dir / "benchmark.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (recor_sample_dir / "benchmark.jsonl").read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         domains[str(rec["id"])] = rec["task"].lower()
         for t in rec["turns"]:
@@ -220,18 +215,18 @@ def test_organiser_sample_parses_and_maps_hash_ids(sample_dir: Path):
     assert set(data.corpus["domain"]) == {"law", "drones", "biology", "earth_science"}
 
 
-def test_organiser_sample_reject_mode_is_loud(sample_dir: Path):
+def test_organiser_sample_reject_mode_is_loud(recor_sample_dir: Path):
     with pytest.raises(DataFormatError) as err:
-        rc.load_organiser_sample(sample_dir, hash_turn_ids="reject")
+        rc.load_organiser_sample(recor_sample_dir, hash_turn_ids="reject")
     assert len(err.value.problems) == 32
     assert "qrels.txt:1: ex_111149#turn1" in str(err.value)
 
 
-def test_perfect_run_on_the_sample_scores_one_whatever_the_id_form(sample_dir: Path):
+def test_perfect_run_on_the_sample_scores_one_whatever_the_id_form(recor_sample_dir: Path):
     """A correct run must never silently score 0 because of the '#turn' id form."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataFormatWarning)
-        data = rc.load_organiser_sample(sample_dir)
+        data = rc.load_organiser_sample(recor_sample_dir)
     gold = data.qrels
     for form in ("qualified", "plain", "hash"):
         if form == "qualified":

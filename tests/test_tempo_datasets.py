@@ -228,42 +228,37 @@ def test_export_console_script_missing_file(release):
 # the organisers' real sample (stripped layout: one folder, no domain sub-folders, no step lists)
 
 
-@pytest.fixture(scope="module")
-def organiser(tempo_sample_dir: Path) -> Path:
-    return tempo_sample_dir
-
-
-def test_organiser_sample_ids_html_and_qrels_consistency(organiser):
-    examples = read_examples(organiser / "examples.jsonl", "sample")
+def test_organiser_sample_ids_html_and_qrels_consistency(tempo_sample_dir):
+    examples = read_examples(tempo_sample_dir / "examples.jsonl", "sample")
     assert examples["query_id"].tolist() == ["122291_22", "59375_163", "9808_315", "79305_12", "18988_650"]
     assert [len(g) for g in examples["gold_ids"]] == [5, 5, 7, 5, 4]
     assert examples["text"].str.contains("<p>").all()  # raw HTML, title then body
     assert examples["text"].str.contains("&amp;|&quot;").sum() == 3  # entities kept, not unescaped
     assert examples["text"].str.contains("<a href").sum() == 3
     assert examples["text"].str.contains("\n").all()
-    docs = list(read_documents(organiser / "documents.jsonl", "sample"))
+    docs = list(read_documents(tempo_sample_dir / "documents.jsonl", "sample"))
     ids = [d.doc_id for d in docs]
     assert len(ids) == 26 and len(set(ids)) == 26
     assert all(re_id.count("/") == 1 and re_id.endswith(".txt") for re_id in ids)  # <domain>/<hex>_<n>.txt
     assert sum("\u2014" in d.text for d in docs) == 3  # non-ASCII (em dash) decoded, not mangled
-    assert read_doc_ids(organiser / "documents.jsonl")["doc_id"].tolist() == ids  # fast id reader agrees
-    qrels = read_tempo_qrels(organiser / "qrels.txt")
+    assert read_doc_ids(tempo_sample_dir / "documents.jsonl")["doc_id"].tolist() == ids  # fast id reader agrees
+    qrels = read_tempo_qrels(tempo_sample_dir / "qrels.txt")
     assert len(qrels) == 26
     from_qrels = set(zip(qrels["query_id"], qrels["doc_id"], strict=True))
     from_examples = {(q, d) for q, g in zip(examples["query_id"], examples["gold_ids"], strict=True) for d in g}
     assert from_qrels == from_examples
     assert set(qrels["doc_id"]) <= set(ids)
     # the stripped steps file has no step lists: every record reads as a query without steps
-    steps = read_steps(organiser / "steps.jsonl", "sample")
+    steps = read_steps(tempo_sample_dir / "steps.jsonl", "sample")
     assert steps["query_id"].tolist() == examples["query_id"].tolist()
     assert all(s == [] for s in steps["steps"])
 
 
-def test_organiser_sample_as_a_release_tree(organiser, tempo_sample_release, tmp_path, monkeypatch):
+def test_organiser_sample_as_a_release_tree(tempo_sample_dir, tempo_sample_release, tmp_path, monkeypatch):
     """Lay the real sample out as a release (folders by the doc ids' domain prefix) and read it back
     through ir_datasets: real ids with slashes, real HTML text, qrels per domain."""
     root = tempo_sample_release
-    docs = [json.loads(line) for line in (organiser / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
+    docs = [json.loads(line) for line in (tempo_sample_dir / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
     monkeypatch.setenv("RETECO_DATA", str(root))
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
     ds = ir_datasets.load("reteco/tempo/genealogy/dev")
