@@ -509,11 +509,11 @@ def _cmd_sample(args: argparse.Namespace) -> int:
         raters = [f"rater{i}" for i in range(1, int(args.raters) + 1)]
     else:
         raters = _split(args.raters)
-    sample = sample_items(rows, args.n, stratify=_split(args.stratify), topics=topics, seed=args.seed)
+    strata = _split(args.stratify)
+    sample = sample_items(rows, args.n, stratify=strata, topics=topics, seed=args.seed)
     sheet = rating_sheet(sample, raters, prompts_dir=args.prompts, problems=problems)
     _print_problems(problems)
     write_sheet(sheet, args.out)
-    strata = [c for c in _split(args.stratify)]
     counts = sheet.groupby(strata, sort=True).size().rename("items").reset_index() if strata else None
     print(f"wrote {len(sheet)} item(s) for {len(raters)} rater(s) to {args.out} (seed {args.seed})", file=sys.stderr)
     if counts is not None:
