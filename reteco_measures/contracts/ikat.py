@@ -73,7 +73,7 @@ import pandas as pd
 from ..errors import DataFormatError, Problem, Severity
 from ..io._lines import is_inline_text, read_source_bytes
 from ..io.jsonl import JSONTextError, loads, read_json_document
-from ..kernels.ranking import group_rank, rank_run
+from ..kernels.ranking import group_rank, row_ranks
 from .base import ValidationReport, contract, id_frame, with_severity
 
 __all__ = ["validate_ikat", "convert_ikat_run", "MAX_PASSAGES_PER_RESPONSE", "PASSAGE_ID_PATTERN", "PASSAGE_SCORES",
@@ -678,10 +678,7 @@ def _renumber(frame: pd.DataFrame, passage_score: str) -> pd.DataFrame:
         frame["rank"] = group_rank(frame["query_id"].to_numpy(dtype=object))
         frame["score"] = 1.0 / frame["rank"].to_numpy(dtype=np.float64)
     elif len(frame):
-        ranked = rank_run(frame.assign(_row=np.arange(len(frame))), "trec_eval")
-        frame["rank"] = 0
-        frame.loc[ranked["_row"].to_numpy(), "rank"] = ranked["rank"].to_numpy()
-        frame["rank"] = frame["rank"].astype(np.int64)
+        frame["rank"] = row_ranks(frame, "trec_eval")
     else:
         frame["rank"] = np.zeros(0, dtype=np.int64)
     return frame[["query_id", "doc_id", "score", "rank", "line"]]

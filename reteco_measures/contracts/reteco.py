@@ -31,7 +31,7 @@ from ..errors import Problem
 from ..io._lines import source_name
 from ..io.convert import is_source, run_frame_with_problems
 from ..io.readers import read_run_with_problems
-from ..kernels.ranking import rank_run
+from ..kernels.ranking import row_ranks
 from .base import ValidationReport, contract, id_frame, with_severity
 
 __all__ = ["validate_reteco", "load_run_rows"]
@@ -96,9 +96,7 @@ def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20) -> np.ndarr
         cuts = change[np.minimum(np.searchsorted(change, np.arange(block_rows, n, block_rows)), len(change) - 1)]
         bounds = [0, *sorted({int(c) for c in cuts}), n]
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        part = frame.iloc[lo:hi][["query_id", "doc_id", "score"]].assign(_pos=np.arange(lo, hi))
-        ranked = rank_run(part, "trec_eval")
-        rank[ranked["_pos"].to_numpy()] = ranked["rank"].to_numpy()
+        rank[lo:hi] = row_ranks(frame.iloc[lo:hi], "trec_eval")
     return rank
 
 

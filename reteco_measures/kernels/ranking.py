@@ -32,7 +32,7 @@ TieBreak = Literal["trec_eval", "stable", "run_order", "corpus_order"]
 #: every tie policy :func:`rank_run` accepts (the CLI and measure parameters list these)
 TIE_BREAKS: tuple[str, ...] = ("trec_eval", "stable", "run_order", "corpus_order")
 
-__all__ = ["TieBreak", "TIE_BREAKS", "rank_run", "corpus_positions", "group_rank", "top_k", "duplicate_pairs"]
+__all__ = ["TieBreak", "TIE_BREAKS", "rank_run", "row_ranks", "corpus_positions", "group_rank", "top_k", "duplicate_pairs"]
 
 
 def _as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
@@ -63,25 +63,10 @@ def corpus_positions(doc_ids: pd.Series, corpus: Sequence[str] | pd.Series | pd.
     return np.where(pos < 0, np.iinfo(np.int64).max, pos).astype(np.int64)
 
 
-def rank_run(
-    run: pd.DataFrame,
-    tie_break: TieBreak = "trec_eval",
-    *,
-    corpus: Sequence[str] | pd.Series | pd.Index | None = None,
-) -> pd.DataFrame:
-    """Sort a run by query and the tie policy; add a 1-based ``rank`` column.
-
-    Args:
-        run: DataFrame with ``query_id``, ``doc_id``, ``score`` (other columns are carried).
-            Row order matters for ``'run_order'``, among equal scores for ``'stable'`` and
-            among unknown docs for ``'corpus_order'``.
-        tie_break: ``'trec_eval'``, ``'stable'``, ``'run_order'`` or ``'corpus_order'``.
-        corpus: doc ids in corpus order (required for ``'corpus_order'``).
-
-    Returns:
-        A new DataFrame sorted by ``query_id`` (byte order) then rank, index reset, with the
-        ``rank`` column replaced by the computed one.
-    """
+def _ranked_order(
+    run: pd.DataFrame, tie_break: TieBreak, corpus: Sequence[str] | pd.Series | pd.Index | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(row positions in ranked order, the 1-based rank of each of them): see :func:`rank_run`."""
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, not {tie_break!r}")
     n = len(run)
@@ -112,9 +97,46 @@ def rank_run(
         )
         keys = [("q", "ascending"), ("s", "descending"), ("c", "ascending"), ("p", "ascending")]
     order = pc.sort_indices(table, sort_keys=keys).to_numpy()
-    out = run.iloc[order].reset_index(drop=True)
     sorted_q = pc.dictionary_encode(qid).indices.to_numpy()[order]  # int codes, not 1 Python str per row
-    out["rank"] = group_rank(sorted_q)
+    return order, group_rank(sorted_q)
+
+
+def rank_run(
+    run: pd.DataFrame,
+    tie_break: TieBreak = "trec_eval",
+    *,
+    corpus: Sequence[str] | pd.Series | pd.Index | None = None,
+) -> pd.DataFrame:
+    """Sort a run by query and the tie policy; add a 1-based ``rank`` column.
+
+    Args:
+        run: DataFrame with ``query_id``, ``doc_id``, ``score`` (other columns are carried).
+            Row order matters for ``'run_order'``, among equal scores for ``'stable'`` and
+            among unknown docs for ``'corpus_order'``.
+        tie_break: ``'trec_eval'``, ``'stable'``, ``'run_order'`` or ``'corpus_order'``.
+        corpus: doc ids in corpus order (required for ``'corpus_order'``).
+
+    Returns:
+        A new DataFrame sorted by ``query_id`` (byte order) then rank, index reset, with the
+        ``rank`` column replaced by the computed one.
+    """
+    order, rank = _ranked_order(run, tie_break, corpus)
+    out = run.iloc[order].reset_index(drop=True)
+    out["rank"] = rank
+    return out
+
+
+def row_ranks(
+    run: pd.DataFrame,
+    tie_break: TieBreak = "trec_eval",
+    *,
+    corpus: Sequence[str] | pd.Series | pd.Index | None = None,
+) -> np.ndarray:
+    """The rank :func:`rank_run` gives each row, in the run's own row order (int64); the run
+    is not reordered or copied."""
+    order, rank = _ranked_order(run, tie_break, corpus)
+    out = np.empty(len(run), dtype=np.int64)
+    out[order] = rank
     return out
 
 
