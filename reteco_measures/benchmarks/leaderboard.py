@@ -115,11 +115,12 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
     return items
 
 
-def _official_rows(score: Score, bench: Benchmark) -> pd.DataFrame:
-    long = score.per_query_long
+def _official_rows(frame: pd.DataFrame, bench: Benchmark) -> pd.DataFrame:
+    """The rows of a Score's table (``per_query_long``, ``summary``) under the official key (iKAT:
+    passage task, NIST qrels; every row elsewhere)."""
     for k, v in bench.official_key:
-        long = long[long[k] == v]
-    return long
+        frame = frame[frame[k] == v]
+    return frame
 
 
 def leaderboard(
@@ -174,7 +175,7 @@ def leaderboard(
     stat = bench.statistical_unit(opts)
     parts = []
     for name, score in scores.items():
-        rows = _official_rows(score, bench)
+        rows = _official_rows(score.per_query_long, bench)
         rows = rows[rows["measure"] == label]
         if not len(rows):
             raise ValueError(f"no measure {label!r} in the scores of {bench.name}; "
@@ -302,16 +303,12 @@ def _sortable(value: Any) -> float:
 
 
 def _diagnostics(score: Score, bench: Benchmark, label: str) -> list[str]:
-    rows = score.summary
-    for k, v in bench.official_key:
-        rows = rows[rows[k] == v]
+    rows = _official_rows(score.summary, bench)
     return [m for m in rows["measure"].tolist() if m not in (label, "reward")]
 
 
 def _summary_value(score: Score, bench: Benchmark, measure: str) -> float:
-    rows = score.summary
-    for k, v in bench.official_key:
-        rows = rows[rows[k] == v]
+    rows = _official_rows(score.summary, bench)
     hit = rows[rows["measure"] == measure]["value"]
     return float(hit.iloc[0]) if len(hit) else float("nan")
 
