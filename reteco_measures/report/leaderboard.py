@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..benchmarks.base import frame_records, machine_name, machine_names, metric_key
+from .text import format_frame
 
 __all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table"]
 
@@ -46,16 +47,6 @@ def ranking_table(board: Any, places: int = 4) -> pd.DataFrame:
         if col not in fixed:
             out[col] = [_num(v, places) for v in r[col]]
     return out
-
-
-def _text(frame: pd.DataFrame) -> str:
-    cells = [[str(v) for v in row] for row in frame.itertuples(index=False)]
-    header = [str(c) for c in frame.columns]
-    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells]
-    return "\n".join(lines)
 
 
 def _markdown(frame: pd.DataFrame) -> str:
@@ -138,9 +129,9 @@ def format_leaderboard(board: Any, fmt: str = "table", places: int = 4) -> str:
         return "\n".join(parts) + "\n"
     if fmt != "table":
         raise ValueError(f"unknown format {fmt!r}; choose one of {LEADERBOARD_FORMATS}")
-    parts = [f"leaderboard {board.benchmark}: {len(board.ranking)} submission(s); {legend}", "", _text(table)]
+    parts = [f"leaderboard {board.benchmark}: {len(board.ranking)} submission(s); {legend}", "", format_frame(table)]
     for title, frame in _group_frames(board, places):
-        parts += ["", f"== {title}", _text(frame)]
+        parts += ["", f"== {title}", format_frame(frame)]
     if failed:
         parts += ["", *failed]
     return "\n".join(parts) + "\n"
