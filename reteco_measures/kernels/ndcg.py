@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ranking import TieBreak, rank_run, top_k
+from .ranking import TieBreak, duplicate_pairs, rank_run, top_k
 
 __all__ = ["gains_frame", "dcg_at_k", "ideal_dcg_at_k", "ndcg_at_k", "ndcg"]
 
@@ -95,7 +95,8 @@ def ndcg(
     A (query, document) pair repeated in ``run`` counts once, with its last score, as in
     pytrec_eval's ``{query: {doc: score}}`` dictionaries (a document cannot earn its gain twice).
     """
-    if run.duplicated(["query_id", "doc_id"]).any():
-        run = run.drop_duplicates(["query_id", "doc_id"], keep="last")
+    dup = duplicate_pairs(run, keep="last")
+    if dup.any():
+        run = run[~dup]
     ranked = rank_run(run, tie_break, corpus=corpus)
     return ndcg_at_k(ranked, gains_frame(qrels, binary=binary, rel=rel), k, query_ids)
