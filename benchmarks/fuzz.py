@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from fuzzing import mutate_json_value, mutate_jsonl, mutate_lines, split_data_lines  # noqa: E402
+from fuzzing import file_data_lines, mutate_json_value, mutate_jsonl, mutate_lines  # noqa: E402
 from test_fuzz_readers import check_jsonl_run, check_trec_qrels, check_trec_run  # noqa: E402
 
 import reteco_measures as rm  # noqa: E402
@@ -38,21 +38,18 @@ from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.sample import ikat_sample_root, sample_root  # noqa: E402
 
 
-def _lines(path: Path) -> list[bytes]:
-    return split_data_lines(path.read_bytes())
-
-
 def build_targets(oracles: Path | None) -> dict[str, Callable[[random.Random, Path], bytes]]:
     """name -> function(rng, scratch folder) that builds one damaged case, checks it, and returns
     the damaged input (raising on a broken invariant)."""
     runs = sample_root() / "runs"
-    trec_runs = [_lines(runs / n) for n in ("reteco_track2.txt", "reteco_track1a_dev.txt", "reteco_track1b_dev.txt")]
-    jsonl_runs = [_lines(runs / n) for n in ("chunqiu.jsonl", "spoken.jsonl")]
+    trec_runs = [file_data_lines(runs / n)
+                 for n in ("reteco_track2.txt", "reteco_track1a_dev.txt", "reteco_track1b_dev.txt")]
+    jsonl_runs = [file_data_lines(runs / n) for n in ("chunqiu.jsonl", "spoken.jsonl")]
     ikat_runs = [json.loads((ikat_sample_root() / "runs" / "ikat2023_run.json").read_text())]
     qrels_seeds: list[list[bytes]] = []
     if oracles is not None:
-        trec_runs.append(_lines(oracles / "trec_eval_tests" / "results.test"))
-        qrels_seeds.append(_lines(oracles / "trec_eval_tests" / "qrels.test"))
+        trec_runs.append(file_data_lines(oracles / "trec_eval_tests" / "results.test"))
+        qrels_seeds.append(file_data_lines(oracles / "trec_eval_tests" / "qrels.test"))
         ikat_runs.append(json.loads((oracles / "ikat2023" / "2023_sample_run.json").read_text()))
     if not qrels_seeds:
         qrels_seeds.append([b"q%d 0 d%d %d" % (i // 7, i, i % 4) for i in range(400)])
@@ -86,7 +83,8 @@ def build_targets(oracles: Path | None) -> dict[str, Callable[[random.Random, Pa
             data, file = mutate_json_value(rng.choice(ikat_runs), rng, rng.randint(1, 8)).encode(
                 "utf-8", errors="surrogatepass"), "run.json"
         else:
-            data, file = mutate_jsonl(_lines(runs / f"{name}.jsonl")[:40], rng, rng.randint(1, 10)).data, "run.jsonl"
+            lines = file_data_lines(runs / f"{name}.jsonl")[:40]
+            data, file = mutate_jsonl(lines, rng, rng.randint(1, 10)).data, "run.jsonl"
         path = tmp / file
         path.write_bytes(data)
         report = rm.validate_run(path, name)

@@ -19,6 +19,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 #: field values that have broken (or could break) a reader
@@ -96,6 +97,11 @@ def split_data_lines(data: bytes) -> list[bytes]:
     if lines and lines[-1] == b"":
         lines.pop()
     return lines
+
+
+def file_data_lines(path: Path) -> list[bytes]:
+    """:func:`split_data_lines` of a file's bytes."""
+    return split_data_lines(path.read_bytes())
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 from fuzzing import (
     BAD,
     SKIP,
+    file_data_lines,
     mutate_jsonl,
     mutate_lines,
     ref_jsonl_run_line,
@@ -34,7 +35,8 @@ FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
 SEEDS = st.integers(0, 2**32 - 1)
 
 
-def check_lines(data: bytes, rows: dict[int, tuple], bad_lines: set, ref_line: Callable[[bytes], object]) -> None:
+def check_lines(data: bytes, rows: dict[int, tuple], bad_lines: set[int | None],
+                ref_line: Callable[[bytes], object]) -> None:
     """Every line of ``data`` against the reference parser ``ref_line``: skipped, reported, or kept as is."""
     for no, line in enumerate(split_data_lines(data), start=1):
         ref = ref_line(line)
@@ -84,18 +86,14 @@ def check_jsonl_run(data: bytes) -> None:
             assert (no in bad_lines) == problem, (no, line[:80])
 
 
-def _lines(path: Path) -> list[bytes]:
-    return split_data_lines(path.read_bytes())
-
-
 @pytest.fixture(scope="module")
 def trec_run_seed(trec_eval_dir: Path) -> list[bytes]:
-    return _lines(trec_eval_dir / "results.test")
+    return file_data_lines(trec_eval_dir / "results.test")
 
 
 @pytest.fixture(scope="module")
 def trec_qrels_seed(trec_eval_dir: Path) -> list[bytes]:
-    return _lines(trec_eval_dir / "qrels.test")
+    return file_data_lines(trec_eval_dir / "qrels.test")
 
 
 def test_seeds_read_cleanly(trec_run_seed: list[bytes], trec_qrels_seed: list[bytes]) -> None:
@@ -115,7 +113,7 @@ def test_fuzz_trec_run_trec_eval_seed(trec_run_seed: list[bytes], seed: int, n: 
 @given(seed=SEEDS, n=st.integers(1, 6))
 def test_fuzz_trec_run_sample_seed_from_a_file(seed: int, n: int) -> None:
     rng = random.Random(seed)
-    lines = _lines(sample_root() / "runs" / "reteco_track2.txt")[:300]
+    lines = file_data_lines(sample_root() / "runs" / "reteco_track2.txt")[:300]
     mutated = mutate_lines(lines, rng, n)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "run.txt"
@@ -135,7 +133,7 @@ def test_fuzz_trec_qrels(trec_qrels_seed: list[bytes], seed: int, n: int) -> Non
 @given(seed=SEEDS, n=st.integers(1, 8))
 def test_fuzz_jsonl_run(seed: int, n: int) -> None:
     rng = random.Random(seed)
-    lines = _lines(sample_root() / "runs" / rng.choice(["chunqiu.jsonl", "spoken.jsonl"]))[:40]
+    lines = file_data_lines(sample_root() / "runs" / rng.choice(["chunqiu.jsonl", "spoken.jsonl"]))[:40]
     check_jsonl_run(mutate_jsonl(lines, rng, n).data)
 
 
