@@ -86,7 +86,8 @@ def main() -> None:
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
-    run, bad = write_run_files(args.keep or tempfile.mkdtemp(prefix="bench-memory-"), args.queries, args.docs)
+    folder = args.keep or tempfile.mkdtemp(prefix="bench-memory-")
+    run, bad = write_run_files(folder, args.queries, args.docs)
     size = os.path.getsize(run)
     print(f"run: {size / 1e6:.0f} MB, {args.queries * args.docs:,} lines; peak RSS (VmHWM) of a fresh process per step")
     results = {}

@@ -44,7 +44,8 @@ def main() -> None:
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
-    path, bad = write_run_files(args.keep or tempfile.mkdtemp(prefix="bench-readers-"), args.queries, args.docs)
+    folder = args.keep or tempfile.mkdtemp(prefix="bench-readers-")
+    path, bad = write_run_files(folder, args.queries, args.docs)
     n_lines = args.queries * args.docs
 
     def ours_checking() -> pd.DataFrame:
