@@ -722,6 +722,8 @@ def iter_metrics(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) 
 
 def aggregate(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> dict[ir_measures.Measure, float]:
     """Mean over the qrels' queries (missing ones 0), as ``ir_measures.calc_aggregate``; NaN
-    when the qrels have no query."""
+    when the qrels have no query. The values are summed left to right (``np.add.accumulate``,
+    not ``np.mean``'s pairwise sum), as ir_measures' mean does, so the aggregate equals the mean
+    of :func:`iter_metrics`' values to the last bit."""
     _, values = per_query(measures, qrels, run)
-    return {m: (float(np.mean(v)) if len(v) else float("nan")) for m, v in values.items()}
+    return {m: (float(np.add.accumulate(v)[-1] / len(v)) if len(v) else float("nan")) for m, v in values.items()}
