@@ -304,13 +304,12 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
             columns[name] = _str_array(pa.chunked_array(values, pa.string()))
             del values
             pool.release_unused()
-            continue
         else:
             columns[name] = np.concatenate(values)
-        del values
+            del values
     frame = pd.DataFrame(columns, copy=False)
     del columns, parts
-    pa.default_memory_pool().release_unused()  # the blocks' temporaries
+    pool.release_unused()  # the blocks' temporaries
     return frame, problems
 
 
