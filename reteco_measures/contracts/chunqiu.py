@@ -43,6 +43,7 @@ import pandas as pd
 
 from ..errors import Problem
 from ..io._lines import is_inline_text, read_source_bytes, source_name
+from ..io.jsonl import json_number
 from ..kernels.ranking import corpus_positions, group_rank
 from .base import ValidationReport, contract, id_frame, with_severity
 
@@ -138,15 +139,14 @@ def score_value(value: Any) -> tuple[float, str | None]:
     Booleans, strings, null, arrays and objects are not numbers; ``NaN``/``Infinity`` tokens and
     numbers beyond the double range (``1e400``, huge integers) are not finite.
     """
+    f = json_number(value)
+    if f is not None:
+        return f, None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return math.nan, f"is not a number ({_describe(value)})"
-    try:
-        f = float(value)
-    except OverflowError:
+    if isinstance(value, int):
         return math.nan, "is not finite (an integer too large for a double)"
-    if math.isnan(f) or math.isinf(f):
-        return math.nan, f"is not finite ({_describe(f)})"
-    return f, None
+    return math.nan, f"is not finite ({_describe(value)})"
 
 
 @dataclass(frozen=True)
