@@ -45,6 +45,7 @@ __all__ = [
     "iter_text_chunks",
     "valid_utf8_mask",
     "ascii_fields",
+    "comment_mask",
     "strip_compression_suffix",
     "COMPRESSION_SUFFIXES",
 ]
@@ -225,6 +226,13 @@ def _utf8_problem(value: bytes) -> str:
     return "not valid UTF-8 text"  # pragma: no cover
 
 
+def comment_mask(first: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Lines whose first field (null for a blank line) starts with ``#``: trec_eval 10 comment lines."""
+    if not len(first):
+        return np.zeros(0, dtype=bool)
+    return pc.starts_with(pc.fill_null(first, ""), "#").to_numpy(zero_copy_only=False)
+
+
 @dataclass
 class SplitLines:
     """Whitespace-split lines: the first ``n_columns`` fields (null where a line is shorter),
@@ -258,10 +266,7 @@ class SplitLines:
 
     def is_comment(self) -> np.ndarray:
         """Lines whose first field starts with ``#`` (trec_eval 10 comment lines)."""
-        if not len(self.n_fields):
-            return np.zeros(0, dtype=bool)
-        first = pc.fill_null(self.columns[0], "")
-        return pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
+        return comment_mask(self.columns[0])
 
     def __len__(self) -> int:
         return len(self.n_fields)

@@ -26,6 +26,7 @@ from ._lines import (
     Source,
     _split_chunk,
     ascii_fields,
+    comment_mask,
     is_inline_text,
     iter_text_chunks,
     line_blocks,
@@ -215,8 +216,7 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
     """The checking path for one block of lines: split, check, parse; only good rows are kept."""
     cols, n, undecodable = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
     problems = [Problem(msg, line=first_line + i, path=path, kind="encoding") for i, msg in undecodable.items()]
-    first = pc.fill_null(cols[0], "")
-    comment = pc.starts_with(first, "#").to_numpy(zero_copy_only=False) if len(first) else np.zeros(0, bool)
+    comment = comment_mask(cols[0])
     short = (n > 0) & (n < 6) & ~comment
     for i in np.flatnonzero(short).tolist():
         fields = ascii_fields(bytes(block[i].as_py()).decode("utf-8", errors="replace"))
