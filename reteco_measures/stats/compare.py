@@ -28,6 +28,7 @@ from .tests import (
     paired_t,
     paired_wilcoxon,
     randomization_pvalues,
+    run_estimates,
     tukey_pvalues,
     win_tie_loss,
 )
@@ -285,8 +286,8 @@ def compare_frame(
                 design.append({"measure": label, "unit": unit, "strata": strata or "", "n_units": P.n_units})
             s, pw = _analyse(P, baseline=baseline, test=test, ci=ci, n_resamples=n_resamples, rng=rng)
             if ties:
-                s["tie_min"] = build_paired(part.assign(value=part["tie_min"]), run_order, empty).estimate
-                s["tie_max"] = build_paired(part.assign(value=part["tie_max"]), run_order, empty).estimate
+                s["tie_min"] = run_estimates(part.assign(value=part["tie_min"]), run_order, empty)
+                s["tie_max"] = run_estimates(part.assign(value=part["tie_max"]), run_order, empty)
             if test == "tukey":
                 pw["p_adjusted"] = pw["p_value"]  # already adjusted for every pair of runs
             else:

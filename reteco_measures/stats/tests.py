@@ -118,25 +118,46 @@ def build_paired(frame: pd.DataFrame, runs: Sequence[str], empty: float = float(
     units = first["unit"].to_numpy(dtype=object)
     strata = pd.factorize(first["stratum"].to_numpy(dtype=object), sort=False)[0]
     ucode = pd.Index(units).get_indexer(keys["unit"].to_numpy(dtype=object))
+    rcode, values, weights = _run_rows(frame, runs)
+    ok = ~(np.isnan(values) | np.isnan(weights))
+    R, U = len(runs), len(units)
+    flat = rcode[ok] * U + ucode[ok]
+    S = np.bincount(flat, weights=weights[ok] * values[ok], minlength=R * U).reshape(R, U)
+    W = np.bincount(flat, weights=weights[ok], minlength=R * U).reshape(R, U)
+    estimate, n = _estimates(rcode, values, weights, R, empty)
+    return Paired(runs, units, np.asarray(strata, dtype=np.int64), S, W, estimate, n, empty)
+
+
+def _run_rows(frame: pd.DataFrame, runs: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's run position in ``runs``, value and weight."""
     rcode = pd.Index(runs).get_indexer(frame["run"].astype(str).to_numpy(dtype=object))
     if (rcode < 0).any():
         unknown = sorted(set(frame["run"].astype(str)) - set(runs))
         raise ValueError(f"per-query rows of runs not in the comparison: {unknown[:5]}")
     values = frame["value"].to_numpy(dtype=np.float64)
     weights = frame["weight"].to_numpy(dtype=np.float64) if "weight" in frame.columns else np.ones(len(frame))
-    ok = ~(np.isnan(values) | np.isnan(weights))
-    R, U = len(runs), len(units)
-    flat = rcode[ok] * U + ucode[ok]
-    S = np.bincount(flat, weights=weights[ok] * values[ok], minlength=R * U).reshape(R, U)
-    W = np.bincount(flat, weights=weights[ok], minlength=R * U).reshape(R, U)
-    estimate = np.full(R, empty, dtype=np.float64)
-    n = np.zeros(R, dtype=np.int64)
+    return rcode, values, weights
+
+
+def _estimates(rcode: np.ndarray, values: np.ndarray, weights: np.ndarray, n_runs: int,
+               empty: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: the point estimate (:func:`_sequential_mean` over its rows in order) and ``n``."""
+    estimate = np.full(n_runs, empty, dtype=np.float64)
+    n = np.zeros(n_runs, dtype=np.int64)
     order = np.argsort(rcode, kind="stable")
-    bounds = np.searchsorted(rcode[order], np.arange(R + 1))
-    for r in range(R):
+    bounds = np.searchsorted(rcode[order], np.arange(n_runs + 1))
+    for r in range(n_runs):
         rows = order[bounds[r]:bounds[r + 1]]
         estimate[r], n[r] = _sequential_mean(values[rows], weights[rows], empty)
-    return Paired(runs, units, np.asarray(strata, dtype=np.int64), S, W, estimate, n, empty)
+    return estimate, n
+
+
+def run_estimates(frame: pd.DataFrame, runs: Sequence[str], empty: float = float("nan")) -> np.ndarray:
+    """The point estimate per run (in ``runs`` order) from per-query rows ``run, value[, weight]``:
+    :attr:`Paired.estimate` of :func:`build_paired` without the resampling sums."""
+    runs = list(runs)
+    rcode, values, weights = _run_rows(frame, runs)
+    return _estimates(rcode, values, weights, len(runs), empty)[0]
 
 
 # -- corrections ----------------------------------------------------------------------------------
