@@ -712,12 +712,14 @@ def per_query_frame(measures: Sequence[ir_measures.Measure], qrels: Any, run: An
 
 
 def iter_metrics(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> Iterator[Metric]:
-    """``ir_measures.Metric(query_id, measure, value)`` per query and measure (plain floats)."""
+    """``ir_measures.Metric(query_id, measure, value)`` per query and measure (plain floats).
+
+    The values are computed at the call (a :class:`NativeFallback` is raised there, not while
+    iterating); the iterator only wraps them."""
     qids, values = per_query(measures, qrels, run)
     q = qids.to_pylist()
-    for m, v in values.items():
-        for qid, value in zip(q, v.tolist()):
-            yield Metric(query_id=qid, measure=m, value=value)
+    return (Metric(query_id=qid, measure=m, value=value)
+            for m, v in values.items() for qid, value in zip(q, v.tolist()))
 
 
 def aggregate(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> dict[ir_measures.Measure, float]:
@@ -726,4 +728,5 @@ def aggregate(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> 
     not ``np.mean``'s pairwise sum), as ir_measures' mean does, so the aggregate equals the mean
     of :func:`iter_metrics`' values to the last bit."""
     _, values = per_query(measures, qrels, run)
-    return {m: (float(np.add.accumulate(v)[-1] / len(v)) if len(v) else float("nan")) for m, v in values.items()}
+    return {m: float(np.add.accumulate(v)[-1] / len(v)) if len(v) else float("nan")
+            for m, v in values.items()}

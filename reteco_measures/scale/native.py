@@ -78,33 +78,38 @@ def _as_dict(run: Any) -> Any:
     return run_to_dict(as_run_frame(run)) if isinstance(run, pd.DataFrame) else run
 
 
-def standard_calc_aggregate(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any) -> dict:
-    """``ir_measures.calc_aggregate`` for standard measures: native kernels where verified (mean
-    over the qrels' queries, missing ones 0, as ir_measures), ir_measures for the rest."""
+def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, native_fn, ir_fn) -> list:
+    """The results of ``native_fn`` for the measures the kernels claim and of ``ir_fn``
+    (ir_measures) for the others, as ``[native results, ir_measures results]``; everything goes
+    to ``ir_fn`` when the kernels raise :class:`~reteco_measures.kernels.standard.NativeFallback`
+    (raised by the call itself: ``native_fn`` computes before it returns)."""
     native, other = _split(list(measures))
-    result: dict = {}
+    parts = []
     if native:
         try:
-            result.update(standard.aggregate(native, qrels, run))
+            parts.append(native_fn(native, qrels, run))
         except standard.NativeFallback:
             other = native + other
     if other:
-        result.update(ir_measures.calc_aggregate(other, qrels, _as_dict(run)))
+        parts.append(ir_fn(other, qrels, _as_dict(run)))
+    return parts
+
+
+def standard_calc_aggregate(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any) -> dict:
+    """``ir_measures.calc_aggregate`` for standard measures: native kernels where verified (mean
+    over the qrels' queries, missing ones 0, as ir_measures), ir_measures for the rest."""
+    result: dict = {}
+    for part in _routed(measures, qrels, run, standard.aggregate, ir_measures.calc_aggregate):
+        result.update(part)
     return result
 
 
 def standard_iter_calc(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any) -> list[Metric]:
     """``ir_measures.iter_calc`` for standard measures, routed as :func:`standard_calc_aggregate`;
     per-query values are plain floats."""
-    native, other = _split(list(measures))
     results: list[Metric] = []
-    if native:
-        try:
-            results.extend(standard.iter_metrics(native, qrels, run))
-        except standard.NativeFallback:
-            other = native + other
-    if other:
-        results.extend(ir_measures.iter_calc(other, qrels, _as_dict(run)))
+    for part in _routed(measures, qrels, run, standard.iter_metrics, ir_measures.iter_calc):
+        results.extend(part)
     return results
 
 
