@@ -198,20 +198,19 @@ def leaderboard(
     summary = comp.summary.set_index("run")
     order = sorted(scores, key=lambda r: (-_sortable(summary.loc[r, "value"]), list(scores).index(r)))
     cl = clusters(order, comp.pairwise, alpha)
+    ranked = summary.loc[order]
     ranking = pd.DataFrame({
         "rank": np.arange(1, len(order) + 1),
         "run": order,
-        "value": [float(summary.loc[r, "value"]) for r in order],
-        "ci_low": [float(summary.loc[r, "ci_low"]) for r in order],
-        "ci_high": [float(summary.loc[r, "ci_high"]) for r in order],
-        "n": [int(summary.loc[r, "n"]) for r in order],
+        **{col: ranked[col].to_numpy(dtype=np.float64) for col in ("value", "ci_low", "ci_high")},
+        "n": ranked["n"].to_numpy(dtype=np.int64),
         "cluster": [cl[r] for r in order],
         "valid": [scores[r].valid for r in order],
         "problems": [len(scores[r].report.errors) for r in order],
     })
     if "tie_min" in comp.summary.columns:
-        ranking["tie_min"] = [float(summary.loc[r, "tie_min"]) for r in order]
-        ranking["tie_max"] = [float(summary.loc[r, "tie_max"]) for r in order]
+        ranking["tie_min"] = ranked["tie_min"].to_numpy(dtype=np.float64)
+        ranking["tie_max"] = ranked["tie_max"].to_numpy(dtype=np.float64)
     if first.reward is not None:
         ranking["reward"] = [scores[r].reward for r in order]
     for diag in _diagnostics(first, bench, label):
