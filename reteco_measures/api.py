@@ -158,6 +158,8 @@ def trec_eval_safe_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
 
 class _Prepared(NamedTuple):
     measures: list
+    ours: list  # measures of our provider
+    standard: list  # ir_measures' measures (native kernels / pytrec_eval)
     qrels: pd.DataFrame
     run: pd.DataFrame
     qrels_standard: pd.DataFrame
@@ -180,23 +182,22 @@ def _prepare(measures, qrels, run, tie_break, corpus, topics=None, labels=None, 
     run_in, topics_in, labels_in = align_query_ids(
         qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids, stacklevel=stacklevel
     )
+    ours = [m for m in measures if m.NAME in REGISTERED]
     standard = [m for m in measures if m.NAME not in REGISTERED]
-    run_scored = run_in
+    run_standard = run_in
     if tie_break != "trec_eval" and standard:
-        # Standard measures are computed by pytrec_eval, which always breaks ties its own way.
+        # Standard measures are computed in trec_eval's order (native kernels, pytrec_eval).
         # Re-score the run so that trec_eval's order *is* the requested order: score = -rank.
         ranked = rank_run(run_in, tie_break, corpus=corpus)
-        run_scored = pd.DataFrame(
+        run_standard = pd.DataFrame(
             {"query_id": ranked["query_id"], "doc_id": ranked["doc_id"], "score": -ranked["rank"].astype(np.float64)}
         )
-    run_standard: Any = run_scored
-    qrels_standard = qrels_in
-    if standard:
-        # native kernels take the frame; the measures they do not claim get a vectorised
-        # dict conversion (ir_measures converts DataFrames row by row) in scale.native
-        run_standard = run_scored
-        qrels_standard = trec_eval_safe_qrels(qrels_in)
-    return _Prepared(measures, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in)
+    # the native kernels take the frames; scale.native converts the run to a dict (vectorised)
+    # only for the measures they do not claim
+    qrels_standard = trec_eval_safe_qrels(qrels_in) if standard else qrels_in
+    return _Prepared(
+        measures, ours, standard, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in
+    )
 
 
 def calc_aggregate(
@@ -242,8 +243,7 @@ def calc_aggregate(
         return scaled_calc_aggregate(measures, qrels, run, stream=stream, topics=topics, labels=labels,
                                      corpus=corpus, tie_break=tie_break, query_ids=query_ids)
     p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
-    ours = [m for m in p.measures if m.NAME in REGISTERED]
-    standard = [m for m in p.measures if m.NAME not in REGISTERED]
+    ours, standard = p.ours, p.standard
     result: dict[ir_measures.Measure, float] = {}
     with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
         if ours:  # straight to our provider: no filler rows from ir_measures' fallback evaluator
@@ -280,8 +280,7 @@ def iter_calc(
 
 
 def _iter_prepared(p: _Prepared, corpus, tie_break) -> list[Metric]:
-    ours = [m for m in p.measures if m.NAME in REGISTERED]
-    standard = [m for m in p.measures if m.NAME not in REGISTERED]
+    ours, standard = p.ours, p.standard
     results: list[Metric] = []
     with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
         if ours:
