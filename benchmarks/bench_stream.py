@@ -25,14 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-MEASURES = ["nDCG@10", "AP@10", "R@10", "RR"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def _text(lines: pa.Array) -> bytes:
-    """The concatenated bytes of a string array (each element already ends with a newline)."""
-    lines = lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32, count=len(lines) + 1, offset=lines.offset * 4)
-    return memoryview(lines.buffers()[2])[offsets[0] : offsets[-1]].tobytes()
+from bench_core import MEASURES, _text  # noqa: E402
 
 
 def make(queries: int, docs: int, out: str, seed: int = 0, chunk_queries: int = 2_000) -> None:
