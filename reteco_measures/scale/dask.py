@@ -28,7 +28,7 @@ import pandas as pd
 from ir_measures import Metric
 
 from ..errors import DataFormatWarning
-from .stream import aggregate_metrics
+from .stream import aggregate_metrics, unreported_metrics
 
 __all__ = ["is_dask_frame", "dask_per_query_frame", "dask_iter_calc", "dask_calc_aggregate"]
 
@@ -97,14 +97,14 @@ def dask_per_query_frame(
     dask = _import_dask()
     from dask.base import tokenize
 
-    from ..api import iter_calc, parse_measures
+    from ..api import parse_measures
     from ..io.convert import as_qrels_frame
 
     measures = parse_measures(measures)
     names = [str(m) for m in measures]
     by_name = dict(zip(names, measures))
     qrels_frame = as_qrels_frame(qrels)
-    side = {k: v for k, v in kwargs.items()}
+    side = dict(kwargs)
     ddf = _aligned(run, partitioned, side.get("tie_break", "trec_eval"))
     token = tokenize(names, ddf._name, qrels_frame, sorted(side.keys()))
     qrels_key = dask.delayed(qrels_frame, name=f"reteco-qrels-{token}")
@@ -118,11 +118,7 @@ def dask_per_query_frame(
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["query_id", "measure", "value", "weight"])
     seen = set(frame["query_id"].tolist())
-    empty = pd.DataFrame({"query_id": pd.Series([], dtype="str"), "doc_id": pd.Series([], dtype="str"),
-                          "score": pd.Series([], dtype="float64")})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataFormatWarning)
-        rest = [m for m in iter_calc(measures, qrels_frame, empty, **kwargs) if m.query_id not in seen]
+    rest = unreported_metrics(measures, qrels_frame, seen, kwargs)
     extra = pd.DataFrame([(m.query_id, str(m.measure), float(m.value), getattr(m.value, "weight", 1.0))
                           for m in rest], columns=["query_id", "measure", "value", "weight"])
     frame = pd.concat([frame, extra], ignore_index=True) if len(extra) else frame

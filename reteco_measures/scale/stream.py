@@ -36,7 +36,10 @@ from ir_measures import Metric
 
 from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
 
-__all__ = ["iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "per_query_weights", "DEFAULT_BLOCK_BYTES"]
+__all__ = [
+    "iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "unreported_metrics", "per_query_weights",
+    "DEFAULT_BLOCK_BYTES",
+]
 
 #: bytes read per block (whole lines; the last query of a block waits for the next one)
 DEFAULT_BLOCK_BYTES = 4 * 1024 * 1024
@@ -251,7 +254,7 @@ def stream_iter_calc(
     query_ids). ``ungrouped``: ``'partition'`` (split by query hash out of core, then evaluate)
     or ``'error'``. Values are those of the in-memory path, unit for unit.
     """
-    from ..api import iter_calc, parse_measures
+    from ..api import parse_measures
     from ..io.convert import as_qrels_frame
 
     if ungrouped not in ("partition", "error"):
@@ -288,12 +291,7 @@ def stream_iter_calc(
 
             kept, seen = _evaluate_blocks(buckets(), measures, qrels_frame, kwargs)
     report_problems(problems, on_bad_lines, what=os.fspath(run))
-    # queries of the qrels (and units of our measures) that no block reported: empty-run values
-    empty = pd.DataFrame({"query_id": pd.Series([], dtype="str"), "doc_id": pd.Series([], dtype="str"),
-                          "score": pd.Series([], dtype="float64")})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataFormatWarning)
-        rest = [m for m in iter_calc(measures, qrels_frame, empty, **kwargs) if m.query_id not in seen]
+    rest = unreported_metrics(measures, qrels_frame, seen, kwargs)
     qrels_q = set(pd.unique(qrels_frame["query_id"].to_numpy()).tolist())
     if seen and qrels_q and not (seen & qrels_q):
         warnings.warn(f"{os.fspath(run)}: no query of the run is in the qrels (every value is 0)",
@@ -302,6 +300,21 @@ def stream_iter_calc(
     out = kept + rest
     out.sort(key=lambda m: order.get(m.measure, len(order)))
     return out
+
+
+def unreported_metrics(
+    measures: list[ir_measures.Measure], qrels: pd.DataFrame, seen: set[str], kwargs: dict
+) -> list[Metric]:
+    """The values of the queries of the qrels (and units of our measures) that no block or
+    partition reported (``seen``): those of an empty run. ``kwargs`` as
+    :func:`reteco_measures.iter_calc`."""
+    from ..api import iter_calc
+
+    empty = pd.DataFrame({"query_id": pd.Series([], dtype="str"), "doc_id": pd.Series([], dtype="str"),
+                          "score": pd.Series([], dtype="float64")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataFormatWarning)
+        return [m for m in iter_calc(measures, qrels, empty, **kwargs) if m.query_id not in seen]
 
 
 def per_query_weights(metrics: list[Metric]) -> pd.DataFrame:
@@ -318,16 +331,14 @@ def per_query_weights(metrics: list[Metric]) -> pd.DataFrame:
 
 def aggregate_metrics(measures: list[ir_measures.Measure], metrics: list[Metric]) -> dict:
     """Weighted mean per measure of per-query values (NaN skipped), the in-memory aggregate."""
+    from ..api import _aggregate
+
     frame = per_query_weights(metrics)
     out = {}
     for m in measures:
         sub = frame[frame["measure"] == m]
-        v, w = sub["value"].to_numpy(), sub["weight"].to_numpy()
-        ok = ~np.isnan(v)
-        if ok.sum() == 0 or w[ok].sum() == 0:
-            out[m] = m.empty_value() if hasattr(m, "empty_value") else float("nan")
-        else:
-            out[m] = float(np.sum(v[ok] * w[ok]) / np.sum(w[ok]))
+        empty = m.empty_value() if hasattr(m, "empty_value") else float("nan")
+        out[m] = _aggregate(sub["value"].to_numpy(), sub["weight"].to_numpy(), empty)[0]
     return out
 
 
