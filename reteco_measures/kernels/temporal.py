@@ -300,6 +300,16 @@ def tempo_query_frame(topics: pd.DataFrame | None, query_ids: pd.Index) -> pd.Da
     return frame
 
 
+def _tempo_gates(ctx: EvalContext, topics: pd.DataFrame | None) -> pd.DataFrame:
+    """:func:`tempo_query_frame` of the evaluated queries, built once per call and topics table
+    (TP, TR, TC and nDCG|FC of one call share it)."""
+    cache = ctx.__dict__.setdefault("_temporal_cache", {})
+    key = ("tempo_gates", id(topics))
+    if key not in cache:
+        cache[key] = tempo_query_frame(topics, ctx.query_ids)
+    return cache[key]
+
+
 def _tempo_roles(labels: pd.DataFrame, anchors: pd.DataFrame) -> pd.DataFrame:
     """``query_id, doc_id, b, c`` (0/1): does the labelled document cover the baseline / the
     comparison period? Columns ``covers_baseline`` / ``covers_comparison`` (TEMPO's judge output)
@@ -326,7 +336,7 @@ def _tempo_coverage(measure: ir_measures.Measure, ctx: EvalContext, labels: pd.D
     """TEMPO's coverage: 2 required periods (baseline, comparison) for a temporal cross-period
     query, none otherwise; covered = roles covered by a top-k document."""
     qids = ctx.query_ids
-    gates = tempo_query_frame(topics, qids)
+    gates = _tempo_gates(ctx, topics)
     frame = pd.DataFrame(index=pd.Index(qids, name="query_id"))
     frame["required"] = np.where(gates["cross"].to_numpy(), 2, 0).astype(np.int64)
     frame["covered"] = 0
@@ -344,7 +354,7 @@ def _tempo_mask(measure: ir_measures.Measure, ctx: EvalContext, values: np.ndarr
     """TP/TR under ``reference='tempo'``: not defined (NaN) for queries TEMPO's judge calls non-temporal."""
     if reference_for(measure, ctx) != "tempo":
         return values
-    gates = tempo_query_frame(ctx.topics_for(measure), ctx.query_ids)
+    gates = _tempo_gates(ctx, ctx.topics_for(measure))
     return np.where(gates["temporal"].to_numpy(), values, np.nan)
 
 
