@@ -21,6 +21,7 @@ __all__ = [
     "WeightedValue",
     "WeightedMeanAgg",
     "common_params",
+    "TEMPORAL_REFERENCE",
     "check_cutoff",
     "register",
     "REGISTERED",
@@ -87,6 +88,12 @@ class WeightedMeanAgg(Agg):
         if self.weight == 0:
             return self.empty
         return self.total / self.weight
+
+
+#: the ``reference`` parameter of the temporal measures (TP, TR, TC, nDCG|FC)
+TEMPORAL_REFERENCE = ParamInfo(
+    dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"
+)
 
 
 def common_params(**extra: ParamInfo) -> dict[str, ParamInfo]:

@@ -13,7 +13,7 @@ coverage").
 
 from ir_measures.measures.base import ParamInfo
 
-from .base import RetecoMeasure, common_params, register
+from .base import TEMPORAL_REFERENCE, RetecoMeasure, common_params, register
 
 
 class _nDCG_FC(RetecoMeasure):
@@ -23,7 +23,7 @@ class _nDCG_FC(RetecoMeasure):
     PRETTY_NAME = "nDCG over fully covered queries"
     SHORT_DESC = "Binary nDCG@k restricted to queries whose temporal coverage is 1."
     SUPPORTED_PARAMS = common_params(
-        reference=ParamInfo(dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"),
+        reference=TEMPORAL_REFERENCE,
         empty=ParamInfo(dtype=(int, float), desc="aggregate for an empty subset (default NaN; 0 = starter kit)"),
         rel=ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant"),
     )

@@ -19,9 +19,7 @@ Queries with no required periods are *not scored* (NaN, excluded from the mean);
 qrels missing from the run scores 0. Golden: two periods, one covered → 0.5, both → 1.0.
 """
 
-from ir_measures.measures.base import ParamInfo
-
-from .base import RetecoMeasure, common_params, register
+from .base import TEMPORAL_REFERENCE, RetecoMeasure, common_params, register
 
 
 class _TemporalCoverage(RetecoMeasure):
@@ -30,7 +28,7 @@ class _TemporalCoverage(RetecoMeasure):
     PRETTY_NAME = "Temporal Coverage"
     SHORT_DESC = "Fraction of the required time periods covered by at least one top-k document."
     SUPPORTED_PARAMS = common_params(
-        reference=ParamInfo(dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"),
+        reference=TEMPORAL_REFERENCE,
     )
 
 

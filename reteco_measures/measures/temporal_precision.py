@@ -16,7 +16,7 @@ Golden vectors (k = 5): [1,0,0,0,0] â†’ 0.33916 (dcg) / 1.0 (ap); [0,0,0,0,1] â†
 
 from ir_measures.measures.base import ParamInfo
 
-from .base import RetecoMeasure, common_params, register
+from .base import TEMPORAL_REFERENCE, RetecoMeasure, common_params, register
 
 
 class _TemporalPrecision(RetecoMeasure):
@@ -25,7 +25,7 @@ class _TemporalPrecision(RetecoMeasure):
     PRETTY_NAME = "Temporal Precision"
     SHORT_DESC = "Rank-discounted share of temporally relevant documents in the top k."
     SUPPORTED_PARAMS = common_params(
-        reference=ParamInfo(dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"),
+        reference=TEMPORAL_REFERENCE,
         form=ParamInfo(dtype=str, choices=["dcg", "ap"], default="dcg", desc="'dcg' (RETECO) or 'ap' (TEMPO paper)"),
     )
 

@@ -14,7 +14,7 @@ counts. Verdicts: frozen ``labels`` or the starter-kit oracle (qrels grade ≥ 1
 
 from ir_measures.measures.base import ParamInfo
 
-from .base import RetecoMeasure, common_params, register
+from .base import TEMPORAL_REFERENCE, RetecoMeasure, common_params, register
 
 
 class _TemporalRelevance(RetecoMeasure):
@@ -23,7 +23,7 @@ class _TemporalRelevance(RetecoMeasure):
     PRETTY_NAME = "Temporal Relevance"
     SHORT_DESC = "Fraction of the top-k results that are temporally relevant."
     SUPPORTED_PARAMS = common_params(
-        reference=ParamInfo(dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"),
+        reference=TEMPORAL_REFERENCE,
         over=ParamInfo(dtype=str, choices=["returned", "k"], default="returned", desc="denominator"),
     )
 
