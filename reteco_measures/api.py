@@ -40,6 +40,7 @@ from .provider import CHECKED_IDS, PROVIDER
 from .query_ids import QUERY_ID_MODES, align_query_ids
 from .scale import is_scaled, scaled_calc_aggregate, scaled_iter_calc
 from .scale.native import standard_calc_aggregate, standard_iter_calc
+from .scale.stream import per_query_weights
 from .side import load_labels, load_topics, side_info
 
 __all__ = [
@@ -402,14 +403,8 @@ def evaluate(
         topics_df = p.topics
         metrics = _iter_prepared(p, corpus, tie_break)
     label_of = {m: measure_name(m, machine=names == "machine") for m in measures}
-    frame = pd.DataFrame(
-        {
-            "query_id": [m.query_id for m in metrics],
-            "measure": [label_of.get(m.measure) or measure_name(m.measure, names == "machine") for m in metrics],
-            "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
-            "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
-        }
-    )
+    frame = per_query_weights(metrics)
+    frame["measure"] = [label_of.get(m) or measure_name(m, names == "machine") for m in frame["measure"]]
     empties = {label_of[m]: (m.empty_value() if hasattr(m, "empty_value") else float("nan")) for m in measures}
     order = [label_of[m] for m in measures]
     by_cols = [by] if isinstance(by, str) else list(by or [])
