@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +25,8 @@ import pyarrow.csv as pv
 
 from ..errors import Problem, report_problems
 from ._lines import (
+    _MAGIC,
+    COMPRESSION_SUFFIXES,
     Source,
     _split_chunk,
     ascii_fields,
@@ -37,7 +41,15 @@ from ._lines import (
 )
 from .jsonl import JSONTextError, json_id, json_number, loads
 
-__all__ = ["read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS"]
+try:  # the optional C tokenizer (built at install when a C compiler is present)
+    from . import _runparse
+except ImportError:  # pragma: no cover - depends on the build
+    _runparse = None
+
+__all__ = [
+    "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS",
+    "native_reader_available",
+]
 
 RUN_COLUMNS = ["query_id", "doc_id", "score", "rank", "run_id"]
 QRELS_COLUMNS = ["query_id", "doc_id", "relevance", "iteration"]
@@ -212,6 +224,251 @@ def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | Non
     return frame
 
 
+# --------------------------------------------------------------------------------------------
+# TREC run: the native path
+
+#: environment variable that switches the native tokenizer off ("0"), e.g. to compare paths
+NATIVE_READER_ENV = "RETECO_MEASURES_NATIVE_READER"
+
+
+def native_reader_available() -> bool:
+    """Whether :func:`read_run` can use its C tokenizer: it was built at install (it needs a C
+    compiler; without one the arrow readers, which return the same values, serve alone) and
+    is not switched off with ``RETECO_MEASURES_NATIVE_READER=0``."""
+    return _runparse is not None and os.environ.get(NATIVE_READER_ENV, "1") != "0"
+
+
+def _large_strings(off: np.ndarray, dat: np.ndarray, rows: int, length: int) -> pa.Array:
+    return pa.LargeStringArray.from_buffers(rows, pa.py_buffer(off[: rows + 1]), pa.py_buffer(dat[:length]))
+
+
+def _native_range(data: Any, start: int, end: int, rank: np.ndarray, score: np.ndarray) -> dict[str, Any] | None:
+    """Parse ``data[start:end]`` (whole lines; ``data`` a uint8 array) with the C tokenizer,
+    writing its ranks and scores into ``rank`` and ``score`` (exactly one slot per line) and
+    returning its id columns; None when a line is refused."""
+    size, rows = end - start, len(rank)
+    i64 = [np.empty(rows + 1, np.int64) for _ in range(3)]  # query_id, doc_id, run_id offsets
+    dat = [np.empty(size + 1, np.uint8) for _ in range(3)]
+    slow_rows, s_off, s_dat = np.empty(rows, np.int64), np.empty(rows + 1, np.int64), np.empty(size + 1, np.uint8)
+    status, n, q_len, d_len, r_len, slow, s_len, high, _ = _runparse.parse_chunk(
+        data, start, end, i64[0], dat[0], i64[1], dat[1], i64[2], dat[2], rank, score, slow_rows, s_off, s_dat
+    )
+    if status != 0 or n != rows:
+        return None
+    ids = [_large_strings(i64[k], dat[k], n, length) for k, length in enumerate((q_len, d_len, r_len))]
+    if high:  # a byte >= 0x80: the ids must be valid UTF-8, as the other readers require
+        try:
+            for arr in ids:
+                arr.validate(full=True)
+        except pa.ArrowInvalid:
+            return None
+    if slow:
+        # the scores Clinger's exact fast path does not cover: arrow's parser, the other readers'
+        try:
+            values = pc.cast(_large_strings(s_off, s_dat, slow, s_len), pa.float64()).to_numpy()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if not np.isfinite(values).all():
+            return None
+        score[slow_rows[:slow]] = values
+    return {"query_id": ids[0], "doc_id": ids[1], "run_id": ids[2]}
+
+
+def _newline_after(buf: np.ndarray, lo: int, hi: int, last: bool = False) -> int | None:
+    """Position just after the first (``last``: the last) newline of ``buf[lo:hi]``, or None."""
+    step = 1 << 16
+    if not last:
+        for a in range(lo, hi, step):
+            hit = np.flatnonzero(buf[a:min(a + step, hi)] == 10)
+            if len(hit):
+                return a + int(hit[0]) + 1
+        return None
+    for b in range(hi, lo, -step):
+        a = max(lo, b - step)
+        hit = np.flatnonzero(buf[a:b] == 10)
+        if len(hit):
+            return a + int(hit[-1]) + 1
+    return None
+
+
+#: inputs of at least this many bytes are parsed by two threads (when the machine has two cores)
+_NATIVE_SPLIT_BYTES = 1 << 20
+
+
+def _native_workers(size: int) -> int:
+    return max(1, min(2, os.cpu_count() or 1)) if size >= _NATIVE_SPLIT_BYTES else 1
+
+
+def _native_parse(buf: np.ndarray, workers: int, fill: Any = None) -> tuple[list[dict[str, Any] | None],
+                                                                            np.ndarray, np.ndarray] | None:
+    """Parse ``buf`` with ``workers`` threads. Thread i owns the i-th share of the bytes:
+    ``fill(lo, hi)`` (if given) first reads that share into ``buf`` and says whether it
+    could; then the thread finds the whole lines inside its share and counts them. Once every
+    share is counted (a barrier), the row layout is known, and each thread parses its lines
+    straight into its rows of the shared rank and score arrays; the few lines that straddle
+    two shares are parsed last. Returns (id columns of each piece in order, rank, score)."""
+    size = len(buf)
+    bounds = [size * i // workers for i in range(workers + 1)]
+    spans: list[tuple[int, int] | None] = [None] * workers
+    failed = [False]
+    barrier = threading.Barrier(workers) if workers > 1 else None
+    plan: list[Any] = []
+    plan_lock = threading.Lock()
+
+    def layout() -> list[tuple[int, int, int, int]] | None:
+        """[(start, end, first row, rows)] of every piece, shares and the lines between them."""
+        with plan_lock:
+            if not plan:
+                if failed[0]:
+                    plan.append(None)
+                else:
+                    pieces, pos = [], 0
+                    for span in spans:
+                        if span is None:
+                            continue
+                        if span[0] > pos:
+                            pieces.append((pos, span[0]))
+                        pieces.append(span)
+                        pos = span[1]
+                    if pos < size:
+                        pieces.append((pos, size))
+                    rows, out = 0, []
+                    for start, end in pieces:
+                        n = _runparse.count_lines(buf, start, end)
+                        out.append((start, end, rows, n))
+                        rows += n
+                    plan.append(out)
+            return plan[0]
+
+    def share(i: int) -> None:
+        lo, hi = bounds[i], bounds[i + 1]
+        try:
+            if fill is not None and not fill(lo, hi):
+                failed[0] = True
+            else:
+                start = 0 if i == 0 else _newline_after(buf, lo, hi)
+                end = size if i == workers - 1 else _newline_after(buf, lo, hi, last=True)
+                if start is not None and end is not None and end > start:
+                    spans[i] = (start, end)
+        finally:
+            if barrier is not None:
+                barrier.wait()
+
+    results: dict[int, dict[str, Any] | None] = {}
+    arrays: dict[str, np.ndarray] = {}
+
+    def parse(i: int) -> None:
+        pieces = layout()
+        if pieces is None:
+            return
+        with plan_lock:
+            if not arrays:
+                total = sum(p[3] for p in pieces)
+                arrays["rank"], arrays["score"] = np.empty(total, np.int64), np.empty(total, np.float64)
+        span = spans[i]
+        for k, (start, end, first, n) in enumerate(pieces):
+            if span is not None and (start, end) == span:
+                results[k] = _native_range(buf, start, end, arrays["rank"][first:first + n],
+                                           arrays["score"][first:first + n])
+
+    def run(i: int) -> None:
+        share(i)
+        parse(i)
+
+    if workers == 1:
+        run(0)
+    else:
+        with ThreadPoolExecutor(workers) as executor:
+            list(executor.map(run, range(workers)))
+    pieces = layout()
+    if pieces is None:
+        return None
+    for k, (start, end, first, n) in enumerate(pieces):
+        if k not in results:  # the lines between two shares
+            results[k] = _native_range(buf, start, end, arrays["rank"][first:first + n],
+                                       arrays["score"][first:first + n])
+    return [results[k] for k in range(len(pieces))], arrays["rank"], arrays["score"]
+
+
+def _native_frame(parsed: Any, line_numbers: bool) -> pd.DataFrame | None:
+    if parsed is None:
+        return None
+    parts, rank, score = parsed
+    if any(p is None for p in parts) or len(rank) == 0:
+        return None
+    columns: dict[str, Any] = {}
+    for name in RUN_COLUMNS:
+        if name in ("query_id", "doc_id", "run_id"):
+            columns[name] = _str_array(pa.chunked_array([p[name] for p in parts], pa.large_string()))
+        else:
+            columns[name] = rank if name == "rank" else score
+    frame = pd.DataFrame(columns, copy=False)
+    if line_numbers:
+        frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
+    return frame
+
+
+def _native_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | None:
+    """The native path for bytes in memory: the C tokenizer reads the lines in parallel
+    threads (it releases the GIL). It accepts only lines of six fields separated by single
+    spaces whose values the other readers accept, and reads them to the same values; None
+    sends the data to the arrow path (see :func:`_fast_trec_run`)."""
+    if not data or not native_reader_available() or data.startswith(b"\xef\xbb\xbf"):
+        return None
+    buf = np.frombuffer(data, np.uint8)
+    return _native_frame(_native_parse(buf, _native_workers(len(buf))), line_numbers)
+
+
+def _native_trec_file(path: str | os.PathLike, line_numbers: bool = True, *, auto: bool = False
+                      ) -> pd.DataFrame | None:
+    """The native path for an uncompressed file: each thread reads its share of the file
+    (``pread``, without the GIL) and parses the whole lines inside it (see
+    :func:`_native_parse`). None when the file is not a plain run of single-space lines (or
+    changed while read): the caller then reads it the general way. ``auto``: the format is
+    being detected, and a file starting with ``{`` or ``[`` is JSONL's."""
+    if not native_reader_available() or not hasattr(os, "preadv"):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        size = info.st_size
+        if not stat.S_ISREG(info.st_mode) or size == 0:
+            return None
+        buf = np.empty(size, np.uint8)
+        view = memoryview(buf)
+
+        def fill(lo: int, hi: int) -> bool:
+            pos = lo
+            while pos < hi:
+                got = os.preadv(fd, [view[pos:hi]], pos)
+                if got <= 0:
+                    return False  # the file shrank while read
+                pos += got
+            return True
+
+        head_ok = [True]
+
+        def checked_fill(lo: int, hi: int) -> bool:
+            ok = fill(lo, hi)
+            if ok and lo == 0:
+                head = buf[:8].tobytes()
+                if (head.startswith(b"\xef\xbb\xbf") or any(head.startswith(m) for m in _MAGIC)
+                        or (auto and head[:1] in b"{[")):
+                    head_ok[0] = False
+                    return False
+            return ok
+
+        parsed = _native_parse(buf, _native_workers(size), checked_fill)
+        if parsed is None or not head_ok[0] or os.fstat(fd).st_size != size:
+            return None
+    finally:
+        os.close(fd)
+    return _native_frame(parsed, line_numbers)
+
+
 def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tuple[dict[str, Any], list[Problem]]:
     """The checking path for one block of lines: split, check, parse; only good rows are kept."""
     cols, n, undecodable = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
@@ -259,7 +516,9 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
     lines are parsed (peak memory on large files)."""
     data = holder.pop()
-    fast = _fast_trec_run(data, line_numbers)
+    fast = _native_trec_run(data, line_numbers)
+    if fast is None:
+        fast = _fast_trec_run(data, line_numbers)
     if fast is not None:
         return fast, []
     pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
@@ -414,6 +673,12 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
     """Like :func:`read_run`, returning ``(frame with a 'line' column, problems)``; never raises
     on malformed content (only on a missing file or a folder). ``line_numbers=False`` may leave
     the ``line`` column out (it is then dropped if present)."""
+    if (format in ("auto", "trec") and isinstance(source, (str, os.PathLike)) and not is_inline_text(source)
+            and not strip_compression_suffix(os.fspath(source)).endswith((".jsonl", ".json", ".ndjson"))
+            and not os.fspath(source).lower().endswith(tuple(COMPRESSION_SUFFIXES))):
+        frame = _native_trec_file(source, line_numbers, auto=format == "auto")
+        if frame is not None:
+            return frame, []
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
