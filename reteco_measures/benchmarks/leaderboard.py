@@ -95,7 +95,8 @@ def clusters(order: Sequence[str], pairwise: pd.DataFrame, alpha: float) -> dict
 
 
 def _run_items(runs: Any) -> list[tuple[str, Any]]:
-    """``[(name, run)]`` from a mapping, a list of paths (names = file names without suffix) or a folder."""
+    """``[(name, run)]`` from a mapping, a list of paths or a folder; a file's run name is
+    :func:`~reteco_measures.stats.compare.file_run_name` of it, as in ``rm.compare``."""
     if isinstance(runs, Mapping):
         return [(str(k), v) for k, v in runs.items()]
     if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
@@ -105,7 +106,7 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
     items: list[tuple[str, Any]] = []
     seen: dict[str, int] = {}
     for r in runs:
-        name = file_run_name(r, (".gz", ".bz2", ".xz", ".txt", ".trec", ".run", ".jsonl", ".json"))
+        name = file_run_name(r)
         if name in seen:  # same stem twice: keep both, numbered
             seen[name] += 1
             name = f"{name}#{seen[name]}"
@@ -145,7 +146,9 @@ def leaderboard(
 
     Args:
         bench: the benchmark.
-        runs: ``{name: run}``, a list of run files (names from the file names) or a folder.
+        runs: ``{name: run}``, a list of run files or a folder (names from the file names by
+            :func:`~reteco_measures.stats.compare.file_run_name`, as ``rm.compare`` names them;
+            two files of one name are kept, the second as ``name#2``).
         data, split, options: as :meth:`Benchmark.score` (the reference data is loaded once).
         measure: the ranking measure's printed name (default: the official measure).
         test, correction, alpha, ci, n_resamples, seed: as :func:`reteco_measures.compare`.

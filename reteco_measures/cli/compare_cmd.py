@@ -1,9 +1,12 @@
 """``reteco-measures compare QRELS RUN RUN... MEASURE...``: several runs with statistics.
 
 Telling runs from measures: after the qrels, every argument naming an existing file is a run
-(its name is the file stem: ``runs/bm25.txt`` → ``bm25``), every other argument is a measure
-(``nDCG@10``, ``'nDCG|FC@10'``, ``TC@10`` ...). An argument that looks like a file (has a path
-separator or a run-file suffix) but does not exist is an error, not a measure.
+(named as :func:`reteco_measures.stats.compare.file_run_name` names it: the file name without its
+compression and format suffixes, ``runs/bm25.run.gz`` → ``bm25``), every other argument is a
+measure (``nDCG@10``, ``'nDCG|FC@10'``, ``TC@10`` ...). An argument that looks like a file (has a
+path separator or ends with one of
+:data:`~reteco_measures.stats.compare.RUN_FILE_SUFFIXES`) but does not exist is an error, not a
+measure.
 
 Exit codes: 0 ok; 1 input warnings (mismatched qrels/run/topics: printed, the numbers are still
 shown); 2 usage error or unreadable input.
@@ -21,16 +24,15 @@ from .main import command
 
 __all__ = ["split_runs_and_measures", "add_statistics_options", "statistics_options"]
 
-_RUN_SUFFIXES = (".txt", ".trec", ".run", ".jsonl", ".json", ".gz", ".tsv", ".res")
-
-
 def split_runs_and_measures(items: list[str]) -> tuple[list[str], list[str]]:
     """(run files, measures) from the positional arguments after the qrels (see the module docs)."""
+    from ..stats.compare import RUN_FILE_SUFFIXES
+
     runs, measures = [], []
     for item in items:
         if os.path.isfile(item):
             runs.append(item)
-        elif os.sep in item or "/" in item or item.lower().endswith(_RUN_SUFFIXES):
+        elif os.sep in item or "/" in item or item.lower().endswith(RUN_FILE_SUFFIXES):
             raise FileNotFoundError(f"{item}: no such run file")
         else:
             measures.append(item)
@@ -92,12 +94,13 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "compare", help="compare runs: aggregates with confidence intervals and paired significance tests",
-        description="Arguments after QRELS that are existing files are runs (named by their file stem); "
-                    "the others are measures.")
+        description="Arguments after QRELS that are existing files are runs, named by the file name without "
+                    "its compression and format suffixes (runs/bm25.run.gz -> bm25); the others are measures.")
     p.add_argument("qrels", help="qrels file (TREC or JSONL)")
     p.add_argument("items", nargs="+", metavar="RUN|MEASURE", help="two or more run files, then measures")
     p.add_argument("--measure", action="append", help="a measure (repeatable; for names that are also file names)")
-    p.add_argument("--baseline", help="run name (file stem) to compare every other run against")
+    p.add_argument("--baseline", help="run name (file name without its suffixes) to compare every other run "
+                                         "against")
     add_statistics_options(p, resamples=10_000)
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
     p.add_argument("--topics", help="topics metadata file (JSONL/TSV)")

@@ -4,7 +4,8 @@ Scores every submission with the benchmark's engine (its contract first), ranks 
 official measure with confidence intervals and significance clusters
 (:mod:`reteco_measures.benchmarks.leaderboard`), and prints the ranking, the diagnostics and the
 group breakdowns. ``RUN`` may be files or folders of files (every file of a folder is a run; a
-run's name is its file name without the suffix).
+run's name is its file name without its compression and format suffixes, as ``compare`` names
+runs: ``bm25.run.gz`` → ``bm25``; see :func:`reteco_measures.stats.compare.file_run_name`).
 
 Exit codes: 0 ok; 1 some submission could not be scored at all (it is listed, the others are
 ranked); 2 usage error or missing data.

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..io._lines import COMPRESSION_SUFFIXES
 from .design import unit_columns, unit_kind
 from .tests import (
     CORRECTIONS,
@@ -318,17 +319,32 @@ def compare_frame(
 # ------------------------------------------------------------------------------------------------
 
 
-_RUN_SUFFIXES = (".gz", ".txt", ".trec", ".run", ".jsonl", ".json", ".tsv")
+#: compression suffixes of run files (read transparently by the readers), stripped first
+COMPRESSION_FILE_SUFFIXES: tuple[str, ...] = tuple(COMPRESSION_SUFFIXES)
+#: format suffixes of run files (TREC text and JSON / JSONL), stripped after a compression suffix
+RUN_FORMAT_SUFFIXES: tuple[str, ...] = (".txt", ".trec", ".run", ".res", ".tsv", ".jsonl", ".ndjson", ".json")
+#: every file-name ending that marks a run file: :func:`file_run_name` strips them, ``rm.compare``,
+#: leaderboards and the ``compare`` command name runs with it (the command also tells a run-file
+#: argument from a measure by it)
+RUN_FILE_SUFFIXES: tuple[str, ...] = RUN_FORMAT_SUFFIXES + COMPRESSION_FILE_SUFFIXES
 
 
-def file_run_name(path: str | os.PathLike, suffixes: Sequence[str] = _RUN_SUFFIXES) -> str:
-    """A run's name from its file name: the ``suffixes`` stripped in their order (``bm25.txt.gz``
-    → ``bm25``); a name that is only a suffix stays as it is."""
-    name = Path(path).name
+def _strip_one(name: str, suffixes: Sequence[str]) -> str:
+    lowered = name.lower()
     for suffix in suffixes:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
+        if lowered.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
     return name
+
+
+def file_run_name(path: str | os.PathLike) -> str:
+    """A run's name from its file name: at most one compression suffix (``.gz``, ``.bz2``,
+    ``.xz``) is stripped, then at most one format suffix (``.txt``, ``.trec``, ``.run``,
+    ``.res``, ``.tsv``, ``.jsonl``, ``.ndjson``, ``.json``), either matched regardless of
+    case; the rest keeps its case. ``bm25.run.gz`` → ``bm25``, ``bm25.txt`` → ``bm25``,
+    ``dense.v2.jsonl`` → ``dense.v2``, ``bm25.trec.txt`` → ``bm25.trec``. A name that is only a
+    suffix stays as it is (``.txt`` → ``.txt``)."""
+    return _strip_one(_strip_one(Path(path).name, COMPRESSION_FILE_SUFFIXES), RUN_FORMAT_SUFFIXES)
 
 
 def _run_items(runs: Any) -> list[tuple[str, Any]]:
@@ -453,7 +469,8 @@ def compare(
 
     Args:
         runs: ``{name: run}`` (DataFrame, dict-of-dict or path; a Dask DataFrame is computed
-            first) or a list of run files (names from the file stems).
+            first) or a list of run files (named by :func:`file_run_name`: ``bm25.run.gz`` →
+            ``bm25``; two files of one name are an error).
         qrels: qrels (DataFrame, dict-of-dict or path).
         measures: measures or strings (``"nDCG@10"``, ``"TC@10"``, ``"nDCG|FC@10"``).
         baseline: a run name: compare every other run against it; None: every pair.
