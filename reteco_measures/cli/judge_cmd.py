@@ -551,16 +551,17 @@ def _agreement_output(frame, fmt: str, places: int) -> None:
 
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
-    from ..judge.agreement import agreement, confusion_matrices
+    from ..judge.agreement import agreement, agreement_and_confusion
 
     problems: list[Problem] = []
-    dims = _split(args.dimensions) or None
-    scale = args.scale
-    table = agreement(args.judgments, args.human, scale=scale, bootstrap=args.bootstrap, seed=args.seed,
-                      dimensions=dims, problems=problems)
+    options = {"scale": args.scale, "bootstrap": args.bootstrap, "seed": args.seed,
+               "dimensions": _split(args.dimensions) or None, "problems": problems}
+    if args.confusion:  # one reading of the inputs serves both tables (rows left out are reported once)
+        table, conf = agreement_and_confusion(args.judgments, args.human, **options)
+    else:
+        table, conf = agreement(args.judgments, args.human, **options), {}
     _print_problems(problems)
     if args.format == "json" and args.confusion:
-        conf = confusion_matrices(args.judgments, args.human, scale=scale, dimensions=dims)
         print(json.dumps({"agreement": frame_records(table),
                           "confusion": {d: {"judge": [int(i) for i in m.index],
                                             "human_consensus": [int(c) for c in m.columns],
@@ -569,7 +570,7 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
         return 0 if (table["n"] > 0).any() else 1
     _agreement_output(table, args.format, args.places)
     if args.confusion:
-        for dim, m in confusion_matrices(args.judgments, args.human, scale=scale, dimensions=dims).items():
+        for dim, m in conf.items():
             print(f"\n{dim}: rows = judge score, columns = human consensus")
             _agreement_output(m.reset_index().rename(columns={"judge": "judge \\ human"}).rename(columns=str),
                               args.format, 0)

@@ -41,6 +41,7 @@ from .prompts import canonical
 __all__ = [
     "AGREEMENT_COLUMNS",
     "agreement",
+    "agreement_and_confusion",
     "confusion_matrices",
     "kappa_quadratic",
     "alpha_ordinal",
@@ -395,9 +396,37 @@ def agreement(
         kappa_ci_low, kappa_ci_high, alpha_ordinal, alpha_ci_low, alpha_ci_high, alpha_humans,
         spearman, kendall, exact, within_1``.
     """
+    return _agreement_table(list(_dimensions(judge, human, scale, dimensions, problems)), bootstrap, ci, seed)
+
+
+def agreement_and_confusion(
+    judge: Frame | Sequence[Frame],
+    human: Frame,
+    *,
+    scale: str | tuple[int, int] | None = None,
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    dimensions: Sequence[str] | None = None,
+    problems: list[Problem] | None = None,
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """:func:`agreement` and :func:`confusion_matrices` from one reading of the inputs.
+
+    The judge and human inputs are read (and their left-out rows reported, to ``problems`` or
+    as one :class:`~reteco_measures.errors.DataFormatWarning` each) once; both tables are
+    derived from the same compared items. The arguments are those of :func:`agreement`.
+
+    Returns:
+        ``(agreement table, {dimension: confusion matrix})``, each equal to what
+        :func:`agreement` and :func:`confusion_matrices` return for the same arguments.
+    """
+    dims = list(_dimensions(judge, human, scale, dimensions, problems))
+    return _agreement_table(dims, bootstrap, ci, seed), _confusion_tables(dims)
+
+
+def _agreement_table(dims: list, bootstrap: int, ci: float, seed: int) -> pd.DataFrame:
     rows = [_agreement_one(dim, low, high, items, js, hm, cons, bootstrap, ci, np.random.default_rng([seed, d_i]))
-            for d_i, (dim, low, high, items, js, hm, cons)
-            in enumerate(_dimensions(judge, human, scale, dimensions, problems))]
+            for d_i, (dim, low, high, items, js, hm, cons) in enumerate(dims)]
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
@@ -464,8 +493,12 @@ def confusion_matrices(
 ) -> dict[str, pd.DataFrame]:
     """Per dimension, the counts of (judge score, human consensus) over the compared items: rows
     are the judge's scores, columns the consensus, both over the whole scale."""
+    return _confusion_tables(_dimensions(judge, human, scale, dimensions, problems))
+
+
+def _confusion_tables(dims) -> dict[str, pd.DataFrame]:
     out = {}
-    for dim, low, high, _items, js, _hm, cons in _dimensions(judge, human, scale, dimensions, problems):
+    for dim, low, high, _items, js, _hm, cons in dims:
         cats = list(range(low, high + 1))
         table = pd.crosstab(pd.Categorical(js.astype(int), categories=cats),
                             pd.Categorical(cons.astype(int), categories=cats), dropna=False)
