@@ -51,7 +51,7 @@ from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel, Trec
 
 from ..errors import DataFormatError, Problem
 from ..io.readers import read_qrels_with_problems
-from .base import REGISTERED_DATASETS, DataFile, MissingDataError, data_root, register
+from .base import DataFile, MissingDataError, data_root, register
 
 __all__ = [
     "IKAT_DIR",
@@ -499,8 +499,6 @@ class _UpstreamQueries(BaseQueries):
 def _register_upstream_aliases() -> list[str]:
     """Register :data:`UPSTREAM_IDS` unless ir_datasets itself already defines them (then its
     definitions win and ours are skipped). Returns the ids we registered."""
-    registered_elsewhere = {n for n in UPSTREAM_IDS
-                            if n in ir_datasets.registry._registered and n not in REGISTERED_DATASETS}
     docs = _IkatPassages()
     passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
     all_turns = _UpstreamQueries(("train", "test"))
@@ -513,9 +511,10 @@ def _register_upstream_aliases() -> list[str]:
     }
     done = []
     for name, (dataset, topics_factory) in datasets.items():
-        if name in registered_elsewhere:
+        try:
+            register(name, dataset, topics=topics_factory)
+        except RuntimeError:  # register's check: the name is taken by another package (ir_datasets)
             continue
-        register(name, dataset, topics=topics_factory)
         done.append(name)
     return done
 

@@ -23,6 +23,13 @@ def is_source(value: Any) -> bool:
     return isinstance(value, (str, os.PathLike, bytes))
 
 
+def _check_exists(source: Any, what: str) -> None:
+    """A ``str`` path (not inline text) that does not exist raises ``FileNotFoundError``
+    ("<path>: no such <what> file"); other sources are left to the readers."""
+    if isinstance(source, str) and not is_inline_text(source) and not os.path.exists(source):
+        raise FileNotFoundError(f"{source}: no such {what} file")
+
+
 def _str_col(values: Any) -> pd.Series:
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     s = s.reset_index(drop=True)
@@ -71,8 +78,7 @@ def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd
     ``line_numbers``: keep a ``line`` column (a DataFrame's own ``line`` column, else the row
     position + 1 for in-memory runs)."""
     if is_source(run):
-        if isinstance(run, str) and not is_inline_text(run) and not os.path.exists(run):
-            raise FileNotFoundError(f"{run}: no such run file")
+        _check_exists(run, "run")
         frame, problems = read_run_with_problems(run)
         return (frame if line_numbers else frame.drop(columns="line")), problems
     if isinstance(run, pd.DataFrame):
@@ -113,8 +119,7 @@ def as_run_frame(run: Any) -> pd.DataFrame:
     every such row: a NaN score has no place in a ranking, and evaluators disagree about it.
     """
     if is_source(run):
-        if isinstance(run, str) and not is_inline_text(run) and not os.path.exists(run):
-            raise FileNotFoundError(f"{run}: no such run file")
+        _check_exists(run, "run")
         return read_run(run)
     frame, problems = run_frame_with_problems(run)
     if problems:
@@ -131,8 +136,7 @@ def as_qrels_frame(qrels: Any) -> pd.DataFrame:
     number.
     """
     if is_source(qrels):
-        if isinstance(qrels, str) and not is_inline_text(qrels) and not os.path.exists(qrels):
-            raise FileNotFoundError(f"{qrels}: no such qrels file")
+        _check_exists(qrels, "qrels")
         return read_qrels(qrels)
     if isinstance(qrels, pd.DataFrame):
         missing = {"query_id", "doc_id", "relevance"} - set(qrels.columns)
