@@ -82,21 +82,14 @@ class _UsageError(ValueError):
 
 
 def _contract_note(run: pd.DataFrame, corpus: str | None) -> str | None:
-    """What a benchmark contract would discard from ``run`` and how to apply it (None: nothing)."""
-    from ..kernels.ranking import duplicate_pairs
+    """What the RETECO contract would discard from ``run`` and how to apply it (None: nothing).
 
-    counts: dict[str, int] = {}
-    if corpus:
-        from ..contracts import validate_run
+    Only the two kinds the note names are counted (``duplicate`` and, with ``corpus``,
+    ``unknown_doc``), with the contract's own row masks; the contract is not run (no second
+    validation pass over a run that is scored as it is)."""
+    from ..contracts.reteco import discard_counts
 
-        report = validate_run(run, "reteco", corpus=corpus)
-        removed = len(run) - len(report.run)
-        if removed:
-            counts = {k: v for k, v in report.problem_counts().items() if k in ("duplicate", "unknown_doc")}
-    else:
-        dup = int(duplicate_pairs(run, keep="first").sum())
-        if dup:
-            counts = {"duplicate": dup}
+    counts = discard_counts(run, corpus)
     if not counts:
         return None
     what = ", ".join(f"{n} {kind}" for kind, n in counts.items())

@@ -34,7 +34,7 @@ from ..io.readers import read_run_with_problems
 from ..kernels.ranking import row_ranks
 from .base import ValidationReport, contract, id_frame, with_severity
 
-__all__ = ["validate_reteco", "load_run_rows"]
+__all__ = ["validate_reteco", "load_run_rows", "discard_counts"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -117,6 +117,31 @@ class _Lazy:
         return self.values[int(i)]
 
 
+def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame) -> np.ndarray:
+    """Rows whose ``doc_id`` is not among ``known['doc_id']`` (hash-based membership: np.isin on
+    object arrays is O(rows x ids))."""
+    return ~frame["doc_id"].isin(set(known["doc_id"].tolist())).to_numpy()
+
+
+def discard_counts(run: pd.DataFrame, corpus: Any = None) -> dict[str, int]:
+    """How many rows of a run the contract discards as ``duplicate`` and (with ``corpus``) as
+    ``unknown_doc``, without validating it.
+
+    ``run`` is a run already read into a frame (``query_id``, ``doc_id``; every score finite, as
+    :func:`~reteco_measures.io.convert.as_run_frame` gives it). The counts are those of
+    ``validate_reteco(run, corpus=corpus).problem_counts()`` for these two kinds, from the same
+    row masks, but no problem is built and the run is neither copied, cleaned nor ranked. Kinds
+    with no such row are left out (``{}``: nothing would be discarded).
+    """
+    dup = _pair_codes(run).duplicated(keep="first").to_numpy()
+    counts = {"duplicate": int(dup.sum())}
+    known = id_frame(corpus, "doc_id")
+    if known is not None:
+        # a repeated pair is counted as a duplicate only, as the contract reports it
+        counts["unknown_doc"] = int((_unknown_docs(run, known) & ~dup).sum())
+    return {kind: n for kind, n in counts.items() if n}
+
+
 def _line(value: Any) -> int | None:
     v = int(value)
     return v if v > 0 else None
@@ -157,7 +182,7 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
 
     known = id_frame(corpus, "doc_id")
     if known is not None:
-        unknown_d = ~frame["doc_id"].isin(set(known["doc_id"].tolist())).to_numpy()
+        unknown_d = _unknown_docs(frame, known)
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
             problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
                                     line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
