@@ -34,9 +34,9 @@ from ir_measures import Metric
 
 from .errors import GroupMismatchWarning
 from .io.convert import as_qrels_frame, as_run_frame
-from .kernels.ranking import TIE_BREAKS, rank_run
+from .kernels.ranking import TIE_BREAKS, duplicate_pairs, rank_run
 from .measures.base import REGISTERED, check_cutoff
-from .provider import CHECKED_IDS, PROVIDER
+from .provider import CHECKED_IDS, PROVIDER, RANKED_RUN, RankedRun
 from .query_ids import QUERY_ID_MODES, align_query_ids
 from .scale import is_scaled, scaled_calc_aggregate, scaled_iter_calc
 from .scale.native import standard_calc_aggregate, standard_iter_calc
@@ -167,6 +167,11 @@ class _Prepared(NamedTuple):
     run_standard: Any
     topics: pd.DataFrame | None
     labels: pd.DataFrame | None
+    ranked: RankedRun | None  # the ranking made for the standard measures, reused by our provider
+
+    def side(self) -> dict[str, Any]:
+        """Extra ``side_info`` entries for our provider: ids checked, the ranking to reuse."""
+        return {CHECKED_IDS: True, **({RANKED_RUN: self.ranked} if self.ranked is not None else {})}
 
 
 def _prepare(measures, qrels, run, tie_break, corpus, topics=None, labels=None, query_ids="exact", stacklevel=4):
@@ -186,18 +191,27 @@ def _prepare(measures, qrels, run, tie_break, corpus, topics=None, labels=None, 
     ours = [m for m in measures if m.NAME in REGISTERED]
     standard = [m for m in measures if m.NAME not in REGISTERED]
     run_standard = run_in
+    shared = None
     if tie_break != "trec_eval" and standard:
         # Standard measures are computed in trec_eval's order (native kernels, pytrec_eval).
         # Re-score the run so that trec_eval's order *is* the requested order: score = -rank.
+        # A repeated (query, doc) pair keeps its last score (file order) before ranking, as our
+        # provider and pytrec_eval's dictionaries keep it; the run our provider gets is that
+        # same run, with this ranking to reuse (the run is sorted once for both).
+        dup = duplicate_pairs(run_in, keep="last")
+        if dup.any():
+            run_in = run_in[~dup].reset_index(drop=True)
         ranked = rank_run(run_in, tie_break, corpus=corpus)
         run_standard = pd.DataFrame(
             {"query_id": ranked["query_id"], "doc_id": ranked["doc_id"], "score": -ranked["rank"].astype(np.float64)}
         )
+        if ours:
+            shared = RankedRun(run_in, tie_break, ranked)
     # the native kernels take the frames; scale.native converts the run to a dict (vectorised)
     # only for the measures they do not claim
     qrels_standard = trec_eval_safe_qrels(qrels_in) if standard else qrels_in
     return _Prepared(
-        measures, ours, standard, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in
+        measures, ours, standard, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in, shared
     )
 
 
@@ -223,7 +237,9 @@ def calc_aggregate(
         labels: frozen temporal labels (DataFrame or JSONL file).
         corpus: doc ids in corpus order (for ``tie_break='corpus_order'``).
         tie_break: ``'trec_eval'`` (default), ``'stable'``, ``'run_order'`` or ``'corpus_order'``; applies to
-            standard measures too (the run is re-scored so pytrec_eval sees the same order).
+            standard measures too (the run is re-scored so pytrec_eval sees the same order; a
+            repeated (query, doc) pair keeps its last score, for every measure). The run is ranked
+            once per call under this policy: our measures reuse the ranking made for the standard ones.
         query_ids: ``'exact'`` (default): ids are compared as written and a run / qrels / topics
             / labels that only meet through another id form warn with
             :class:`~reteco_measures.errors.QueryIdMismatchWarning`; ``'normalize'``: the run's,
@@ -246,7 +262,7 @@ def calc_aggregate(
     p = _prepare(measures, qrels, run, tie_break, corpus, topics, labels, query_ids)
     ours, standard = p.ours, p.standard
     result: dict[ir_measures.Measure, float] = {}
-    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
+    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **p.side()):
         if ours:  # straight to our provider: no filler rows from ir_measures' fallback evaluator
             result.update(PROVIDER.calc_aggregate(ours, p.qrels, p.run))
         if standard and p.qrels.empty:  # no qrels query: nothing is defined (ir_measures gives NaN too)
@@ -283,7 +299,7 @@ def iter_calc(
 def _iter_prepared(p: _Prepared, corpus, tie_break) -> list[Metric]:
     ours, standard = p.ours, p.standard
     results: list[Metric] = []
-    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **{CHECKED_IDS: True}):
+    with side_info(topics=p.topics, labels=p.labels, corpus=corpus, tie_break=tie_break, **p.side()):
         if ours:
             results.extend(PROVIDER.iter_calc(ours, p.qrels, p.run))
         if standard and not p.qrels.empty:

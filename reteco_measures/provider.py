@@ -13,9 +13,9 @@ for this query" (skipped by the aggregate, reported as NaN per query).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import ir_measures
 import numpy as np
@@ -31,7 +31,7 @@ from .measures.base import WeightedValue, check_cutoff
 from .query_ids import check_query_ids
 from .side import SideInfo, current_side_info, load_labels, load_topics
 
-__all__ = ["EvalContext", "RetecoProvider", "PROVIDER", "implements", "IMPLEMENTATIONS", "install"]
+__all__ = ["EvalContext", "RankedRun", "RetecoProvider", "PROVIDER", "implements", "IMPLEMENTATIONS", "install"]
 
 Kernel = Callable[[ir_measures.Measure, "EvalContext"], pd.DataFrame]
 
@@ -40,6 +40,23 @@ IMPLEMENTATIONS: dict[str, Kernel] = {}
 
 #: ``side_info`` key set by :mod:`reteco_measures.api` once it has checked the query ids itself
 CHECKED_IDS = "_reteco_checked_ids"
+
+#: ``side_info`` key under which :mod:`reteco_measures.api` hands over a :class:`RankedRun`: the
+#: ranking it already made of the run it passes on, reused instead of sorting that run again
+RANKED_RUN = "_reteco_ranked_run"
+
+
+class RankedRun(NamedTuple):
+    """A run ready for our kernels and its ranking under one tie policy.
+
+    ``run`` holds no repeated (query, doc) pair (the last score of each was kept) and
+    ``ranked`` is ``rank_run(run, tie_break, corpus=...)`` with the side information's corpus.
+    The evaluator reuses ``ranked`` only when it is given this very ``run`` object.
+    """
+
+    run: pd.DataFrame
+    tie_break: str
+    ranked: pd.DataFrame
 
 
 def implements(*names: str) -> Callable[[Kernel], Kernel]:
@@ -57,14 +74,23 @@ class EvalContext:
     """Everything a kernel needs for one (qrels, run, side information) evaluation.
 
     Expensive views (the ranked run per tie policy, gains, top-k joins) are computed once and
-    shared by all measures of the call: the run is sorted once per tie policy.
+    shared by all measures of the call: the run is sorted once per tie policy. ``ranked`` gives
+    rankings already made of ``run`` (tie policy -> what :meth:`ranked` would compute), which
+    are used instead of sorting again.
     """
 
-    def __init__(self, qrels: pd.DataFrame, run: pd.DataFrame, side: SideInfo, measure: Any = None):
+    def __init__(
+        self,
+        qrels: pd.DataFrame,
+        run: pd.DataFrame,
+        side: SideInfo,
+        measure: Any = None,
+        ranked: Mapping[str, pd.DataFrame] | None = None,
+    ):
         self.qrels = qrels
         self.run = run
         self.side = side
-        self._ranked: dict[str, pd.DataFrame] = {}
+        self._ranked: dict[str, pd.DataFrame] = dict(ranked or {})
         self._gains: dict[tuple[bool, int], pd.DataFrame] = {}
 
     # -- side information ------------------------------------------------------------------
@@ -126,17 +152,27 @@ class RetecoEvaluator(Evaluator):
     def iter_calc(self, run: Any) -> Iterator[Metric]:
         # inside pt.Experiment: make PyTerrier average our values with our aggregators
         patch_pyterrier()
+        shared = self.side.extra.get(RANKED_RUN)
+        reuse = isinstance(shared, RankedRun) and shared.run is run
         frame = as_run_frame(run)
         if not self.side.extra.get(CHECKED_IDS):
             # a plain ir_measures / PyTerrier call: rm.calc_aggregate has checked the ids already
             check_query_ids(frame["query_id"], self.qrels_frame["query_id"], stacklevel=4)
-        # a repeated (query, doc) pair keeps its last score, as pytrec_eval's dictionaries do, so
-        # our measures and the standard ones see the same run (the reteco contract, applied by
-        # validate_run, keeps the *first* occurrence instead and reports the others)
-        dup = duplicate_pairs(frame, keep="last")
-        if dup.any():
-            frame = frame[~dup].reset_index(drop=True)
-        ctx = EvalContext(self.qrels_frame, frame, self.side)
+        ranked: dict[str, pd.DataFrame] = {}
+        if reuse:
+            # rm.calc_aggregate / iter_calc removed the repeated pairs and ranked this run already
+            # (for the standard measures of the same call): one sort serves both; columns the
+            # frame does not carry (a file's run_id) are dropped, as rank_run(frame) would give
+            extra = [c for c in shared.ranked.columns if c not in frame.columns and c != "rank"]
+            ranked[shared.tie_break] = shared.ranked.drop(columns=extra) if extra else shared.ranked
+        else:
+            # a repeated (query, doc) pair keeps its last score, as pytrec_eval's dictionaries do,
+            # so our measures and the standard ones see the same run (the reteco contract, applied
+            # by validate_run, keeps the *first* occurrence instead and reports the others)
+            dup = duplicate_pairs(frame, keep="last")
+            if dup.any():
+                frame = frame[~dup].reset_index(drop=True)
+        ctx = EvalContext(self.qrels_frame, frame, self.side, ranked=ranked)
         for measure in self.measures:
             kernel = IMPLEMENTATIONS.get(measure.NAME)
             if kernel is None:
