@@ -4,9 +4,10 @@
 
 Writes a synthetic single-space TREC run (``q<i> Q0 doc<j> <rank> <score> bench``, as most
 systems write it), then times, round-robin (so that a busy machine slows every reader alike)
-and best of ``--repeat``:
+best and median of ``--repeat``:
 
-* ``rm.read_run(path)`` (fast path: the file is clean);
+* ``rm.read_run(path)`` (the file is clean: the native path when the C tokenizer was built);
+* ``rm.read_run(path)`` with ``RETECO_MEASURES_NATIVE_READER=0`` (the arrow path);
 * ``pd.read_csv(path, sep=" ", header=None)`` with the C engine and with ``engine="pyarrow"``
   (pandas' defaults otherwise: its fastest readings of this file);
 * ``rm.read_run`` on the same file plus one malformed last line (the checking path: every line
@@ -19,6 +20,7 @@ every score. Not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -33,6 +35,7 @@ import pyarrow as pa
 from bench_memory import write_run_files
 
 import reteco_measures as rm
+from reteco_measures.io.readers import NATIVE_READER_ENV
 
 
 def main() -> None:
@@ -53,36 +56,51 @@ def main() -> None:
             warnings.simplefilter("ignore")
             return rm.read_run(bad)
 
+    def ours_arrow() -> pd.DataFrame:
+        os.environ[NATIVE_READER_ENV] = "0"
+        try:
+            return rm.read_run(path)
+        finally:
+            del os.environ[NATIVE_READER_ENV]
+
     readers: dict[str, Callable[[], pd.DataFrame]] = {
-        "rm.read_run": lambda: rm.read_run(path),
+        "rm.read_run" + (" (native path)" if rm.native_reader_available() else " (arrow path: not built)"):
+            lambda: rm.read_run(path),
+        "rm.read_run, native path off (arrow path)": ours_arrow,
         'pd.read_csv(sep=" ", engine="c")': lambda: pd.read_csv(path, sep=" ", header=None),
         'pd.read_csv(sep=" ", engine="pyarrow")': lambda: pd.read_csv(path, sep=" ", header=None, engine="pyarrow"),
         "rm.read_run, checking path (1 bad line)": ours_checking,
     }
-    best = {name: float("inf") for name in readers}
-    outputs: dict[str, pd.DataFrame] = {}
+    times: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(args.repeat):
         for name, fn in readers.items():
+            gc.collect()
             t0 = time.perf_counter()
             out = fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
+            times[name].append(time.perf_counter() - t0)
             assert len(out) == n_lines, (name, len(out))
-            outputs[name] = out
             del out
-    ours = outputs["rm.read_run"]
-    theirs = outputs['pd.read_csv(sep=" ", engine="c")']
+    ours = rm.read_run(path)
+    theirs = pd.read_csv(path, sep=" ", header=None)
     assert np.array_equal(ours["score"].to_numpy(), theirs[4].to_numpy(dtype=np.float64))
+    del ours, theirs
+    best = {name: min(ts) for name, ts in times.items()}
+    median = {name: float(np.median(ts)) for name, ts in times.items()}
+    pandas_c, pandas_arrow = 'pd.read_csv(sep=" ", engine="c")', 'pd.read_csv(sep=" ", engine="pyarrow")'
+    fastest_best = min(best[pandas_c], best[pandas_arrow])
+    fastest_median = min(median[pandas_c], median[pandas_arrow])
     size = os.path.getsize(path)
-    fastest_pandas = min(best['pd.read_csv(sep=" ", engine="c")'], best['pd.read_csv(sep=" ", engine="pyarrow")'])
-    print(f"reading a {size / 1e6:.0f} MB single-space TREC run ({n_lines:,} lines); best of {args.repeat}, "
+    print(f"reading a {size / 1e6:.0f} MB single-space TREC run ({n_lines:,} lines); {args.repeat} rounds, "
           f"round-robin; {os.cpu_count()} cores, Python {platform.python_version()}, pandas {pd.__version__}, "
-          f"pyarrow {pa.__version__}")
-    print(f"{'reader':45s} {'seconds':>8s} {'fastest pandas / this':>22s}")
-    for name, secs in best.items():
-        print(f"{name:45s} {secs:8.3f} {fastest_pandas / secs:22.2f}")
+          f"pyarrow {pa.__version__}, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'reader':45s} {'best s':>7s} {'median s':>9s} {'fastest pandas / this (best, median)':>38s}")
+    for name in readers:
+        print(f"{name:45s} {best[name]:7.3f} {median[name]:9.3f} "
+              f"{fastest_best / best[name]:27.2f} {fastest_median / median[name]:10.2f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"file_bytes": size, "lines": n_lines, "seconds": best}, f, indent=1)
+            json.dump({"file_bytes": size, "lines": n_lines, "seconds": times, "best": best, "median": median},
+                      f, indent=1)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import random
 import sys
 import tempfile
@@ -27,6 +28,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
@@ -35,6 +38,7 @@ from test_fuzz_readers import check_jsonl_run, check_trec_qrels, check_trec_run 
 
 import reteco_measures as rm  # noqa: E402
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
+from reteco_measures.io import readers  # noqa: E402
 from reteco_measures.sample import ikat_sample_root, sample_root  # noqa: E402
 
 
@@ -63,6 +67,34 @@ def build_targets(oracles: Path | None) -> dict[str, Callable[[random.Random, Pa
         path = tmp / "run.txt"
         path.write_bytes(data)
         check_trec_run(data, path)
+        return data
+
+    def trec_run_native(rng: random.Random, tmp: Path) -> bytes:
+        """Gentle damage (a field replaced, single spaces kept) so that the native path often
+        accepts the file; split between two threads half of the time; the frame and problems
+        must equal those of the other paths (native off) bit for bit, and every line the
+        reference parser's."""
+        lines = window(rng.choice(trec_runs), rng, 400)
+        lines = [b" ".join(line.split()) for line in lines]  # single spaces
+        data = mutate_lines(lines, rng, rng.randint(0, 3)).data
+        path = tmp / "run.txt"
+        path.write_bytes(data)
+        split = rng.random() < 0.5
+        old = readers._NATIVE_SPLIT_BYTES
+        readers._NATIVE_SPLIT_BYTES = 1 if split else old
+        try:
+            check_trec_run(data, path)
+            on = readers.read_run_with_problems(path, "trec")
+            os.environ[readers.NATIVE_READER_ENV] = "0"
+            try:
+                off = readers.read_run_with_problems(path, "trec")
+            finally:
+                del os.environ[readers.NATIVE_READER_ENV]
+        finally:
+            readers._NATIVE_SPLIT_BYTES = old
+        assert on[0].equals(off[0]), "native and arrow/checking paths differ"
+        assert np.array_equal(on[0]["score"].to_numpy().view(np.int64), off[0]["score"].to_numpy().view(np.int64))
+        assert [(p.line, p.message) for p in on[1]] == [(p.line, p.message) for p in off[1]]
         return data
 
     def trec_qrels(rng: random.Random, tmp: Path) -> bytes:
@@ -107,7 +139,7 @@ def build_targets(oracles: Path | None) -> dict[str, Callable[[random.Random, Pa
         assert code in (0, 1, 2), (code, err.getvalue()[-2000:])
         return data
 
-    return {"trec_run": trec_run, "trec_qrels": trec_qrels, "jsonl_run": jsonl_run, "contract": contract, "cli": cli}
+    return {"trec_run": trec_run, "trec_run_native": trec_run_native, "trec_qrels": trec_qrels, "jsonl_run": jsonl_run, "contract": contract, "cli": cli}
 
 
 def main() -> int:
@@ -145,7 +177,7 @@ def main() -> int:
           f"oracle seeds {'used' if args.oracles else 'not used'})")
     for name in targets:
         bad = sum(1 for f in failures if f[0] == name)
-        print(f"  {name:12s} {cases[name]:6d} cases  {bad} failure(s)")
+        print(f"  {name:16s} {cases[name]:6d} cases  {bad} failure(s)")
     for name, seed, last in failures[:20]:
         print(f"  FAIL {name} case seed {seed}: {last}")
     return 1 if failures else 0

@@ -40,8 +40,12 @@ def _can_build() -> bool:
 def test_tokenizer_is_built_wherever_it_can_be() -> None:
     """A machine with a C compiler and Python's headers gets the native path at install."""
     if _can_build():
-        assert readers._runparse is not None
+        assert readers._runparse is not None, "a C compiler is present but the tokenizer was not built"
         assert rm.native_reader_available()
+        source = Path(readers.__file__).with_name("_runparse.c")
+        built = Path(readers._runparse.__file__)
+        if source.exists() and built.parent == source.parent:  # an in-place (editable) build
+            assert built.stat().st_mtime >= source.stat().st_mtime, "stale build: run `pip install -e .` again"
 
 
 @pytest.fixture

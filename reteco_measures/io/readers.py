@@ -443,7 +443,10 @@ def _native_trec_file(path: str | os.PathLike, line_numbers: bool = True, *, aut
         def fill(lo: int, hi: int) -> bool:
             pos = lo
             while pos < hi:
-                got = os.preadv(fd, [view[pos:hi]], pos)
+                try:
+                    got = os.preadv(fd, [view[pos:hi]], pos)
+                except OSError:
+                    return False  # the general path reads the file again and reports the error
                 if got <= 0:
                     return False  # the file shrank while read
                 pos += got
