@@ -419,13 +419,15 @@ def _native_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | N
     return _native_frame(_native_parse(buf, _native_workers(len(buf))), line_numbers)
 
 
-def _native_trec_file(path: str | os.PathLike, line_numbers: bool = True, *, auto: bool = False
-                      ) -> pd.DataFrame | None:
+def _native_trec_file(path: str | os.PathLike, line_numbers: bool = True, *, auto: bool = False,
+                      refused: list[bool] | None = None) -> pd.DataFrame | None:
     """The native path for an uncompressed file: each thread reads its share of the file
     (``pread``, without the GIL) and parses the whole lines inside it (see
     :func:`_native_parse`). None when the file is not a plain run of single-space lines (or
     changed while read): the caller then reads it the general way. ``auto``: the format is
-    being detected, and a file starting with ``{`` or ``[`` is JSONL's."""
+    being detected, and a file starting with ``{`` or ``[`` is JSONL's. ``refused`` (a list)
+    gets True appended when the file was read whole and its bytes were refused, so that the
+    caller does not try them again."""
     if not native_reader_available() or not hasattr(os, "preadv"):
         return None
     try:
@@ -465,11 +467,16 @@ def _native_trec_file(path: str | os.PathLike, line_numbers: bool = True, *, aut
             return ok
 
         parsed = _native_parse(buf, _native_workers(size), checked_fill)
-        if parsed is None or not head_ok[0] or os.fstat(fd).st_size != size:
+        if os.fstat(fd).st_size != size:
+            return None
+        if parsed is None or not head_ok[0]:  # not read whole, or not plain text
             return None
     finally:
         os.close(fd)
-    return _native_frame(parsed, line_numbers)
+    frame = _native_frame(parsed, line_numbers)
+    if frame is None and refused is not None:
+        refused.append(True)
+    return frame
 
 
 def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tuple[dict[str, Any], list[Problem]]:
@@ -514,12 +521,13 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
     return out, problems
 
 
-def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True) -> tuple[pd.DataFrame,
-                                                                                             list[Problem]]:
+def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True, *, native: bool = True
+                   ) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
-    lines are parsed (peak memory on large files)."""
+    lines are parsed (peak memory on large files). ``native=False``: the native path already
+    refused these bytes."""
     data = holder.pop()
-    fast = _native_trec_run(data, line_numbers)
+    fast = _native_trec_run(data, line_numbers) if native else None
     if fast is None:
         fast = _fast_trec_run(data, line_numbers)
     if fast is not None:
@@ -679,15 +687,19 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
     if (format in ("auto", "trec") and isinstance(source, (str, os.PathLike)) and not is_inline_text(source)
             and not strip_compression_suffix(os.fspath(source)).endswith((".jsonl", ".json", ".ndjson"))
             and not os.fspath(source).lower().endswith(tuple(COMPRESSION_SUFFIXES))):
-        frame = _native_trec_file(source, line_numbers, auto=format == "auto")
+        refused: list[bool] = []
+        frame = _native_trec_file(source, line_numbers, auto=format == "auto", refused=refused)
         if frame is not None:
             return frame, []
+        native = not refused  # the file was read whole and a line refused: no second attempt
+    else:
+        native = True
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
         holder = [data]
         del data  # the reader frees the bytes once parsed
-        return _read_trec_run(source, holder, line_numbers)
+        return _read_trec_run(source, holder, line_numbers, native=native)
     if fmt == "jsonl":
         return _read_jsonl_run(source, data)
     raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
