@@ -5,6 +5,13 @@ good rows because of a bad one: a malformed line is skipped and reported as a
 :class:`~reteco_measures.errors.Problem` (``path:line: query_id: what``) according to
 ``on_bad_lines`` ('warn' (default) | 'error' | 'skip'), as in :func:`pandas.read_csv`. The
 problems are also kept in ``df.attrs["problems"]``.
+
+A TREC run is read by the first of three paths that accepts it: the native path (a C tokenizer
+for lines of six fields separated by single spaces, built at install when a C compiler is
+present; see :func:`native_reader_available`), the arrow path (one multi-threaded arrow CSV
+pass for single spaces or single tabs) and the checking path (line by line, every bad line
+reported). A path that meets a line it does not accept hands the file on; all three read every
+accepted line to the same values.
 """
 
 from __future__ import annotations
@@ -78,7 +85,7 @@ def _detect_format(source: Source, data: bytes) -> str:
 
 
 def _cast_mask(values: pa.Array | pa.ChunkedArray, target: pa.DataType) -> tuple[pa.Array, np.ndarray]:
-    """Cast strings to ``target`` with arrow's own parser (the one the fast path's CSV reader
+    """Cast strings to ``target`` with arrow's own parser (the one the arrow path's CSV reader
     uses, so a value is read the same way whatever the other lines hold); values it refuses
     are found by bisection and come back as a mask (their slots hold 0)."""
     if isinstance(values, pa.ChunkedArray):
@@ -163,10 +170,10 @@ _RUN_NAMES = ["query_id", "q0", "doc_id", "rank", "score", "run_id"]
 
 
 def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | None:
-    """The common case in one multi-threaded pass: fields separated by one space (or one tab),
+    """The arrow path, in one multi-threaded pass: fields separated by one space (or one tab),
     exactly 6 fields, no blank or comment lines, numeric rank and finite score. Returns None
     when the file needs the general (line-by-line checking) path, which reads every line the
-    fast path accepts to the same values."""
+    arrow path accepts to the same values."""
     if not data:
         return None
     head = data[: data.find(b"\n")] if b"\n" in data else data
