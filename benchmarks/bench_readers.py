@@ -11,7 +11,10 @@ best and median of ``--repeat``:
 * ``pd.read_csv(path, sep=" ", header=None)`` with the C engine and with ``engine="pyarrow"``
   (pandas' defaults otherwise: its fastest readings of this file);
 * ``rm.read_run`` on the same file plus one malformed last line (the checking path: every line
-  is checked and the bad one reported).
+  is checked and the bad one reported);
+* ``rm.read_run`` and pandas' C engine on the same run with its scores written as Python writes
+  floats (``repr``: up to 17 significant digits, as ``DataFrame.to_csv`` and PyTerrier write
+  them) instead of 3 decimals.
 
 Every reader must return all 5,000,000 rows; the script checks that ours and pandas' agree on
 every score. Not part of the test suite.
@@ -49,6 +52,12 @@ def main() -> None:
 
     folder = args.keep or tempfile.mkdtemp(prefix="bench-readers-")
     path, bad = write_run_files(folder, args.queries, args.docs)
+    repr_path = os.path.join(folder, "run_repr.txt")
+    if not os.path.exists(repr_path):
+        frame = pd.read_csv(path, sep=" ", header=None, dtype={0: str, 2: str, 5: str})
+        frame[4] = np.random.default_rng(1).random(len(frame)) * 30  # 15-17 significant digits
+        frame.to_csv(repr_path, sep=" ", header=False, index=False)
+        del frame
     n_lines = args.queries * args.docs
 
     def ours_checking() -> pd.DataFrame:
@@ -70,6 +79,8 @@ def main() -> None:
         'pd.read_csv(sep=" ", engine="c")': lambda: pd.read_csv(path, sep=" ", header=None),
         'pd.read_csv(sep=" ", engine="pyarrow")': lambda: pd.read_csv(path, sep=" ", header=None, engine="pyarrow"),
         "rm.read_run, checking path (1 bad line)": ours_checking,
+        "rm.read_run, repr scores": lambda: rm.read_run(repr_path),
+        'pd.read_csv(sep=" ", engine="c"), repr scores': lambda: pd.read_csv(repr_path, sep=" ", header=None),
     }
     times: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(args.repeat):
@@ -95,8 +106,15 @@ def main() -> None:
           f"pyarrow {pa.__version__}, load average {os.getloadavg()[0]:.2f}")
     print(f"{'reader':45s} {'best s':>7s} {'median s':>9s} {'fastest pandas / this (best, median)':>38s}")
     for name in readers:
+        if "repr" in name:
+            continue
         print(f"{name:45s} {best[name]:7.3f} {median[name]:9.3f} "
               f"{fastest_best / best[name]:27.2f} {fastest_median / median[name]:10.2f}")
+    base = 'pd.read_csv(sep=" ", engine="c"), repr scores'
+    print(f"the same run with repr-written scores ({os.path.getsize(repr_path) / 1e6:.0f} MB); pandas' C engine / this:")
+    for name in ("rm.read_run, repr scores", base):
+        print(f"{name:45s} {best[name]:7.3f} {median[name]:9.3f} "
+              f"{best[base] / best[name]:27.2f} {median[base] / median[name]:10.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"file_bytes": size, "lines": n_lines, "seconds": times, "best": best, "median": median},

@@ -19,12 +19,14 @@
  *   rank                       [+-]?[0-9]{1,18}
  *   score                      [+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?
  *
- * Scores are converted here only when the conversion is exact by construction: at most 19
- * significant digits forming an integer m <= 2^53 and a decimal exponent e with |e| <= 22,
- * so that m and 10^|e| are exact doubles and one IEEE multiplication or division gives the
- * correctly rounded value (Clinger's fast path) -- the value any correctly rounding parser
- * returns. Every other score is copied as text to a side column, with its row number, for
- * the caller to convert with the same parser the other readers use.
+ * Scores are converted here only when the result is certain to be the correctly rounded double
+ * (the value any correctly rounding parser returns): by Clinger's fast path when at most 19
+ * significant digits form an integer m <= 2^53 and the decimal exponent e has |e| <= 22 (m and
+ * 10^|e| are exact doubles, so one IEEE multiplication or division is correctly rounded), else
+ * by the Eisel-Lemire algorithm for m of at most 19 digits and -348 <= e <= 347 when it can
+ * decide. Every other score (more than 19 significant digits, a subnormal or out-of-range
+ * result, an undecidable halfway case) is copied as text to a side column, with its row
+ * number, for the caller to convert with the same parser the other readers use.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,6 +44,59 @@ static const double POW10[23] = {
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
+
+/* Eisel-Lemire: the correctly rounded double nearest m * 10^e10 (m > 0, at most 19 digits),
+   from a 128-bit truncated approximation of 10^e10, or 0 when the approximation cannot decide
+   (then the caller converts the text with arrow's parser). The table of approximations is
+   computed exactly in Python (big integers) and handed over once by set_powers(): entry
+   e10 - POW_MIN holds floor(10^e10 * 2^k) for the k that puts its top bit at bit 127, as
+   (low 64 bits, high 64 bits). Described in D. Lemire, "Number parsing at a gigabyte per
+   second", Software: Practice and Experience 51(8), 2021. */
+#define POW_MIN (-348)
+#define POW_MAX 347
+static uint64_t POW_TABLE[2 * (POW_MAX - POW_MIN + 1)];
+static int have_powers = 0;
+
+static inline int64_t floor_div_65536(int64_t x) { return x >= 0 ? x / 65536 : -((-x + 65535) / 65536); }
+
+static int eisel_lemire(uint64_t man, int64_t e10, int neg, double *out) {
+#ifdef __SIZEOF_INT128__
+    if (!have_powers || man == 0 || e10 < POW_MIN || e10 > POW_MAX) return 0;
+    int clz = __builtin_clzll(man);
+    man <<= clz;
+    uint64_t exp2 = (uint64_t)(floor_div_65536(217706 * e10) + 64 + 1023) - (uint64_t)clz;
+    const uint64_t lo_t = POW_TABLE[2 * (e10 - POW_MIN)], hi_t = POW_TABLE[2 * (e10 - POW_MIN) + 1];
+    unsigned __int128 x = (unsigned __int128)man * hi_t;
+    uint64_t x_hi = (uint64_t)(x >> 64), x_lo = (uint64_t)x;
+    if ((x_hi & 0x1FF) == 0x1FF && x_lo + man < man) {
+        unsigned __int128 y = (unsigned __int128)man * lo_t;
+        uint64_t y_hi = (uint64_t)(y >> 64), y_lo = (uint64_t)y;
+        uint64_t m_hi = x_hi, m_lo = x_lo + y_hi;
+        if (m_lo < x_lo) m_hi++;
+        if ((m_hi & 0x1FF) == 0x1FF && m_lo + 1 == 0 && y_lo + man < man) return 0;
+        x_hi = m_hi;
+        x_lo = m_lo;
+    }
+    uint64_t msb = x_hi >> 63;
+    uint64_t mant = x_hi >> (msb + 9);
+    exp2 -= 1 ^ msb;
+    if (x_lo == 0 && (x_hi & 0x1FF) == 0 && (mant & 3) == 1) return 0; /* halfway: undecided */
+    mant += mant & 1;
+    mant >>= 1;
+    if (mant >> 53 > 0) {
+        mant >>= 1;
+        exp2 += 1;
+    }
+    if (exp2 - 1 >= 0x7FF - 1) return 0; /* subnormal or beyond the range: the slow path */
+    uint64_t bits = exp2 << 52 | (mant & UINT64_C(0x000FFFFFFFFFFFFF));
+    if (neg) bits |= UINT64_C(0x8000000000000000);
+    memcpy(out, &bits, 8);
+    return 1;
+#else
+    (void)man; (void)e10; (void)neg; (void)out;
+    return 0;
+#endif
+}
 
 typedef struct {
     int64_t *off;      /* rows + 1 offsets */
@@ -208,6 +263,8 @@ static inline int parse_line(state *st, const uint8_t *p, const uint8_t *e, cons
             double v = (double)m;
             v = e10 < 0 ? v / POW10[-e10] : v * POW10[e10];
             st->score[row] = neg ? -v : v;
+        } else if (!lost && !big_exp && eisel_lemire(m, e10, neg, &st->score[row])) {
+            /* done: correctly rounded */
         } else {
             st->score[row] = 0.0;
             if (!put(&st->s, st->slow, text, p)) return 0;
@@ -383,7 +440,27 @@ static PyObject *count_lines(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(n);
 }
 
+PyDoc_STRVAR(set_powers_doc,
+"set_powers(table)\n\n"
+"Hand over the 128-bit approximations of 10^-348 .. 10^347 (a buffer of 1392 uint64:\n"
+"low, high for each power, truncated, top bit at 127) used to convert scores exactly.");
+
+static PyObject *set_powers(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (b.len != (Py_ssize_t)sizeof(POW_TABLE)) {
+        PyBuffer_Release(&b);
+        PyErr_Format(PyExc_ValueError, "the table must hold %zd bytes", (Py_ssize_t)sizeof(POW_TABLE));
+        return NULL;
+    }
+    memcpy(POW_TABLE, b.buf, sizeof(POW_TABLE));
+    have_powers = 1;
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_powers", set_powers, METH_O, set_powers_doc},
     {"parse_chunk", parse_chunk, METH_VARARGS, parse_chunk_doc},
     {"count_lines", count_lines, METH_VARARGS, count_lines_doc},
     {NULL, NULL, 0, NULL},

@@ -48,8 +48,28 @@ from ._lines import (
 )
 from .jsonl import JSONTextError, json_id, json_number, loads
 
+
+def _power_table() -> np.ndarray:
+    """For e = -348 .. 347: floor(10^e * 2^k) with k putting the top bit at bit 127, as (low 64
+    bits, high 64 bits) -- exact integer arithmetic; the C tokenizer's Eisel-Lemire conversion."""
+    out = np.empty(2 * 696, dtype=np.uint64)
+    mask = (1 << 64) - 1
+    for i, e in enumerate(range(-348, 348)):
+        if e >= 0:
+            v = 10**e
+            b = v.bit_length()
+            t = v >> (b - 128) if b > 128 else v << (128 - b)
+        else:
+            d = 10**-e
+            t = (1 << (d.bit_length() + 127)) // d
+        out[2 * i], out[2 * i + 1] = t & mask, t >> 64
+    return out
+
+
 try:  # the optional C tokenizer (built at install when a C compiler is present)
     from . import _runparse
+
+    _runparse.set_powers(_power_table())
 except ImportError:  # pragma: no cover - depends on the build
     _runparse = None
 
