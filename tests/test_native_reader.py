@@ -213,6 +213,30 @@ def test_parallel_shares_and_straddling_lines(tmp_path: Path, two_shares: None, 
     assert spy["native"] == 2
 
 
+@needs_native
+@pytest.mark.parametrize("layout", ["giant-last", "giant-first", "one-line", "no-final-newline", "tiny-lines"])
+def test_shares_without_a_line_of_their_own(layout: str, tmp_path: Path, two_shares: None,
+                                            spy: dict[str, int]) -> None:
+    """A share holding no whole line (a giant line across the seam, one line in all) leaves its
+    lines to the pass over the seams; every line still read once, in order."""
+    giant = b"q Q0 " + b"x" * 100_000 + b" 3 0.5 r"
+    lines = {
+        "giant-last": [b"a Q0 d 1 1 r", giant],
+        "giant-first": [giant, b"a Q0 d 1 1 r"],
+        "one-line": [giant],
+        "no-final-newline": [b"a Q0 d 1 1 r", b"b Q0 e 2 2 r"],
+        "tiny-lines": [b"a Q0 d %d 1 r" % i for i in range(7)],
+    }[layout]
+    data = b"\n".join(lines) + (b"" if layout == "no-final-newline" else b"\n")
+    path = tmp_path / "run.txt"
+    path.write_bytes(data)
+    frame = rm.read_run(path, line_numbers=True)
+    assert spy["native"] == 1
+    assert list(zip(frame["query_id"], frame["doc_id"], frame["score"], frame["rank"])) == [
+        ref_trec_run_line(line) for line in lines]
+    assert frame["line"].tolist() == list(range(1, len(lines) + 1))
+
+
 # --------------------------------------------------------------------------------------------
 # generated
 
