@@ -1,10 +1,12 @@
-"""One JSON / JSONL reader for every loader, contract and judge file: bad lines become
-:class:`~reteco_measures.errors.Problem` values with their line numbers; good lines are never
-lost because of a bad one.
+"""One JSON / JSONL reader for every loader, contract, judge file and run / qrels reader: bad
+lines become :class:`~reteco_measures.errors.Problem` values with their line numbers; good lines
+are never lost because of a bad one.
 
 Hostile text never raises out of here: invalid UTF-8 costs its own line, JSON nested too deeply
 for the parser, numbers with more digits than Python converts, and anything else
-:func:`json.loads` refuses become a message (see :func:`loads`).
+:func:`json.loads` refuses become a message (see :func:`loads`). :func:`iter_jsonl` is the only
+loop over JSONL lines in the package's general readers, so one damaged line is reported in the
+same words, with the same number, whichever function reads it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 
 from ..errors import Problem
 
-__all__ = ["iter_jsonl", "loads", "JSONTextError", "json_number", "json_id", "read_json_document"]
+__all__ = ["iter_jsonl", "iter_json_records", "loads", "JSONTextError", "json_number", "json_id",
+           "read_json_document"]
 
 
 class JSONTextError(ValueError):
@@ -36,14 +39,19 @@ def loads(text: str | bytes) -> Any:
     (also for nesting deeper than the parser's recursion limit and integers longer than Python's
     digit limit, which :func:`json.loads` reports as ``RecursionError`` / a bare ``ValueError``)."""
     if isinstance(text, bytes):
+        data = text.removeprefix(_BOM)
         try:
-            text = text.decode("utf-8-sig")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise JSONTextError(f"not valid UTF-8 (byte 0x{text[exc.start]:02x} at offset {exc.start})") from None
+            line = data.count(b"\n", 0, exc.start) + 1
+            column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+            raise JSONTextError(f"not valid UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {column})",
+                                line) from None
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise JSONTextError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+        reason = _BOM_REASON if exc.msg.startswith("Unexpected UTF-8 BOM") else exc.msg
+        raise JSONTextError(f"not valid JSON: {reason} (line {exc.lineno}, column {exc.colno})",
                             exc.lineno) from None
     except RecursionError:
         line = _line_of(text, _too_deep(text))
@@ -52,7 +60,7 @@ def loads(text: str | bytes) -> Any:
         limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
         digits = re.search("[0-9]{" + str(limit + 1) + ",}", text)
         line = _line_of(text, digits.start()) if digits else None
-        reason = str(exc).split(";")[0].split(":")[0]
+        reason = f"an integer of more than {limit} digits" if digits else str(exc).split(";")[0].split(":")[0]
         raise JSONTextError(f"not valid JSON: {reason}{_at(line)}", line) from None
     if "\\u" in text:  # an escaped lone UTF-16 surrogate ("\\ud800") decodes to no text
         try:
@@ -63,6 +71,11 @@ def loads(text: str | bytes) -> Any:
                                 line) from None
     return value
 
+
+_BOM = b"\xef\xbb\xbf"
+#: json.loads's "Unexpected UTF-8 BOM (decode using utf-8-sig)" in plain words (a file's own BOM is
+#: dropped before parsing: this is one inside a file, at the start of a line)
+_BOM_REASON = "a byte-order mark (U+FEFF) before the value"
 
 _SURROGATE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
 
@@ -138,6 +151,27 @@ def read_json_document(path: str | os.PathLike) -> Any:
     return loads(read_source_bytes(path))
 
 
+def _what(value: Any) -> str:
+    """The JSON type of a value that is not an object, for a message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, (int, float)):
+        return "a JSON number"
+    if isinstance(value, str):
+        return "a JSON string"
+    return "a JSON array" if isinstance(value, list) else type(value).__name__
+
+
+def _file_bytes(source: str | os.PathLike | bytes, name: str | None) -> tuple[bytes, str | None]:
+    from ._lines import read_source_bytes
+
+    if isinstance(source, bytes):
+        return source, name
+    return read_source_bytes(source), name or os.fspath(source)
+
+
 def iter_jsonl(
     source: str | os.PathLike | bytes,
     problems: list[Problem],
@@ -145,19 +179,80 @@ def iter_jsonl(
     name: str | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line, object)`` for every JSON-object line of ``source`` (a path, ``.gz`` / ``.bz2`` /
-    ``.xz`` read transparently, or the bytes of a file); blank lines are skipped; a line that is
-    not JSON, not an object or not UTF-8 is appended to ``problems`` with its number (``name``
-    or the path is the problem's ``path``) and the reading goes on."""
-    from ._lines import read_source_bytes
+    ``.xz`` read transparently, or the bytes of a file).
 
-    if isinstance(source, bytes):
-        data, path = source, name
-    else:
-        path = name or os.fspath(source)
-        data = read_source_bytes(source)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    for i, raw in enumerate(data.split(b"\n"), start=1):
+    Lines are the pieces between ``\\n`` bytes, numbered from 1 (a final newline starts no
+    line; ``\\r\\n`` endings are fine). A UTF-8 byte-order mark at the start of the file is
+    dropped; anywhere else it is an error. Lines holding only ASCII whitespace are skipped. Each
+    other line that is not one JSON object is appended to ``problems`` with its number (``name``
+    or the path is the problem's ``path``), and the reading goes on:
+
+    * invalid UTF-8: ``not valid UTF-8 text (byte 0xe9 at column 18)`` (the column counts
+      bytes from 1), kind ``'encoding'``;
+    * not JSON: ``not valid JSON: Expecting value (column 6)`` (the parser's reason and
+      column), ``not valid JSON: nested too deeply to read``, ``not valid JSON: an integer of
+      more than 4300 digits`` (Python's conversion limit), or ``not valid JSON text: a string
+      holds a lone UTF-16 surrogate``, kind ``'format'``;
+    * valid JSON but not an object: ``a line must be a JSON object, found a JSON array`` (or
+      ``a JSON string`` / ``a JSON number`` / ``a JSON boolean`` / ``null``), kind ``'format'``.
+    """
+    data, path = _file_bytes(source, name)
+    yield from _jsonl_lines(data, path, problems)
+
+
+def iter_json_records(
+    source: str | os.PathLike | bytes,
+    problems: list[Problem],
+    *,
+    name: str | None = None,
+) -> Iterator[tuple[int | None, dict[str, Any]]]:
+    """:func:`iter_jsonl`, also accepting a file that is one JSON array of objects (the
+    records then have no line: ``(None, object)``).
+
+    A file is read as one array when its first non-blank character is ``[`` and either the
+    whole file parses as one JSON array, or it does not but the first line is not a JSON value
+    of its own and the parser's error lies after the first line (a damaged array spread over
+    lines: that error is the one problem, with its line). Any other file is JSONL, read line by
+    line by :func:`iter_jsonl`, so a JSONL file whose first line is an array (or too deep to
+    parse) loses that line only. An array item that is not an object is a problem (``array
+    item 2 must be a JSON object, found a JSON number``, no line)."""
+    data, path = _file_bytes(source, name)
+    if data.removeprefix(_BOM).lstrip()[:1] == b"[":
+        try:
+            records = loads(data)
+        except JSONTextError as exc:
+            if exc.lineno is not None and exc.lineno > 1 and not _is_json(_first_line(data)):
+                problems.append(Problem(str(exc), line=exc.lineno, path=path,
+                                        kind="encoding" if str(exc).startswith("not valid UTF-8") else "format"))
+                return
+        else:
+            for pos, rec in enumerate(records if isinstance(records, list) else [records], start=1):
+                if isinstance(rec, dict):
+                    yield None, rec
+                else:
+                    problems.append(Problem(f"array item {pos} must be a JSON object, found {_what(rec)}", path=path))
+            return
+    yield from _jsonl_lines(data, path, problems)
+
+
+def _first_line(data: bytes) -> bytes:
+    """The first line holding more than ASCII whitespace (the file's byte-order mark dropped)."""
+    for raw in data.removeprefix(_BOM).split(b"\n"):
+        if raw.strip():
+            return raw
+    return b""  # pragma: no cover (only called on a file holding a '[')
+
+
+def _is_json(raw: bytes) -> bool:
+    try:
+        loads(raw)
+    except JSONTextError:
+        return False
+    return True
+
+
+def _jsonl_lines(data: bytes, path: str | None, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for i, raw in enumerate(data.removeprefix(_BOM).split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
@@ -168,10 +263,10 @@ def iter_jsonl(
             continue
         try:
             rec = loads(text)
-        except JSONTextError as exc:
+        except JSONTextError as exc:  # one line: its number is the problem's, not the message's
             problems.append(Problem(str(exc).replace(" (line 1, ", " (").replace(" (line 1)", ""), line=i, path=path))
             continue
         if not isinstance(rec, dict):
-            problems.append(Problem("a line must be a JSON object", line=i, path=path))
+            problems.append(Problem(f"a line must be a JSON object, found {_what(rec)}", line=i, path=path))
             continue
         yield i, rec

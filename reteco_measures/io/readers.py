@@ -46,7 +46,7 @@ from ._lines import (
     split_lines,
     strip_compression_suffix,
 )
-from .jsonl import JSONTextError, json_id, json_number, loads
+from .jsonl import iter_json_records, json_id, json_number
 
 
 def _power_table() -> np.ndarray:
@@ -614,30 +614,6 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
 # JSONL results
 
 
-def _iter_json_lines(data: bytes, path: str | None, problems: list[Problem]):
-    """``(line, record)`` of a JSONL file, or ``(None, record)`` for the records of a file
-    holding one JSON array; every undecodable or invalid line is a problem with its number."""
-    if data.lstrip().startswith(b"["):  # a JSON array of records instead of JSONL
-        try:
-            records = loads(data)
-        except JSONTextError as exc:
-            problems.append(Problem(str(exc), line=exc.lineno, path=path))
-            return
-        if not isinstance(records, list):  # pragma: no cover (starts with '[')
-            records = [records]
-        for rec in records:
-            yield None, rec
-        return
-    for i, raw in enumerate(data.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            yield i, loads(raw)
-        except JSONTextError as exc:
-            problems.append(Problem(str(exc).replace(" (line 1, ", " (").replace(" (line 1)", ""), line=i, path=path,
-                                    kind="encoding" if "UTF-8" in str(exc) else "format"))
-
-
 def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
     path = source_name(source)
     problems: list[Problem] = []
@@ -646,10 +622,7 @@ def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pro
     scores: list[float] = []
     ranks: list[int] = []
     line_nos: list[int] = []
-    for line, rec in _iter_json_lines(data, path, problems):
-        if not isinstance(rec, dict):
-            problems.append(Problem("a line must be a JSON object", line=line, path=path))
-            continue
+    for line, rec in iter_json_records(data, problems, name=path):
         raw_qid = rec.get("query_id", rec.get("qid"))
         qid = json_id(raw_qid)
         if qid is None:
@@ -816,10 +789,7 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
     path = source_name(source)
     problems: list[Problem] = []
     rows: list[tuple[str, str, int, int]] = []
-    for line, rec in _iter_json_lines(data, path, problems):
-        if not isinstance(rec, dict):
-            problems.append(Problem("a line must be a JSON object", line=line, path=path))
-            continue
+    for line, rec in iter_json_records(data, problems, name=path):
         raw_qid = rec.get("query_id", rec.get("id"))
         qid = json_id(raw_qid)
         if qid is None:
