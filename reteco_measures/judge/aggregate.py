@@ -1,11 +1,17 @@
-"""Aggregate judgment files into per-dimension macro scores with invalid / missing counts.
+"""Read judgment files into one tidy frame, and aggregate them into per-dimension macro scores
+with invalid / missing counts.
+
+:func:`read_judgments` is the one reader of judgment rows: :func:`aggregate_judgments`, the
+``Likert`` measure, the disclosure report (:func:`~reteco_measures.judge.report.read_judgment_rows`)
+and the agreement statistics (:func:`~reteco_measures.judge.agreement.judge_scores`) all read
+through it, so they keep the same rows and report the same problems at the same lines.
 
 The score of a judgment is re-normalised from its integer ``score`` and the dimension's scale
-(RETECO 1-5: (s-1)/4; iKAT 0-4: s/4) rather than trusted from the file's ``normalized`` field; a
-row whose ``normalized`` disagrees, or whose score is outside the scale, is reported as a problem
-and counted invalid. The value of a dimension is the mean over its valid judgments (macro over
-turns: one judgment per turn); ``n_invalid`` counts rows with an error, ``n_missing`` counts target
-turns with no row at all. Nothing is silently dropped.
+(RETECO 1-5: (s-1)/4; iKAT 0-4: s/4; TEMPO 0/1) rather than trusted from the file's
+``normalized`` field; a row whose ``normalized`` disagrees, or whose score is not an integer on the
+scale, is reported as a problem and counted invalid. The value of a dimension is the mean over its
+valid judgments (macro over turns: one judgment per turn); ``n_invalid`` counts rows with an error,
+``n_missing`` counts target turns with no row at all. Nothing is silently dropped.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from ..errors import Problem
 from ..io.jsonl import iter_jsonl
 from .prompts import FAMILIES, canonical
 
-__all__ = ["SCALES", "AGGREGATES", "read_judgments", "aggregate_judgments", "normalize_scores", "collapse_repeats"]
+__all__ = ["SCALES", "AGGREGATES", "JUDGMENT_COLUMNS", "read_judgments", "aggregate_judgments", "normalize_scores",
+           "collapse_repeats"]
 
 #: how repeated judgments of one item are combined; ``mean`` is the default
 AGGREGATES = ("mean", "median", "mode")
@@ -32,52 +39,253 @@ SCALES: dict[str, tuple[int, int]] = {"reteco": (1, 5), "ikat": (0, 4), "binary"
 _DIM_SCALE = {d: ("binary" if fam == "tempo" else fam) for fam, dims in FAMILIES.items() for d in dims}
 
 JudgmentSource = str | os.PathLike | pd.DataFrame
+ScaleArg = str | tuple[int, int] | None
+
+#: the columns of :func:`read_judgments`, in this order (``all_fields=True`` adds the others after them)
+JUDGMENT_COLUMNS = ["turn_id", "dimension", "score", "normalized", "model", "prompt_sha256", "error", "repeat",
+                    "line", "path", "valid", "value", "problem"]
+_FIELDS = JUDGMENT_COLUMNS[:7]
 
 
-def read_judgments(source: JudgmentSource | Sequence[JudgmentSource]) -> tuple[pd.DataFrame, list[Problem]]:
-    """Judgment rows (``turn_id``, ``dimension``, ``score``, ``normalized``, ``model``,
-    ``prompt_sha256``, ``error``, ``repeat``, ``line``, ``path``) from JSONL files and/or DataFrames.
+def read_judgments(
+    source: JudgmentSource | Sequence[JudgmentSource],
+    *,
+    scale: ScaleArg = None,
+    keep_invalid: bool = True,
+    all_fields: bool = False,
+) -> tuple[pd.DataFrame, list[Problem]]:
+    """Judgment rows as a tidy frame, and the problems found in them.
 
-    Malformed lines and duplicate (turn, dimension, repeat) rows (the first is kept) are problems;
-    a row without ``repeat`` is repeat 0.
+    This is the one reader of judgment rows in the package; every other reader calls it.
+
+    Args:
+        source: a judgments JSONL path (``.gz`` / ``.bz2`` / ``.xz`` read transparently), a
+            DataFrame with the same fields, or a list of them. Files written by ``judge
+            generation`` / ``judge ikat``, the ``--judgments-out`` file of ``judge temporal`` (rows
+            with ``query_id``, ``doc_id`` and, for coverage, ``period``) and TEMPO labels files
+            (``temporal`` verdict and no ``dimension``: read as ``temporal_relevance`` rows; a
+            ``null`` verdict is an invalid judgment) are all accepted.
+        scale: force one scale on every row read: ``"reteco"`` (1-5), ``"ikat"`` (0-4),
+            ``"binary"`` (0-1) or ``(low, high)``. Default: each dimension's own scale; a
+            dimension with no known scale (a custom prompt's) is only checked for integer scores
+            and gets no normalised ``value``.
+        keep_invalid: keep invalid judgments as rows with ``valid`` False and ``value`` NaN (the
+            default: what coverage counts need); False leaves them out (what agreement
+            statistics need). Rows with a problem in their structure are never kept.
+        all_fields: also keep every other field of the rows (tokens, ``response_model``,
+            ``inputs``, ``error_kind`` ...) after the standard columns.
+
+    Returns:
+        ``(frame, problems)``. ``frame`` has :data:`JUDGMENT_COLUMNS`: ``turn_id`` (the item: the
+        ``turn_id`` field, else ``"<query_id> <doc_id>[ <period>]"``), ``dimension`` (canonical
+        name), ``score``, ``normalized``, ``model``, ``prompt_sha256``, ``error`` as read,
+        ``repeat`` (int, 0 when absent), ``line`` (1-based line in the file, or row position in a
+        DataFrame) and ``path`` (None for a DataFrame), ``valid``, ``value`` (the normalised
+        score, NaN when invalid or the scale is unknown) and ``problem`` (the message of the
+        problem that made the row invalid, else None). ``problems`` are
+        :class:`~reteco_measures.errors.Problem` values in source and line order.
+
+    Rules, the same for every caller:
+
+    * a line that is not valid UTF-8 or JSON, or not an object, is a problem (``kind``
+      ``encoding`` / ``format``) and is left out;
+    * a row without an item (``turn_id``, or ``query_id`` and ``doc_id``) or a ``dimension``, or
+      whose id is not a string or an integer, is a problem (``field``) and is left out;
+    * a ``repeat`` that is not a non-negative integer is a problem (``field``) and the row is left
+      out; a row without ``repeat`` is repeat 0;
+    * a second row for the same (item, dimension, repeat) is a problem (``duplicate``) and is left
+      out: the first one is kept, in the order of the sources and their lines;
+    * a row with a non-empty ``error`` is an invalid judgment (the harness recorded why); it is
+      not a problem of the file;
+    * a row without an error whose ``score`` is not an integer (``null``, a fraction, a boolean, a
+      word) or is off the scale, or whose ``normalized`` disagrees with the score, is a problem
+      (``score``) and an invalid judgment. Numeric strings (``"4"``) are read as numbers.
     """
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
-    frames: list[pd.DataFrame] = []
-    problems: list[Problem] = []
-    for src in sources:
+    found: list[tuple[int, int, Problem]] = []
+    rows: list[dict[str, Any]] = []
+    for k, src in enumerate(sources):
         if isinstance(src, pd.DataFrame):
-            f = src.copy()
-            f["line"] = np.arange(1, len(f) + 1)
-            f["path"] = None
-            frames.append(f)
-            continue
-        path = str(src)
-        rows: list[dict[str, Any]] = []
-        for i, obj in iter_jsonl(path, problems):
-            if "turn_id" not in obj or "dimension" not in obj:
-                problems.append(Problem("a judgment needs 'turn_id' and 'dimension'", line=i, path=path))
-                continue
-            rows.append({**obj, "line": i, "path": path})
-        frames.append(pd.DataFrame(rows))
-    cols = ["turn_id", "dimension", "score", "normalized", "model", "prompt_sha256", "error", "repeat", "line",
-            "path"]
-    frame = pd.concat([f.reindex(columns=cols) for f in frames], ignore_index=True) if frames else pd.DataFrame(
-        columns=cols)
-    frame["turn_id"] = frame["turn_id"].astype(str)
-    frame["dimension"] = [canonical(str(d)) for d in frame["dimension"]]
-    rep = pd.to_numeric(frame["repeat"], errors="coerce")
-    bad_rep = frame["repeat"].notna() & (rep.isna() | (rep < 0) | (rep != rep.round()))
-    for row in frame[bad_rep].itertuples(index=False):
-        problems.append(Problem(f"'repeat' {row.repeat!r} is not a non-negative integer; row left out",
-                                line=_int_or_none(row.line), path=row.path, query_id=row.turn_id, kind="field"))
-    frame = frame[~bad_rep].copy()
-    frame["repeat"] = rep[~bad_rep].fillna(0).astype("int64")
+            records = enumerate(src.to_dict(orient="records"), start=1)
+            path = None
+            read_problems: list[Problem] = []
+        else:
+            path = os.fspath(src)
+            read_problems = []
+            records = list(iter_jsonl(path, read_problems))
+        for line, obj in records:
+            row, problem = _parse_row(obj, line, path, all_fields)
+            if problem is not None:
+                found.append((k, line, problem))
+            else:
+                row["_src"] = k
+                rows.append(row)
+        found.extend((k, p.line or 0, p) for p in read_problems)
+    cols = JUDGMENT_COLUMNS[:10]
+    extra = list(dict.fromkeys(c for r in rows for c in r if c not in cols and c != "_src")) if all_fields else []
+    frame = pd.DataFrame(rows, columns=[*cols, *extra, "_src"])
+    frame["repeat"] = frame["repeat"].astype("int64")
+    frame["line"] = frame["line"].astype("int64")
     dup = frame.duplicated(["turn_id", "dimension", "repeat"], keep="first")
-    for row in frame[dup].itertuples(index=False):
-        what = f"dimension {row.dimension!r}" + (f", repeat {row.repeat}" if row.repeat else "")
-        problems.append(Problem(f"duplicate judgment for {what}; the first one is kept",
-                                line=_int_or_none(row.line), path=row.path, query_id=row.turn_id, kind="duplicate"))
-    return frame[~dup].reset_index(drop=True), problems
+    d = frame[dup]
+    for k, line, path, item, dim, rep in zip(d["_src"], d["line"], d["path"], d["turn_id"], d["dimension"],
+                                             d["repeat"], strict=True):
+        what = f"dimension {dim!r}" + (f", repeat {rep}" if rep else "")
+        found.append((int(k), int(line), Problem(f"duplicate judgment for {what}; the first one is kept",
+                                                 line=int(line), path=path, query_id=item, kind="duplicate")))
+    frame = frame[~dup].reset_index(drop=True)
+    _set_checks(frame, _check_scores(frame, scale))
+    for i in np.flatnonzero(frame["problem"].notna().to_numpy()):
+        row = frame.iloc[i]
+        found.append((int(row["_src"]), int(row["line"]), _score_problem(row)))
+    if not keep_invalid:
+        frame = frame[frame["valid"]].reset_index(drop=True)
+    frame = frame[[*JUDGMENT_COLUMNS, *extra]]
+    found.sort(key=lambda t: (t[0], t[1]))  # stable: within a line, in the order found
+    return frame, [p for _, _, p in found]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _id(value: Any) -> str | None:
+    """A string or an integer id as a str; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    return None
+
+
+def _parse_row(obj: dict[str, Any], line: int, path: str | None,
+               all_fields: bool) -> tuple[dict[str, Any], Problem | None]:
+    """One standard row from a JSON object / DataFrame record, or the problem that leaves it out."""
+    if "temporal" in obj and _missing(obj.get("dimension")):  # a TEMPO labels row: its verdict
+        verdict = obj.get("temporal")
+        sha = obj.get("prompt_sha256")
+        obj = {**obj, "dimension": "temporal_relevance", "score": verdict,
+               "prompt_sha256": sha.get("temporal_relevance") if isinstance(sha, dict) else sha,
+               "error": None if not _missing(verdict) else (obj.get("error") or "no temporal verdict")}
+    qid = None
+    if not _missing(obj.get("turn_id")):
+        item, fields = _id(obj["turn_id"]), ("turn_id",)
+    elif not _missing(obj.get("query_id")) and not _missing(obj.get("doc_id")):
+        fields = ("query_id", "doc_id") + (("period",) if not _missing(obj.get("period")) else ())
+        parts = [_id(obj[f]) for f in fields]
+        item = None if None in parts else " ".join(parts)  # type: ignore[arg-type]
+        qid = _id(obj["query_id"])
+    else:
+        item, fields = None, ()
+    dim = obj.get("dimension")
+    if not fields or _missing(dim):
+        return {}, Problem("a judgment needs 'turn_id' (or 'query_id' and 'doc_id') and 'dimension'; row left out",
+                           line=line, path=path, query_id=_id(obj.get("turn_id")) or qid, kind="field")
+    if item is None:
+        bad = next(f for f in fields if _id(obj[f]) is None)
+        return {}, Problem(f"{bad!r} {obj[bad]!r} is not a string or an integer; row left out", line=line,
+                           path=path, query_id=qid, kind="field")
+    if not isinstance(dim, str) or not dim.strip():
+        return {}, Problem(f"'dimension' {dim!r} is not a name; row left out", line=line, path=path, query_id=item,
+                           kind="field")
+    repeat = _repeat(obj.get("repeat"))
+    if repeat is None:
+        return {}, Problem(f"'repeat' {obj.get('repeat')!r} is not a non-negative integer; row left out", line=line,
+                           path=path, query_id=item, kind="field")
+    row = {**obj} if all_fields else {}
+    row.update({f: obj.get(f) for f in _FIELDS})
+    row.update({"turn_id": item, "dimension": canonical(dim), "repeat": repeat, "line": line, "path": path})
+    return row, None
+
+
+def _repeat(value: Any) -> int | None:
+    if _missing(value):
+        return 0
+    number = _number(value)
+    if number is None or number < 0 or number != math.floor(number):
+        return None
+    return int(number)
+
+
+def _number(value: Any) -> float | None:
+    """A finite number (numeric strings included; booleans are not numbers), else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, np.integer)):
+        return float(value) if abs(value) < 2 ** 53 else None
+    if isinstance(value, (float, np.floating)) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _int_score(value: Any) -> int | None:
+    """An integer score, or None when the value is not an integer."""
+    number = _number(value)
+    return int(number) if number is not None and number == math.floor(number) else None
+
+
+def _bounds(dimension: str, scale: ScaleArg) -> tuple[int, int] | None:
+    """(low, high) of a dimension: the forced ``scale``, else the dimension's own, else None."""
+    if isinstance(scale, tuple):
+        low, high = int(scale[0]), int(scale[1])
+        if high <= low:
+            raise ValueError(f"a scale needs low < high, not {scale!r}")
+        return low, high
+    if scale is not None:
+        if scale not in SCALES:
+            raise ValueError(f"unknown scale {scale!r}; choose one of {sorted(SCALES)}")
+        return SCALES[scale]
+    name = _DIM_SCALE.get(dimension)
+    return SCALES[name] if name else None
+
+
+def _check_scores(frame: pd.DataFrame, scale: ScaleArg) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+    """Per row: valid, normalised value (NaN when invalid or without scale), problem message or None."""
+    n = len(frame)
+    valid = np.zeros(n, dtype=bool)
+    values = np.full(n, np.nan)
+    messages: list[str | None] = [None] * n
+    bounds = {d: _bounds(d, scale) for d in dict.fromkeys(frame["dimension"].tolist())}
+    errors = frame["error"].tolist() if "error" in frame else [None] * n
+    stated = frame["normalized"].tolist() if "normalized" in frame else [None] * n
+    for i, (dim, raw, err, norm_field) in enumerate(zip(frame["dimension"].tolist(), frame["score"].tolist(), errors,
+                                                        stated, strict=True)):
+        if not _missing(err) and str(err) != "":
+            continue  # an invalid judgment the harness recorded: not a problem of the file
+        b = bounds[dim]
+        score = _int_score(raw)
+        where = f" in {b[0]}-{b[1]}" if b else ""
+        if score is None or (b is not None and not b[0] <= score <= b[1]):
+            messages[i] = f"{dim}: score {raw!r} is not an integer{where}; the judgment is invalid"
+            continue
+        if b is None:
+            valid[i] = True
+            continue
+        value = (score - b[0]) / (b[1] - b[0])
+        given = _number(norm_field)
+        if given is not None and abs(given - value) > 1e-9:
+            messages[i] = (f"{dim}: 'normalized' {norm_field!r} disagrees with score {raw!r} on the {b[0]}-{b[1]} "
+                           "scale; the judgment is invalid")
+            continue
+        valid[i] = True
+        values[i] = value
+    return valid, values, messages
+
+
+def _set_checks(frame: pd.DataFrame, checked: tuple[np.ndarray, np.ndarray, list[str | None]]) -> None:
+    frame["valid"] = checked[0]
+    frame["value"] = checked[1]
+    frame["problem"] = pd.Series(checked[2], index=frame.index, dtype=object)  # None, not NaN, when no problem
+
+
+def _score_problem(row: pd.Series) -> Problem:
+    return Problem(str(row["problem"]), line=_int_or_none(row.get("line")), path=row.get("path"),
+                   query_id=row["turn_id"], kind="score")
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -97,35 +305,24 @@ def _scale_for(dimension: str, scale: str | None) -> tuple[int, int]:
 
 
 def normalize_scores(frame: pd.DataFrame, scale: str | None = None) -> tuple[pd.DataFrame, list[Problem]]:
-    """Add ``valid`` (bool) and ``value`` (normalised score, NaN when invalid) columns."""
-    problems: list[Problem] = []
+    """Set the ``valid`` (bool), ``value`` (normalised score, NaN when invalid) and ``problem``
+    columns of judgment rows by the rules of :func:`read_judgments`, on ``scale`` (default: each
+    dimension's own; a dimension without a known scale is an error here).
+
+    :func:`read_judgments` already does this; call it to check rows from elsewhere or again on
+    another scale. A row whose ``problem`` column already holds a message was reported by its
+    reader and is not reported again.
+    """
     frame = frame.copy()
-    values = np.full(len(frame), np.nan)
-    valid = np.zeros(len(frame), dtype=bool)
-    for dim, idx in frame.groupby("dimension", sort=False).indices.items():
-        low, high = _scale_for(dim, scale)
-        sub = frame.iloc[idx]
-        score = pd.to_numeric(sub["score"], errors="coerce").to_numpy(dtype=np.float64)
-        has_error = sub["error"].notna().to_numpy() & (sub["error"].astype(str) != "").to_numpy()
-        is_int = ~np.isnan(score) & (np.floor(score) == score)
-        in_range = is_int & (score >= low) & (score <= high)
-        norm = (score - low) / (high - low)
-        ok = in_range & ~has_error
-        stated = pd.to_numeric(sub["normalized"], errors="coerce").to_numpy(dtype=np.float64)
-        disagree = ok & ~np.isnan(stated) & (np.abs(stated - norm) > 1e-9)
-        bad_score = ~has_error & ~in_range
-        for j in np.flatnonzero(bad_score | disagree):
-            row = sub.iloc[j]
-            what = (f"score {row['score']!r} is not an integer in {low}-{high}" if bad_score[j]
-                    else f"'normalized' {row['normalized']!r} disagrees with score {row['score']!r} "
-                         f"on the {low}-{high} scale")
-            problems.append(Problem(f"{dim}: {what}; counted invalid", line=_int_or_none(row["line"]),
-                                    path=row["path"], query_id=row["turn_id"], kind="score"))
-        ok &= ~disagree
-        values[idx] = np.where(ok, norm, np.nan)
-        valid[idx] = ok
-    frame["valid"] = valid
-    frame["value"] = values
+    for dim in dict.fromkeys(frame["dimension"].tolist()):
+        _scale_for(dim, scale)
+    before = frame["problem"].tolist() if "problem" in frame else [None] * len(frame)
+    for col in ("error", "normalized", "line", "path", "turn_id"):
+        if col not in frame:
+            frame[col] = None
+    _set_checks(frame, _check_scores(frame, scale))
+    problems = [_score_problem(frame.iloc[i]) for i in range(len(frame))
+                if not _missing(frame["problem"].iat[i]) and _missing(before[i])]
     return frame, problems
 
 
@@ -173,12 +370,14 @@ def aggregate_judgments(
 
     Args:
         judgments: JSONL path(s) written by ``reteco-measures judge`` or DataFrames with the same
-            columns.
+            columns, read by :func:`read_judgments` (its rules decide which rows are kept, which
+            are invalid and which are problems).
         targets: the turns that should have been judged; target turns without a row count as
             ``n_missing``, rows of other turns are left out (and reported in ``problems``).
             Default: every turn that has a row for some dimension in the files.
         dimensions: dimensions to report (default: those present, in the order first seen).
-        scale: force a scale (``reteco`` 1-5, ``ikat`` 0-4); default from the dimension name.
+        scale: force a scale (``reteco`` 1-5, ``ikat`` 0-4) on every row read; default from the
+            dimension name.
         topics: topics metadata (DataFrame or file) for ``by``.
         by: a topics column, ``"depth"`` (T1..T4, T5+ from the turn number or the
             ``<conversation>_turn_<t>`` id) or a list of them: one row per group, then
@@ -192,7 +391,7 @@ def aggregate_judgments(
         mean normalised score over the ``n`` valid judgments (NaN if none).
     """
     found: list[Problem] = []
-    frame, p = read_judgments(judgments)
+    frame, p = read_judgments(judgments, scale=scale)
     found.extend(p)
     if dimensions is not None:
         dims = [canonical(d) for d in dimensions]
@@ -201,8 +400,8 @@ def aggregate_judgments(
     # default targets: every turn with a row for any dimension in the files
     all_turns = list(dict.fromkeys(frame["turn_id"].tolist()))
     frame = frame[frame["dimension"].isin(dims)]
-    frame, p = normalize_scores(frame, scale)
-    found.extend(p)
+    for dim in dict.fromkeys(frame["dimension"].tolist()):
+        _scale_for(dim, scale)  # a reported dimension needs a scale
     if targets is None:
         target_ids = all_turns
     else:

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFormatWarning, Problem
-from .aggregate import _DIM_SCALE, SCALES
+from .aggregate import _DIM_SCALE, SCALES, _int_score, read_judgments
 from .prompts import canonical
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "alpha_ordinal",
     "self_consistency",
     "judge_scores",
+    "JUDGE_SCORE_COLUMNS",
     "read_ratings",
     "lower_median",
 ]
@@ -283,47 +284,33 @@ def read_ratings(source: Frame, problems: list[Problem] | None = None) -> pd.Dat
     return out[~dup].reset_index(drop=True)
 
 
-def judge_scores(source: Frame | Sequence[Frame], problems: list[Problem] | None = None) -> pd.DataFrame:
-    """Valid judge scores as ``turn_id, dimension, repeat, score`` from judgments JSONL (written by
-    ``judge generation`` / ``judge ikat`` / ``judge temporal --judgments-out``), TEMPO labels
-    JSONL (``temporal`` verdict and ``periods``), or a DataFrame. Invalid judgments are left out."""
-    sources = list(source) if isinstance(source, (list, tuple)) else [source]
-    frames = []
-    for src in sources:
-        if isinstance(src, pd.DataFrame):
-            frames.append(src.copy())
-            continue
-        from ..io.jsonl import iter_jsonl
+def judge_scores(
+    source: Frame | Sequence[Frame],
+    problems: list[Problem] | None = None,
+    *,
+    scale: str | tuple[int, int] | None = None,
+) -> pd.DataFrame:
+    """Valid judge scores as ``turn_id, dimension, repeat, score`` (integer scores).
 
-        found: list[Problem] = []
-        rows = [obj for _, obj in iter_jsonl(src, found)]
-        _report(found, problems)
-        f = pd.DataFrame(rows)
-        if "temporal" in f.columns and "dimension" not in f.columns:
-            f = _labels_to_scores(f)
-        frames.append(f)
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if frame.empty:
-        return pd.DataFrame(columns=["turn_id", "dimension", "repeat", "score"])
-    frame["turn_id"] = _item_ids(frame)
-    if "error" in frame.columns:
-        frame = frame[frame["error"].isna()]
-    arr, ok = _int_scores(frame["score"])
-    frame = frame[ok]
-    repeat = frame["repeat"] if "repeat" in frame.columns else pd.Series(0, index=frame.index)
-    return pd.DataFrame({"turn_id": frame["turn_id"].astype(str),
-                         "dimension": [canonical(str(d)) for d in frame["dimension"]],
-                         "repeat": pd.to_numeric(repeat, errors="coerce").fillna(0).astype(np.int64),
-                         "score": arr[ok].astype(np.int64)}).reset_index(drop=True)
+    ``source`` is anything :func:`~reteco_measures.judge.aggregate.read_judgments` reads
+    (judgments JSONL written by ``judge generation`` / ``judge ikat`` / ``judge temporal
+    --judgments-out``, TEMPO labels JSONL, DataFrames, or a list of them), read by its rules with
+    ``keep_invalid=False``: invalid judgments (an ``error``, a score that is not an integer on
+    ``scale`` — default: the dimension's own — or a disagreeing ``normalized``) are left out, and so
+    are malformed lines, rows without an item or dimension, bad repeats and duplicates (the first
+    one is kept). Every problem found is appended to ``problems``, or, when it is None, shown as
+    one :class:`~reteco_measures.errors.DataFormatWarning`.
+    """
+    frame, found = read_judgments(source, scale=scale, keep_invalid=False)
+    _report(found, problems)
+    return pd.DataFrame({"turn_id": frame["turn_id"].astype(str), "dimension": frame["dimension"].astype(str),
+                         "repeat": frame["repeat"].astype(np.int64),
+                         "score": np.array([_int_score(v) for v in frame["score"]], dtype=np.int64)},
+                        columns=JUDGE_SCORE_COLUMNS)
 
 
-def _labels_to_scores(labels: pd.DataFrame) -> pd.DataFrame:
-    """TEMPO labels rows -> a verdict row per pair (``temporal_relevance``); a pair whose verdict
-    was invalid has ``temporal: null`` and is left out. Period coverage is compared from the
-    ``--judgments-out`` file, which has one row per judged period."""
-    ok = labels["temporal"].notna()
-    return pd.DataFrame({"query_id": labels["query_id"][ok].astype(str), "doc_id": labels["doc_id"][ok].astype(str),
-                         "dimension": "temporal_relevance", "score": labels["temporal"][ok], "error": None})
+#: the columns of :func:`judge_scores`
+JUDGE_SCORE_COLUMNS = ["turn_id", "dimension", "repeat", "score"]
 
 
 def _judge_consensus(judge: pd.DataFrame) -> pd.DataFrame:
@@ -353,7 +340,7 @@ def _bootstrap(stat, n_items: int, B: int, rng: np.random.Generator, ci: float) 
 def _dimensions(judge, human, scale, dimensions, problems):
     """Per dimension to report: (dimension, low, high, items, judge scores, human matrix, human
     consensus) over the compared items whose scores are on the scale."""
-    j = _judge_consensus(judge_scores(judge, problems))
+    j = _judge_consensus(judge_scores(judge, problems, scale=scale))
     h = read_ratings(human, problems)
     dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
     for dim in dims:
@@ -516,7 +503,7 @@ def self_consistency(
     """Krippendorff's ordinal alpha across repeated judgments (repeats as coders), per dimension:
     ``dimension, items`` (items with at least two valid repeats), ``repeats`` (the number of
     distinct repeats with a valid score), ``alpha_repeats``, ``identical`` (share of those items whose valid repeats all agree)."""
-    j = judge_scores(judge, problems)
+    j = judge_scores(judge, problems, scale=scale)
     rows = []
     for dim, part in j.groupby("dimension", sort=False):
         low, high = _scale(str(dim), scale)

@@ -37,23 +37,31 @@ import pandas as pd
 from ..benchmarks.base import frame_records
 from ..errors import Problem
 from ..io.jsonl import iter_jsonl
-from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats
-from .agreement import _item_ids, agreement, read_ratings, self_consistency
+from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
+from .agreement import agreement, read_ratings, self_consistency
 from .ledger import token_totals
-from .prompts import canonical, prompt_index
+from .prompts import prompt_index
 
 __all__ = ["build_report", "report_markdown", "read_judgment_rows"]
 
 PathLike = str | os.PathLike
 
 
-def read_judgment_rows(paths: Sequence[PathLike], problems: list[Problem]) -> pd.DataFrame:
-    """Every row of the judgment files (all fields kept), with ``path`` and ``line``."""
-    rows: list[dict[str, Any]] = []
-    for path in paths:
-        for line, obj in iter_jsonl(path, problems):
-            rows.append({**obj, "path": str(path), "line": line})
-    return pd.DataFrame(rows)
+def read_judgment_rows(paths: PathLike | Sequence[PathLike | pd.DataFrame], problems: list[Problem]) -> pd.DataFrame:
+    """The judgment rows of files (or DataFrames) with every field kept, invalid judgments
+    included; the problems found are appended to ``problems``.
+
+    This is :func:`~reteco_measures.judge.aggregate.read_judgments` with ``all_fields=True`` (and
+    ``keep_invalid=True``): the same rows are kept and the same problems reported, at the same
+    lines; its ``valid``, ``value`` and ``problem`` columns say which rows count as valid
+    judgments. Rows with a problem in their structure (a line that is not JSON, no item or
+    dimension, a bad ``repeat``, a second row for the same item, dimension and repeat) are left
+    out.
+    """
+    sources = [paths] if isinstance(paths, (str, os.PathLike, pd.DataFrame)) else list(paths)
+    frame, found = read_judgments(sources, all_fields=True)
+    problems.extend(found)
+    return frame
 
 
 def _run_records(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
@@ -98,11 +106,8 @@ def _dimension_stats(rows: pd.DataFrame, targets: Sequence[str] | None, how: str
     for dim, part in rows.groupby("dimension", sort=False):
         scale = _DIM_SCALE.get(str(dim))
         low, high = SCALES[scale] if scale else (None, None)
-        score = pd.to_numeric(part["score"], errors="coerce")
-        err = part["error"] if "error" in part else pd.Series([None] * len(part), index=part.index)
-        valid = err.isna() & score.notna()
-        if low is not None:
-            valid &= (score >= low) & (score <= high)
+        valid = part["valid"].astype(bool)
+        score = pd.to_numeric(part["score"].where(valid), errors="coerce")
         f = pd.DataFrame({"turn_id": part["turn_id"].astype(str), "dimension": dim, "valid": valid.to_numpy(),
                           "value": score.where(valid).astype("float64").to_numpy()})
         items = collapse_repeats(f, how)
@@ -110,7 +115,9 @@ def _dimension_stats(rows: pd.DataFrame, targets: Sequence[str] | None, how: str
         kind = part["error_kind"] if "error_kind" in part else pd.Series(["unknown"] * len(part), index=part.index)
         invalid = part[~valid]
         by_kind = Counter(str(k) if isinstance(k, str) else "unknown" for k in kind[~valid])
-        reasons = Counter(_reason(e) for e in invalid["error"].dropna()) if "error" in invalid else Counter()
+        why = invalid["error"].where(invalid["error"].notna() & (invalid["error"].astype(str) != ""),
+                                     invalid["problem"])
+        reasons = Counter(_reason(e) for e in why.dropna())
         missing = None
         if targets is not None:
             missing = len(set(targets) - set(part["turn_id"].astype(str)))
@@ -161,8 +168,10 @@ def build_report(
 
     Args:
         judgments: judgment JSONL file(s) of ``judge generation`` / ``judge ikat`` (or the
-            ``--judgments-out`` file of ``judge temporal``); ``<file>.run.json`` beside each is read
-            for the settings of the run.
+            ``--judgments-out`` file of ``judge temporal``), read by :func:`read_judgment_rows`
+            (the rules of :func:`~reteco_measures.judge.aggregate.read_judgments`: a judgment is
+            valid, invalid or a problem there exactly as in ``aggregate_judgments`` and
+            ``agreement``); ``<file>.run.json`` beside each is read for the settings of the run.
         human: human ratings (see :func:`~reteco_measures.judge.agreement.read_ratings`).
         golden: the per-case output of ``judge meta-eval --out``.
         targets: the turns that should have been judged (for missing outputs).
@@ -177,12 +186,9 @@ def build_report(
 
     paths = [judgments] if isinstance(judgments, (str, os.PathLike)) else list(judgments)
     found: list[Problem] = []
-    rows = read_judgment_rows(paths, found)
-    if not rows.empty and "dimension" in rows.columns and "turn_id" not in rows.columns:
-        rows["turn_id"] = _item_ids(rows)  # TEMPO judgments: "<query_id> <doc_id> [<period>]"
-    if rows.empty or not {"turn_id", "dimension"} <= set(rows.columns):
+    rows = read_judgment_rows(paths, found)  # TEMPO items are "<query_id> <doc_id>[ <period>]"
+    if rows.empty:
         raise ValueError(f"{', '.join(map(str, paths))}: no judgment rows (turn_id, dimension) found")
-    rows["dimension"] = [canonical(str(d)) for d in rows["dimension"]]
     for col in ("score", "error", "model", "prompt_sha256", "response_model", "repeat"):
         if col not in rows:
             rows[col] = None
@@ -228,12 +234,13 @@ def build_report(
         "repeats": {"k": repeats, "aggregate": how},
         "tokens": token_totals(rows, price_in=price_in, price_out=price_out),
     }
+    # the rows were read and their problems reported once, above: the statistics get the valid ones
+    judge = rows.loc[rows["valid"], ["turn_id", "dimension", "repeat", "score"]]
     if repeats > 1:
-        sc = self_consistency(rows[["turn_id", "dimension", "repeat", "score", "error"]], problems=found)
+        sc = self_consistency(judge, problems=found)
         report["repeats"]["self_consistency"] = frame_records(sc)
     if human is not None:
         ratings = read_ratings(human, found)
-        judge = rows[["turn_id", "dimension", "repeat", "score", "error"]]
         table = agreement(judge, ratings, bootstrap=bootstrap, seed=seed, problems=found)
         report["agreement"] = {
             "ratings": str(human) if not isinstance(human, pd.DataFrame) else "(DataFrame)",

@@ -65,7 +65,10 @@ def _judged_items(judgments: pd.DataFrame) -> pd.DataFrame:
         if col not in f.columns:
             f[col] = default
     f["repeat"] = pd.to_numeric(f["repeat"], errors="coerce").fillna(0)
-    valid = f["error"].isna() & f["score"].notna() if "error" in f.columns else f["score"].notna()
+    if "valid" in f.columns:  # rows of read_judgments / read_judgment_rows: their rules decide
+        valid = f["valid"].astype(bool)
+    else:
+        valid = f["error"].isna() & f["score"].notna() if "error" in f.columns else f["score"].notna()
     ok_items = f[valid][["turn_id", "dimension"]].drop_duplicates()
     with_inputs = f[f["inputs"].map(lambda v: isinstance(v, dict))].sort_values("repeat", kind="stable")
     first = with_inputs.drop_duplicates(["turn_id", "dimension"])[["turn_id", "dimension", "inputs",
