@@ -377,3 +377,28 @@ def test_native_equals_the_other_readers(lines: list[bytes], final_newline: bool
             assert no not in rows and no in bad, (no, line)
         else:
             assert rows.get(no) == ref, (no, line, rows.get(no))
+
+
+@needs_native
+def test_the_tokenizer_refuses_buffers_too_small_to_hold_an_offset() -> None:
+    """Direct calls with an empty offsets buffer are refused (found by fuzzing the C code under
+    AddressSanitizer: the first offset was written before any size check)."""
+    from reteco_measures.io import _runparse
+
+    data = np.frombuffer(b"q Q0 d 1 1 r\n", np.uint8)
+    ok = [np.empty(2, np.int64), np.empty(16, np.uint8)] * 3
+    for k in (0, 2, 4):
+        args = list(ok) + [np.empty(1, np.int64), np.empty(1), np.empty(1, np.int64), np.empty(2, np.int64),
+                           np.empty(16, np.uint8)]
+        args[k] = np.empty(0, np.int64)
+        with pytest.raises(ValueError, match="offsets"):
+            _runparse.parse_chunk(data, 0, 0, *args)
+    args = list(ok) + [np.empty(1, np.int64), np.empty(1), np.empty(1, np.int64), np.empty(0, np.int64),
+                       np.empty(16, np.uint8)]
+    with pytest.raises(ValueError, match="offsets"):
+        _runparse.parse_chunk(data, 0, 0, *args)
+    # a sound call reads the line
+    args = list(ok) + [np.empty(1, np.int64), np.empty(1), np.empty(1, np.int64), np.empty(2, np.int64),
+                       np.empty(16, np.uint8)]
+    status, rows = _runparse.parse_chunk(data, 0, len(data), *args)[:2]
+    assert (status, rows) == (0, 1) and args[6][0] == 1 and args[7][0] == 1.0

@@ -208,7 +208,11 @@ static inline int parse_line(state *st, const uint8_t *p, const uint8_t *e, cons
         if (p < e && (*p == '+' || *p == '-')) { neg = (*p == '-'); p++; }
         s = p;
         int64_t v = 0;
-        while (p < e && (unsigned)(*p - '0') < 10u) { v = v * 10 + (*p - '0'); p++; if (p - s > 18) return 0; }
+        while (p < e && (unsigned)(*p - '0') < 10u) {
+            if (p - s >= 18) return 0; /* a 19th digit: refused before it could overflow */
+            v = v * 10 + (*p - '0');
+            p++;
+        }
         if (p == s || p >= e || *p != ' ') return 0;
         st->rank[row] = neg ? -v : v;
         p++;
@@ -340,6 +344,10 @@ static PyObject *parse_chunk(PyObject *self, PyObject *args) {
     }
     if (start < 0 || end < start || end > v[0].b.len) {
         PyErr_SetString(PyExc_ValueError, "start/end outside the data");
+        goto done;
+    }
+    if (v[1].b.len < 8 || v[3].b.len < 8 || v[5].b.len < 8 || v[10].b.len < 8) {
+        PyErr_SetString(PyExc_ValueError, "an offsets buffer must hold at least one int64");
         goto done;
     }
     state st;
