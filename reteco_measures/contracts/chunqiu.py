@@ -16,13 +16,21 @@ appear exactly once; output row order is unrestricted"):
   non-increasing order; equal scores must follow corpus order (when ``corpus`` is given).
 
 Any violation makes the *whole batch* invalid (``report.valid`` False, official score 0); all
-violations are reported at once, each with its line. So every problem has severity ``error``. The strict JSONL parser used here (and by
-the ``spoken`` contract) is :func:`parse_results`: the lenient run reader drops what it cannot
-use, a contract must see everything.
+violations are reported at once, each with its line. So every problem has severity ``error``.
+
+:func:`parse_results` (shared with the ``spoken`` contract) reads the lines with
+:func:`~reteco_measures.io.jsonl.iter_jsonl`, the loop of every JSONL reader of the package: a
+line that is not UTF-8, not JSON or not a JSON object is reported with the same number, words
+and kind as by ``rm.read_run(format="jsonl")`` (``not valid UTF-8 text (byte 0xe9 at column
+18)``, kind ``encoding``; ``not valid JSON: ...`` and ``a line must be a JSON object, found a
+JSON array``, kind ``format``). The format's own rules are checked on the decoded objects, and
+every violation is kept (the run reader drops what it cannot use, a contract must see
+everything): a key twice in one object, missing or mistyped fields, scores.
 
 Choices where the task description is silent (documented in ``docs/benchmarks/chunqiu.md``): ids must be
-JSON strings (an integer id is a violation, not silently converted); whitespace-only lines are
-ignored (``blank_lines='error'`` makes them violations); unknown extra keys are allowed
+JSON strings (an integer id is a violation, not silently converted); lines holding only ASCII
+whitespace are ignored (``blank_lines='error'`` makes them violations); a key twice in one object
+is a violation (JSON parsers disagree on which value counts); unknown extra keys are allowed
 (``allow_extra_fields=False`` forbids them); a UTF-8 byte-order mark at the start is tolerated;
 without ``corpus`` the unknown-id and tie-order checks cannot run and are listed in
 ``report.extra["checks_skipped"]``.
@@ -43,7 +51,7 @@ import pandas as pd
 
 from ..errors import Problem
 from ..io._lines import is_inline_text, read_source_bytes, source_name
-from ..io.jsonl import json_number
+from ..io.jsonl import iter_jsonl, json_number
 from ..kernels.ranking import corpus_positions, group_rank
 from .base import ValidationReport, contract, id_frame, with_severity
 
@@ -110,11 +118,6 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _constant(token: str) -> float:
-    # the non-standard tokens NaN, Infinity, -Infinity: keep them so the checks can name them
-    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[token]
-
-
 def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {json.dumps(value)}"
@@ -158,39 +161,39 @@ class _Bad:
 _BLANK = _Bad("blank line", "format")
 
 
-def _decode_lines(data: bytes) -> list[tuple[int, Any]]:
+def _decode_lines(data: bytes, path: str | None) -> list[tuple[int, Any]]:
+    """Every line of ``data`` in file order, read by :func:`~reteco_measures.io.jsonl.iter_jsonl`
+    (the loop every JSONL reader uses, so a damaged line has the same number, words and kind as
+    in ``rm.read_run``): ``(line, object)``, ``(line, _Bad(its problem))`` or ``(line, _BLANK)``.
+
+    One contract rule is checked after decoding: an object line with a key twice in one object
+    (which the JSON parser would read as its last value) is a ``_Bad`` too."""
+    problems: list[Problem] = []
+    blank: list[int] = []
+    pieces = data.removeprefix(_BOM).split(b"\n")  # iter_jsonl's lines, numbered from 1
     out: list[tuple[int, Any]] = []
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1] == b"":
-        raw_lines.pop()  # a final newline ends the last line, it does not start a new one
-    for i, raw in enumerate(raw_lines, start=1):
-        if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        raw = raw.rstrip(b"\r")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            out.append((i, _Bad(f"not valid UTF-8 (byte {exc.start + 1} of the line)", "encoding")))
-            continue
-        if not text.strip():
-            out.append((i, _BLANK))
-            continue
-        try:
-            obj = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_constant)
-            if "\\u" in text:  # an escaped lone UTF-16 surrogate ("\\ud800") decodes to no text
-                json.dumps(obj, ensure_ascii=False).encode("utf-8")
-            out.append((i, obj))
-        except UnicodeEncodeError:
-            out.append((i, _Bad("a string holds a lone UTF-16 surrogate: not valid text", "encoding")))
-        except _DuplicateKey as exc:
-            out.append((i, _Bad(f"the key {json.dumps(str(exc))} appears twice in one object", "format")))
-        except json.JSONDecodeError as exc:
-            out.append((i, _Bad(f"not valid JSON: {exc.msg} (column {exc.colno})", "format")))
-        except RecursionError:
-            out.append((i, _Bad("not valid JSON (nested too deeply)", "format")))
-        except ValueError as exc:  # e.g. an integer of more than 4300 digits
-            out.append((i, _Bad(f"not valid JSON here: {str(exc).split(';')[0]}", "format")))
+    for line, obj in iter_jsonl(data, problems, name=path, blank_lines=blank):
+        key = _duplicate_key(pieces[line - 1])
+        out.append((line, obj if key is None else
+                    _Bad(f"the key {json.dumps(key)} appears twice in one object", "format")))
+    out += [(p.line, _Bad(p.message, p.kind)) for p in problems if p.line is not None]
+    out += [(line, _BLANK) for line in blank]
+    out.sort(key=lambda pair: pair[0])
     return out
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _duplicate_key(raw: bytes) -> str | None:
+    """The first key that appears twice in one object of a line :func:`iter_jsonl` accepted, or None."""
+    try:
+        json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        return str(exc)
+    except (RecursionError, ValueError):  # pragma: no cover (the line was decoded once already)
+        return None
+    return None
 
 
 def parse_results(run: Any, *, blank_lines: str = "ignore", allow_extra_fields: bool = True) -> ParsedResults:
@@ -222,7 +225,7 @@ def parse_results(run: Any, *, blank_lines: str = "ignore", allow_extra_fields: 
         if isinstance(run, (str, os.PathLike)) and not is_inline_text(run) and not Path(run).exists():
             raise FileNotFoundError(f"{os.fspath(run)}: no such results file")
         path = source_name(run)
-        lines = _decode_lines(read_source_bytes(run))
+        lines = _decode_lines(read_source_bytes(run), path)
     else:
         raise TypeError(f"cannot read results from a {type(run).__name__}; give a path, text, records or a DataFrame")
 

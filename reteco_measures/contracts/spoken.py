@@ -21,6 +21,11 @@ A row (request) is **invalid** — its request scores 0, the other rows still co
   (``repeated='invalid'`` (default): every row of that request is rejected and it scores 0;
   ``repeated='first'``: the first row is judged, later ones are ignored).
 
+Lines are read as by the ``chunqiu`` contract (:func:`~reteco_measures.contracts.chunqiu.parse_results`):
+a line that is not UTF-8, not JSON or not a JSON object is reported in the same words, with the
+same line and kind, as by ``rm.read_run(format="jsonl")``; a key twice in one object invalidates
+its row.
+
 Every problem is reported with its line; ``report.invalid_queries`` lists the requests that
 score 0 because of their row, ``report.missing_queries`` those without a row. The batch itself
 stays scorable (``report.valid`` True): the cleaned run holds the valid rows only.

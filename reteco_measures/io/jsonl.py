@@ -177,13 +177,16 @@ def iter_jsonl(
     problems: list[Problem],
     *,
     name: str | None = None,
+    blank_lines: list[int] | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line, object)`` for every JSON-object line of ``source`` (a path, ``.gz`` / ``.bz2`` /
     ``.xz`` read transparently, or the bytes of a file).
 
     Lines are the pieces between ``\\n`` bytes, numbered from 1 (a final newline starts no
     line; ``\\r\\n`` endings are fine). A UTF-8 byte-order mark at the start of the file is
-    dropped; anywhere else it is an error. Lines holding only ASCII whitespace are skipped. Each
+    dropped; anywhere else it is an error. Lines holding only ASCII whitespace are skipped (their
+    numbers are appended to ``blank_lines`` when a list is given: a reader whose format forbids
+    blank lines reports them itself; the empty piece after a final newline is no line). Each
     other line that is not one JSON object is appended to ``problems`` with its number (``name``
     or the path is the problem's ``path``), and the reading goes on:
 
@@ -197,7 +200,7 @@ def iter_jsonl(
       ``a JSON string`` / ``a JSON number`` / ``a JSON boolean`` / ``null``), kind ``'format'``.
     """
     data, path = _file_bytes(source, name)
-    yield from _jsonl_lines(data, path, problems)
+    yield from _jsonl_lines(data, path, problems, blank_lines)
 
 
 def iter_json_records(
@@ -251,9 +254,13 @@ def _is_json(raw: bytes) -> bool:
     return True
 
 
-def _jsonl_lines(data: bytes, path: str | None, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for i, raw in enumerate(data.removeprefix(_BOM).split(b"\n"), start=1):
+def _jsonl_lines(data: bytes, path: str | None, problems: list[Problem],
+                 blank_lines: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    pieces = data.removeprefix(_BOM).split(b"\n")
+    for i, raw in enumerate(pieces, start=1):
         if not raw.strip():
+            if blank_lines is not None and (raw or i < len(pieces)):  # b"" after a final newline: no line
+                blank_lines.append(i)
             continue
         try:
             text = raw.decode("utf-8")
