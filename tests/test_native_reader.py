@@ -256,21 +256,27 @@ def score_text(draw) -> str:
     return fmt.format(x)
 
 
+def _assert_read_as_float(texts: list[str]) -> None:
+    """Each text as the score of one line: a finite float() value is read bit for bit; an
+    overflow to infinity is reported (its line is not kept)."""
+    data = "".join(f"q Q0 d{i} {i + 1} {t} r\n" for i, t in enumerate(texts)).encode()
+    frame = rm.read_run(data, on_bad_lines="skip", line_numbers=True)
+    got = dict(zip(frame["line"].tolist(), frame["score"].to_numpy().view(np.int64).tolist()))
+    for i, t in enumerate(texts, start=1):
+        want = float(t)
+        if math.isfinite(want):
+            assert got[i] == struct.unpack("<q", struct.pack("<d", want))[0], (t, want)
+        else:
+            assert i not in got
+
+
 @needs_native
 @FUZZ
 @given(texts=st.lists(score_text(), min_size=1, max_size=40))
 def test_scores_are_correctly_rounded(texts: list[str], tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every score equals Python's float() of its text, bit for bit (a finite value: kept; an
     overflow to infinity: reported)."""
-    data = "".join(f"q Q0 d{i} {i + 1} {t} r\n" for i, t in enumerate(texts)).encode()
-    frame = rm.read_run(data, on_bad_lines="skip", line_numbers=True)
-    got = dict(zip(frame["line"], frame["score"]))
-    for i, t in enumerate(texts, start=1):
-        want = float(t)
-        if math.isfinite(want):
-            assert struct.pack("<d", got[i]) == struct.pack("<d", want), (t, got[i], want)
-        else:
-            assert i not in got
+    _assert_read_as_float(texts)
 
 
 @needs_native
@@ -282,15 +288,7 @@ def test_scores_at_the_edges_of_the_exact_conversion() -> None:
     texts = [f"{m}e{e}" for m in mantissas for e in range(-45, 46)]
     texts += [f"0.{'0' * z}{m}" for m in mantissas for z in (0, 5, 20, 30)]
     texts += [f"{m}.{'0' * z}" for m in mantissas for z in (0, 3, 25)]
-    data = "".join(f"q Q0 d{i} 1 {t} r\n" for i, t in enumerate(texts)).encode()
-    frame = rm.read_run(data, on_bad_lines="skip", line_numbers=True)
-    got = dict(zip(frame["line"], frame["score"]))
-    for i, t in enumerate(texts, start=1):
-        want = float(t)
-        if math.isfinite(want):
-            assert struct.pack("<d", got[i]) == struct.pack("<d", want), (t, got[i], want)
-        else:
-            assert i not in got
+    _assert_read_as_float(texts)
 
 
 @needs_native
@@ -320,15 +318,7 @@ def test_scores_of_random_doubles(fmt: str) -> None:
     rng = np.random.default_rng(7)
     values = rng.integers(0, 2**64, 20_000, dtype=np.uint64).view(np.float64)
     texts = [fmt.format(float(v)) for v in values if math.isfinite(v)]
-    data = "".join(f"q Q0 d{i} 1 {t} r\n" for i, t in enumerate(texts)).encode()
-    frame = rm.read_run(data, on_bad_lines="skip", line_numbers=True)
-    got = dict(zip(frame["line"].tolist(), frame["score"].to_numpy().view(np.int64).tolist()))
-    for i, t in enumerate(texts, start=1):
-        want = float(t)
-        if math.isfinite(want):
-            assert got[i] == struct.unpack("<q", struct.pack("<d", want))[0], t
-        else:
-            assert i not in got
+    _assert_read_as_float(texts)
 
 
 _TOKENS = [b"", b"#", b"\t", b"  ", b"\r", b"\x80", b"\xc3", b"\x00", b"\x1f", b"\x7f", b"nan", b"inf",
