@@ -105,19 +105,6 @@ class ParsedResults:
         return out
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
 def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {json.dumps(value)}"
@@ -166,34 +153,15 @@ def _decode_lines(data: bytes, path: str | None) -> list[tuple[int, Any]]:
     (the loop every JSONL reader uses, so a damaged line has the same number, words and kind as
     in ``rm.read_run``): ``(line, object)``, ``(line, _Bad(its problem))`` or ``(line, _BLANK)``.
 
-    One contract rule is checked after decoding: an object line with a key twice in one object
-    (which the JSON parser would read as its last value) is a ``_Bad`` too."""
+    One contract rule is added to the decoding (``unique=True``): an object with a key twice
+    (which the JSON parser alone would read as its last value) makes its line a ``_Bad`` too."""
     problems: list[Problem] = []
     blank: list[int] = []
-    pieces = data.removeprefix(_BOM).split(b"\n")  # iter_jsonl's lines, numbered from 1
-    out: list[tuple[int, Any]] = []
-    for line, obj in iter_jsonl(data, problems, name=path, blank_lines=blank):
-        key = _duplicate_key(pieces[line - 1])
-        out.append((line, obj if key is None else
-                    _Bad(f"the key {json.dumps(key)} appears twice in one object", "format")))
+    out: list[tuple[int, Any]] = list(iter_jsonl(data, problems, name=path, blank_lines=blank, unique=True))
     out += [(p.line, _Bad(p.message, p.kind)) for p in problems if p.line is not None]
     out += [(line, _BLANK) for line in blank]
     out.sort(key=lambda pair: pair[0])
     return out
-
-
-_BOM = b"\xef\xbb\xbf"
-
-
-def _duplicate_key(raw: bytes) -> str | None:
-    """The first key that appears twice in one object of a line :func:`iter_jsonl` accepted, or None."""
-    try:
-        json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
-    except _DuplicateKey as exc:
-        return str(exc)
-    except (RecursionError, ValueError):  # pragma: no cover (the line was decoded once already)
-        return None
-    return None
 
 
 def parse_results(run: Any, *, blank_lines: str = "ignore", allow_extra_fields: bool = True) -> ParsedResults:

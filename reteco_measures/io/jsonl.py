@@ -34,10 +34,27 @@ class JSONTextError(ValueError):
         self.lineno = lineno
 
 
-def loads(text: str | bytes) -> Any:
+class DuplicateKeyError(Exception):
+    """A key twice in one JSON object (raised by :func:`unique_keys`; ``args[0]`` is the key)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An ``object_pairs_hook`` for :func:`loads` that refuses a key twice in one object (the
+    parser alone would keep its last value) with :class:`DuplicateKeyError`."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def loads(text: str | bytes, *, object_pairs_hook: Any = None) -> Any:
     """:func:`json.loads` whose every failure is a :class:`JSONTextError` with a readable message
     (also for nesting deeper than the parser's recursion limit and integers longer than Python's
-    digit limit, which :func:`json.loads` reports as ``RecursionError`` / a bare ``ValueError``)."""
+    digit limit, which :func:`json.loads` reports as ``RecursionError`` / a bare ``ValueError``).
+    ``object_pairs_hook`` is passed to :func:`json.loads`; what it raises (other than
+    ``ValueError``) goes through unchanged."""
     if isinstance(text, bytes):
         data = text.removeprefix(_BOM)
         try:
@@ -48,7 +65,7 @@ def loads(text: str | bytes) -> Any:
             raise JSONTextError(f"not valid UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {column})",
                                 line) from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         reason = _BOM_REASON if exc.msg.startswith("Unexpected UTF-8 BOM") else exc.msg
         raise JSONTextError(f"not valid JSON: {reason} (line {exc.lineno}, column {exc.colno})",
@@ -178,6 +195,7 @@ def iter_jsonl(
     *,
     name: str | None = None,
     blank_lines: list[int] | None = None,
+    unique: bool = False,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line, object)`` for every JSON-object line of ``source`` (a path, ``.gz`` / ``.bz2`` /
     ``.xz`` read transparently, or the bytes of a file).
@@ -197,10 +215,12 @@ def iter_jsonl(
       more than 4300 digits`` (Python's conversion limit), or ``not valid JSON text: a string
       holds a lone UTF-16 surrogate``, kind ``'format'``;
     * valid JSON but not an object: ``a line must be a JSON object, found a JSON array`` (or
-      ``a JSON string`` / ``a JSON number`` / ``a JSON boolean`` / ``null``), kind ``'format'``.
+      ``a JSON string`` / ``a JSON number`` / ``a JSON boolean`` / ``null``), kind ``'format'``;
+    * with ``unique=True``, a key twice in one object (at any depth; the parser alone keeps
+      its last value): ``the key "score" appears twice in one object``, kind ``'format'``.
     """
     data, path = _file_bytes(source, name)
-    yield from _jsonl_lines(data, path, problems, blank_lines)
+    yield from _jsonl_lines(data, path, problems, blank_lines, unique)
 
 
 def iter_json_records(
@@ -255,7 +275,8 @@ def _is_json(raw: bytes) -> bool:
 
 
 def _jsonl_lines(data: bytes, path: str | None, problems: list[Problem],
-                 blank_lines: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+                 blank_lines: list[int] | None = None, unique: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    hook = unique_keys if unique else None
     pieces = data.removeprefix(_BOM).split(b"\n")
     for i, raw in enumerate(pieces, start=1):
         if not raw.strip():
@@ -268,12 +289,21 @@ def _jsonl_lines(data: bytes, path: str | None, problems: list[Problem],
             problems.append(Problem(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
                                     line=i, path=path, kind="encoding"))
             continue
+        repeated = None
         try:
-            rec = loads(text)
+            try:
+                rec = loads(text, object_pairs_hook=hook)
+            except DuplicateKeyError as exc:
+                # rare: read the line again without the hook, so that its other faults (a lone
+                # surrogate, not an object) are named first, as for any line
+                repeated, rec = exc.args[0], loads(text)
         except JSONTextError as exc:  # one line: its number is the problem's, not the message's
             problems.append(Problem(str(exc).replace(" (line 1, ", " (").replace(" (line 1)", ""), line=i, path=path))
             continue
         if not isinstance(rec, dict):
             problems.append(Problem(f"a line must be a JSON object, found {_what(rec)}", line=i, path=path))
+            continue
+        if repeated is not None:
+            problems.append(Problem(f"the key {json.dumps(repeated)} appears twice in one object", line=i, path=path))
             continue
         yield i, rec
