@@ -33,7 +33,6 @@ import pyarrow.csv as pv
 from ..errors import Problem, report_problems
 from ._lines import (
     _MAGIC,
-    COMPRESSION_SUFFIXES,
     Source,
     _split_chunk,
     ascii_fields,
@@ -96,9 +95,13 @@ INT_LIMIT = 10**18
 FLOAT_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 
 
+#: file-name endings (after a compression suffix) of JSONL files, for format detection
+_JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
 def _detect_format(source: Source, data: bytes) -> str:
     name = strip_compression_suffix(source_name(source) or "")
-    if name.endswith((".jsonl", ".json", ".ndjson")):
+    if name.endswith(_JSONL_SUFFIXES):
         return "jsonl"
     head = data.lstrip()[:1]
     return "jsonl" if head in (b"{", b"[") else "trec"
@@ -331,90 +334,70 @@ def _native_parse(buf: np.ndarray, workers: int, fill: Any = None) -> tuple[list
     """Parse ``buf`` with ``workers`` threads. Thread i owns the i-th share of the bytes:
     ``fill(lo, hi)`` (if given) first reads that share into ``buf`` and says whether it
     could; then the thread finds the whole lines inside its share and counts them. Once every
-    share is counted (a barrier), the row layout is known, and each thread parses its lines
-    straight into its rows of the shared rank and score arrays; the few lines that straddle
-    two shares are parsed last. Returns (id columns of each piece in order, rank, score)."""
+    share is counted (a barrier, whose action lays out the rows once), each thread parses its
+    lines straight into its rows of the shared rank and score arrays; the few lines that
+    straddle two shares are parsed last. Returns (id columns of each piece in order, rank, score)."""
     size = len(buf)
     bounds = [size * i // workers for i in range(workers + 1)]
-    spans: list[tuple[int, int] | None] = [None] * workers
-    failed = [False]
-    barrier = threading.Barrier(workers) if workers > 1 else None
-    plan: list[Any] = []
-    plan_lock = threading.Lock()
+    spans: list[tuple[int, int, int] | None] = [None] * workers  # (start, end, lines) of a share's whole lines
+    failed: list[int] = []
+    plan: dict[str, Any] = {}
 
-    def layout() -> list[tuple[int, int, int, int]] | None:
-        """[(start, end, first row, rows)] of every piece, shares and the lines between them."""
-        with plan_lock:
-            if not plan:
-                if failed[0]:
-                    plan.append(None)
-                else:
-                    pieces, pos = [], 0
-                    for span in spans:
-                        if span is None:
-                            continue
-                        if span[0] > pos:
-                            pieces.append((pos, span[0]))
-                        pieces.append(span)
-                        pos = span[1]
-                    if pos < size:
-                        pieces.append((pos, size))
-                    rows, out = 0, []
-                    for start, end in pieces:
-                        n = _runparse.count_lines(buf, start, end)
-                        out.append((start, end, rows, n))
-                        rows += n
-                    plan.append(out)
-            return plan[0]
+    def lay_out() -> None:
+        """Every piece (shares, and the lines between them) with its first row and owner; the
+        shared rank and score arrays."""
+        if failed:
+            return
+        pieces: list[tuple[int, int, int, int | None]] = []  # (start, end, lines, owning share)
+        pos = 0
+        for i, span in enumerate(spans):
+            if span is None:
+                continue
+            if span[0] > pos:
+                pieces.append((pos, span[0], _runparse.count_lines(buf, pos, span[0]), None))
+            pieces.append((*span, i))
+            pos = span[1]
+        if pos < size:
+            pieces.append((pos, size, _runparse.count_lines(buf, pos, size), None))
+        firsts = np.cumsum([0] + [p[2] for p in pieces]).tolist()
+        plan["pieces"] = [(start, end, first, n, owner) for (start, end, n, owner), first in zip(pieces, firsts)]
+        plan["rank"], plan["score"] = np.empty(firsts[-1], np.int64), np.empty(firsts[-1], np.float64)
+        plan["parts"] = [None] * len(pieces)
 
-    def share(i: int) -> None:
+    def parse_pieces(owner: int | None) -> None:
+        for k, (start, end, first, n, who) in enumerate(plan.get("pieces", ())):
+            if who == owner:
+                plan["parts"][k] = _native_range(buf, start, end, plan["rank"][first:first + n],
+                                                 plan["score"][first:first + n])
+
+    barrier = threading.Barrier(workers, action=lay_out) if workers > 1 else None
+
+    def run(i: int) -> None:
         lo, hi = bounds[i], bounds[i + 1]
         try:
             if fill is not None and not fill(lo, hi):
-                failed[0] = True
+                failed.append(i)
             else:
                 start = 0 if i == 0 else _newline_after(buf, lo, hi)
                 end = size if i == workers - 1 else _newline_after(buf, lo, hi, last=True)
                 if start is not None and end is not None and end > start:
-                    spans[i] = (start, end)
+                    spans[i] = (start, end, _runparse.count_lines(buf, start, end))
         finally:
             if barrier is not None:
                 barrier.wait()
-
-    results: dict[int, dict[str, Any] | None] = {}
-    arrays: dict[str, np.ndarray] = {}
-
-    def parse(i: int) -> None:
-        pieces = layout()
-        if pieces is None:
-            return
-        with plan_lock:
-            if not arrays:
-                total = sum(p[3] for p in pieces)
-                arrays["rank"], arrays["score"] = np.empty(total, np.int64), np.empty(total, np.float64)
-        span = spans[i]
-        for k, (start, end, first, n) in enumerate(pieces):
-            if span is not None and (start, end) == span:
-                results[k] = _native_range(buf, start, end, arrays["rank"][first:first + n],
-                                           arrays["score"][first:first + n])
-
-    def run(i: int) -> None:
-        share(i)
-        parse(i)
+            else:
+                lay_out()
+        parse_pieces(i)
 
     if workers == 1:
         run(0)
     else:
         with ThreadPoolExecutor(workers) as executor:
             list(executor.map(run, range(workers)))
-    pieces = layout()
-    if pieces is None:
+    if "pieces" not in plan:
         return None
-    for k, (start, end, first, n) in enumerate(pieces):
-        if k not in results:  # the lines between two shares
-            results[k] = _native_range(buf, start, end, arrays["rank"][first:first + n],
-                                       arrays["score"][first:first + n])
-    return [results[k] for k in range(len(pieces))], arrays["rank"], arrays["score"]
+    parse_pieces(None)  # the lines between two shares
+    return plan["parts"], plan["rank"], plan["score"]
 
 
 def _native_frame(parsed: Any, line_numbers: bool) -> pd.DataFrame | None:
@@ -479,24 +462,14 @@ def _native_trec_file(path: str | os.PathLike, line_numbers: bool = True, *, aut
                 if got <= 0:
                     return False  # the file shrank while read
                 pos += got
+            if lo == 0:  # not plain text: a byte-order mark, a compressed file, JSONL by its look
+                head = buf[:8].tobytes()
+                return not (head.startswith(b"\xef\xbb\xbf") or any(head.startswith(m) for m in _MAGIC)
+                            or (auto and head[:1] in b"{["))
             return True
 
-        head_ok = [True]
-
-        def checked_fill(lo: int, hi: int) -> bool:
-            ok = fill(lo, hi)
-            if ok and lo == 0:
-                head = buf[:8].tobytes()
-                if (head.startswith(b"\xef\xbb\xbf") or any(head.startswith(m) for m in _MAGIC)
-                        or (auto and head[:1] in b"{[")):
-                    head_ok[0] = False
-                    return False
-            return ok
-
-        parsed = _native_parse(buf, _native_workers(size), checked_fill)
-        if os.fstat(fd).st_size != size:
-            return None
-        if parsed is None or not head_ok[0]:  # not read whole, or not plain text
+        parsed = _native_parse(buf, _native_workers(size), fill)
+        if parsed is None or os.fstat(fd).st_size != size:  # not read whole, or not plain text
             return None
     finally:
         os.close(fd)
@@ -614,6 +587,18 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
 # JSONL results
 
 
+def _record_query_id(rec: dict[str, Any], alias: str, line: int | None, path: str | None,
+                     problems: list[Problem]) -> str | None:
+    """A JSONL record's ``query_id`` (or its ``alias`` field) as a str; None, with the problem
+    recorded, when it is missing or not a string / integer."""
+    raw = rec.get("query_id", rec.get(alias))
+    qid = json_id(raw)
+    if qid is None:
+        what = "missing field 'query_id'" if raw is None else f"query_id {_short(raw)} is not a string"
+        problems.append(Problem(what, line=line, path=path, kind="field"))
+    return qid
+
+
 def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
     path = source_name(source)
     problems: list[Problem] = []
@@ -623,11 +608,8 @@ def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pro
     ranks: list[int] = []
     line_nos: list[int] = []
     for line, rec in iter_json_records(data, problems, name=path):
-        raw_qid = rec.get("query_id", rec.get("qid"))
-        qid = json_id(raw_qid)
+        qid = _record_query_id(rec, "qid", line, path, problems)
         if qid is None:
-            what = "missing field 'query_id'" if raw_qid is None else f"query_id {_short(raw_qid)} is not a string"
-            problems.append(Problem(what, line=line, path=path, kind="field"))
             continue
         results = rec.get("results")
         if results is None:
@@ -684,9 +666,10 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
     """Like :func:`read_run`, returning ``(frame with a 'line' column, problems)``; never raises
     on malformed content (only on a missing file or a folder). ``line_numbers=False`` may leave
     the ``line`` column out (it is then dropped if present)."""
-    if (format in ("auto", "trec") and isinstance(source, (str, os.PathLike)) and not is_inline_text(source)
-            and not strip_compression_suffix(os.fspath(source)).endswith((".jsonl", ".json", ".ndjson"))
-            and not os.fspath(source).lower().endswith(tuple(COMPRESSION_SUFFIXES))):
+    name = source_name(source) if isinstance(source, (str, os.PathLike)) else None
+    plain = strip_compression_suffix(name or "")
+    if (name is not None and format in ("auto", "trec") and plain == name.lower()  # a path, not compressed
+            and not plain.endswith(_JSONL_SUFFIXES)):
         refused: list[bool] = []
         frame = _native_trec_file(source, line_numbers, auto=format == "auto", refused=refused)
         if frame is not None:
@@ -790,11 +773,8 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
     problems: list[Problem] = []
     rows: list[tuple[str, str, int, int]] = []
     for line, rec in iter_json_records(data, problems, name=path):
-        raw_qid = rec.get("query_id", rec.get("id"))
-        qid = json_id(raw_qid)
+        qid = _record_query_id(rec, "id", line, path, problems)
         if qid is None:
-            what = "missing field 'query_id'" if raw_qid is None else f"query_id {_short(raw_qid)} is not a string"
-            problems.append(Problem(what, line=line, path=path, kind="field"))
             continue
         gold_field = next((f for f in _GOLD_LIST_FIELDS if f in rec), None)
         if "doc_id" in rec:
