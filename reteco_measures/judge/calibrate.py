@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFormatError, DataFormatWarning, Problem
-from .aggregate import AGGREGATES, SCALES, collapse_repeats, read_judgments
+from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
 from .agreement import _read_table, _report, _scale, read_ratings
 from .prompts import canonical
 
@@ -454,9 +454,15 @@ def calibration_section(
     ``notes`` instead of being raised."""
     from ..report.text import frame_records
 
+    dims, skipped = None, []
+    if isinstance(judge, pd.DataFrame) and "dimension" in judge.columns:  # custom prompts have no known scale
+        present = [canonical(str(d)) for d in dict.fromkeys(judge["dimension"].tolist())]
+        dims = [d for d in present if d in _DIM_SCALE]
+        skipped = [d for d in present if d not in _DIM_SCALE]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataFormatWarning)
-        table = calibrate(judge, human, method=method, ci=ci, aggregate=aggregate, problems=problems)
+        table = calibrate(judge, human, method=method, ci=ci, aggregate=aggregate, dimensions=dims,
+                          problems=problems)
     name = "PPI++ (power-tuned, Angelopoulos, Duchi & Zrnic 2023)" if method == "ppi++" else \
         "PPI (Angelopoulos et al. 2023)"
     return {
@@ -467,5 +473,6 @@ def calibration_section(
                        "- human mean on the rated items (positive: the judge scores higher). All on the normalised "
                        "0-1 scale."),
         "table": frame_records(table),
-        "notes": [str(w.message) for w in caught if issubclass(w.category, DataFormatWarning)],
+        "notes": [str(w.message) for w in caught if issubclass(w.category, DataFormatWarning)]
+        + [f"{d}: no known scale (a custom prompt's dimension): not calibrated" for d in skipped],
     }
