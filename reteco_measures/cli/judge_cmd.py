@@ -14,6 +14,7 @@ meta-evaluation, aggregation, and lexical diagnostics.
     reteco-measures judge sample --judgments J --n N [--stratify dimension,domain --topics T] [--seed S] --out sheet.csv
     reteco-measures judge agreement --judgments J --human H [--format table|json|markdown] [--confusion]
     reteco-measures judge report --judgments J [--human H] [--golden G] [--format markdown|json]
+    reteco-measures judge calibrate --judgments J [J2 ...] --human H [--method ppi|ppi++] [--by run]
 
 The endpoint comes from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (``--base-url`` overrides the URL).
 """
@@ -639,6 +640,55 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+# calibrate: judge means corrected by the human spot-check (prediction-powered inference)
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..judge.calibrate import calibrate
+
+    problems: list[Problem] = []
+    judge = args.judgments if len(args.judgments) > 1 or args.by else args.judgments[0]
+    table = calibrate(judge, args.human, method=args.method, ci=args.ci, scale=args.scale,
+                      dimensions=_split(args.dimensions) or None, by=args.by, aggregate=args.aggregate,
+                      problems=problems)
+    _print_problems(problems)
+    _agreement_output(table, args.format, args.places)
+    if not table["calibrated"].notna().any():
+        print("reteco-measures: error: no judged item has a human rating: nothing could be calibrated",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_calibrate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("calibrate", help="judge means calibrated by human ratings (PPI / PPI++), with intervals "
+                                         "and the judge's bias",
+                       description="Prediction-powered means (Angelopoulos et al. 2023; PPI++: Angelopoulos, "
+                                   "Duchi & Zrnic 2023) on the normalised 0-1 scale: the judge's scores of every "
+                                   "item corrected by the human ratings of the rated items. Items without a "
+                                   "human rating are the unlabelled set. Exit 1 when nothing could be calibrated.")
+    p.add_argument("--judgments", required=True, nargs="+",
+                   help="judgments JSONL file(s); with --by run, one file per run (named by its file name)")
+    p.add_argument("--human", required=True,
+                   help="ratings CSV/TSV/JSONL (turn_id, dimension, rater, score [, the --by column]) or a "
+                        "filled-in rating sheet")
+    p.add_argument("--method", default="ppi++", choices=["ppi", "ppi++"],
+                   help="ppi++ (power-tuned, default) or ppi (classic, lambda = 1)")
+    p.add_argument("--by", choices=["run"],
+                   help="one row per run: one judgments file per run, named by its file name (ratings may carry a "
+                        "run column)")
+    p.add_argument("--ci", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--dimensions", help="comma-separated (default: those judged)")
+    p.add_argument("--scale", choices=sorted(["reteco", "ikat", "binary"]),
+                   help="force a scale (default: from the dimension name)")
+    p.add_argument("--aggregate", default="mean", choices=["mean", "median", "mode"],
+                   help="how repeated judgments of an item are combined (default mean)")
+    p.add_argument("--format", default="table", choices=["table", "tsv", "json", "markdown"])
+    p.add_argument("--places", type=int, default=4)
+    p.set_defaults(func=_cmd_calibrate)
+
+
+# ------------------------------------------------------------------------------------------------
 # prompts
 
 
@@ -687,4 +737,5 @@ def configure(sub: argparse._SubParsersAction) -> None:
     _add_sample(jsub)
     _add_agreement(jsub)
     _add_report(jsub)
+    _add_calibrate(jsub)
 

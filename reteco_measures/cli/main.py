@@ -367,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .._plugins import import_present
 
-    import_present("reteco_measures.cli", ["judge_cmd", "compare_cmd", "leaderboard_cmd", "platform_cmd"])
+    import_present("reteco_measures.cli", ["judge_cmd", "compare_cmd", "leaderboard_cmd", "platform_cmd",
+                                           "rank_agreement_cmd"])
     parser = argparse.ArgumentParser(
         prog="reteco-measures",
         description="Evaluation for RETECO (TEMPO, RECOR), ChunQiu, Spoken-Query and TREC iKAT 2023.",

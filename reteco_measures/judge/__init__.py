@@ -12,6 +12,7 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * :mod:`.golden` — golden-case meta-evaluation;
 * :mod:`.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
   correlations, bootstrap intervals) and self-consistency of repeated judgments;
+* :mod:`.calibrate` — judge means calibrated by a human spot-check (prediction-powered inference);
 * :mod:`.sampling` — reproducible stratified rating sheets;
 * :mod:`.ledger` / :mod:`.report` — token and cost totals; the disclosure for a task report;
 * :mod:`.batch` — large jobs through the OpenAI-compatible Batch API.
@@ -31,6 +32,7 @@ from .aggregate import (
 )
 from .agreement import agreement, confusion_matrices, read_ratings, self_consistency
 from .cache import JudgmentCache, cache_key
+from .calibrate import calibrate
 from .client import Budget, JudgeClient, JudgeFatalError, ReplyError, Verdict, parse_reply
 from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
 from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
@@ -76,6 +78,7 @@ __all__ = [
     "AGGREGATES",
     "collapse_repeats",
     "agreement",
+    "calibrate",
     "confusion_matrices",
     "read_ratings",
     "self_consistency",

@@ -12,6 +12,7 @@ and golden-case results when given):
 * decoding settings, and the retry procedure with how often each retry cause occurred;
 * repeats, how they are combined, and self-consistency (Krippendorff's alpha across repeats);
 * agreement with human raters and the rated sample;
+* the judge means calibrated by those ratings (prediction-powered, PPI++) and the judge's bias;
 * golden-case meta-evaluation results;
 * token totals and the cost estimate.
 
@@ -39,6 +40,7 @@ from ..errors import Problem
 from ..io.jsonl import iter_jsonl
 from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
 from .agreement import agreement, read_ratings, self_consistency
+from .calibrate import calibration_section
 from .ledger import token_totals
 from .prompts import prompt_index
 
@@ -254,6 +256,7 @@ def build_report(
             "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95},
             "table": frame_records(table),
         }
+        report["calibration"] = calibration_section(judge, ratings, aggregate=how, problems=found)
     if golden is not None:
         report["golden"] = _golden(golden, found)
     report["problems"] = [p.as_dict() for p in found[:50]]
@@ -327,6 +330,8 @@ def report_markdown(report: dict[str, Any]) -> str:
                f"{s['ratings']} rating(s); consensus = {a['consensus']}; 95% percentile bootstrap intervals over "
                f"{a['bootstrap']['resamples']} resamples of the items.", ""]
         md.append(_table(a["table"]))
+    if "calibration" in report:
+        md += _calibration_markdown(report["calibration"])
     if "golden" in report:
         g = report["golden"]
         md += ["### Golden-case meta-evaluation", ""]
@@ -346,6 +351,17 @@ def report_markdown(report: dict[str, Any]) -> str:
         md += ["### Problems in the inputs", ""]
         md += [f"* {Problem(**{k: v for k, v in p.items()})}" for p in report["problems"]]
     return "\n".join(md).rstrip() + "\n"
+
+
+def _calibration_markdown(section: dict[str, Any]) -> list[str]:
+    """The "calibrated means" section (:func:`~reteco_measures.judge.calibrate.calibration_section`)."""
+    level = int(round(100 * section["level"]))
+    md = ["### Judge means calibrated by the human ratings", "",
+          f"{section['definition']} {level}% intervals.", ""]
+    md.append(_table(section["table"], ["dimension", "n", "n_human", "judge_mean", "human_mean", "calibrated",
+                                        "ci_low", "ci_high", "bias"]))
+    md += [f"* {note}" for note in section.get("notes", [])]
+    return md + ([""] if section.get("notes") else [])
 
 
 def _nan_to_none(obj: Any) -> Any:

@@ -21,6 +21,9 @@ Entry points::
     rm.tie_sensitivity(qrels, run, measure, *, topics=None, labels=None, corpus=None)
         -> DataFrame(query_id, value, min, max, tied_at_cutoff)
 
+    stats.rank_agreement(a, b, *, top=None, ci=0.95, n_resamples=1000, seed=0) -> RankAgreement
+        # kendall_tau_b, tau_ap, spearman, top1_same, n, swaps (+ bootstrap intervals)
+
 How each measure is resampled (its *unit*) is described in :mod:`reteco_measures.stats.design`,
 the tests in :mod:`reteco_measures.stats.tests`, the tie orders in
 :mod:`reteco_measures.stats.ties`. Nothing here prints or draws: tables and plots live in
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 from .compare import ALL, Comparison, compare, compare_frame, per_query_frame
 from .design import unit_columns, unit_kind
+from .rank_agreement import RankAgreement, rank_agreement
 from .tests import CORRECTIONS, TESTS, TIE_TOLERANCE, adjust
 from .ties import has_ties, tie_sensitivity
 
@@ -48,4 +52,6 @@ __all__ = [
     "TIE_TOLERANCE",
     "tie_sensitivity",
     "has_ties",
+    "rank_agreement",
+    "RankAgreement",
 ]
