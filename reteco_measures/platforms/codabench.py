@@ -41,6 +41,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .submission import BoundedRunError, SubmissionError, SubmissionLimits, read_submission, run_bounded
+
 __all__ = [
     "CodabenchResult",
     "score_codabench",
@@ -51,16 +53,13 @@ __all__ = [
     "parse_settings",
     "build_bundle",
     "SubmissionError",
+    "SubmissionLimits",
+    "FORMAT_KINDS",
 ]
 
-#: files Codabench or archivers put beside a submission, never the submission itself
-_IGNORED = {"metadata", "metadata.yaml", "thumbs.db", "desktop.ini"}
-_MAX_UNZIPPED = 8 * 1024**3  # refuse zip bombs: 8 GiB uncompressed
-_MAX_MEMBERS = 10_000
-
-
-class SubmissionError(ValueError):
-    """The submission folder cannot be scored (empty, several candidate files, a bad zip)."""
+#: problem kinds that are format problems: a submission with any of them is failed with the
+#: problems listed (the SemEval/Codabench rule), never scored around them
+FORMAT_KINDS = frozenset({"format", "encoding", "score", "field", "unknown_field", "empty"})
 
 
 @dataclass
@@ -68,79 +67,43 @@ class CodabenchResult:
     """What one scoring run produced.
 
     Attributes:
-        exit_code: 0 scored, 1 invalid/unreadable submission, 2 broken set-up.
-        scores: the ``scores.json`` content (empty when nothing could be scored).
+        exit_code: 0 scored, 1 failed submission (refused, invalid, unreadable, over a limit,
+            or the scorer failed on it), 2 broken set-up.
+        scores: the ``scores.json`` content (empty when nothing was scored).
         messages: lines for stderr (problems named by file and line, warnings, the reason of a
             failure) — what Codabench shows the participant.
-        score: the :class:`~reteco_measures.benchmarks.Score`, when the submission was scored.
-        submission: the file that was scored.
+        score: the :class:`~reteco_measures.benchmarks.Score`, when the submission was scored in
+            this process (``limits`` without a time or memory bound); None otherwise.
+        submission: the submission as the participant named it (``upload.zip/run.txt``).
+        official_measure: the official measure's name, when scored.
+        official: its value, when scored.
+        valid: whether the submission is valid, when scored.
     """
 
     exit_code: int
     scores: dict[str, Any] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     score: Any = None
-    submission: Path | None = None
+    submission: str | None = None
+    official_measure: str | None = None
+    official: float | None = None
+    valid: bool | None = None
 
 
 # ------------------------------------------------------------------------------------------------
 # the submission
 
 
-def _safe_extract(archive: Path, dest: Path) -> None:
-    """Extract a zip refusing absolute paths, ``..`` and archives that unpack past the limits."""
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            members = zf.infolist()
-            if len(members) > _MAX_MEMBERS:
-                raise SubmissionError(f"{archive.name}: {len(members)} files in the zip; submit one run file")
-            total = sum(m.file_size for m in members)
-            if total > _MAX_UNZIPPED:
-                raise SubmissionError(f"{archive.name}: unpacks to {total} bytes, more than allowed")
-            root = dest.resolve()
-            for m in members:
-                target = (dest / m.filename).resolve()
-                if m.filename.startswith(("/", "\\")) or not str(target).startswith(str(root)):
-                    raise SubmissionError(f"{archive.name}: unsafe path {m.filename!r} in the zip")
-            zf.extractall(dest)
-    except zipfile.BadZipFile as exc:
-        raise SubmissionError(f"{archive.name}: not a readable zip file ({exc})") from None
-
-
-def _candidates(folder: Path) -> list[Path]:
-    out = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder)
-        if any(part.startswith(".") or part == "__MACOSX" for part in rel.parts):
-            continue
-        if p.is_file() and p.name.lower() not in _IGNORED:
-            out.append(p)
-    return out
-
-
-def find_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike) -> Path:
-    """The one submission file in ``res_dir`` (unzipping a zip into ``scratch``, nested once).
+def find_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike,
+                    limits: SubmissionLimits | None = None) -> Path:
+    """The one submission file of ``res_dir``, unpacked into ``scratch`` as a plain file (see
+    :func:`reteco_measures.platforms.submission.read_submission`).
 
     Raises:
-        SubmissionError: no file, several candidate files, or a bad / unsafe zip.
+        SubmissionError: no file, several files, a folder, a link, a damaged or unsafe archive, a
+            limit passed.
     """
-    folder = Path(res_dir)
-    if not folder.is_dir():
-        raise SubmissionError(f"no submission folder at {folder}")
-    for depth in range(3):
-        files = _candidates(folder)
-        if not files:
-            raise SubmissionError("the submission is empty: upload one run file (or a zip holding one)")
-        if len(files) > 1:
-            names = ", ".join(str(f.relative_to(folder)) for f in files[:10])
-            raise SubmissionError(f"the submission holds {len(files)} files ({names}); upload exactly one run file")
-        (only,) = files
-        if only.suffix.lower() != ".zip" or not zipfile.is_zipfile(only):
-            return only
-        folder = Path(scratch) / f"unzipped{depth}"
-        folder.mkdir(parents=True, exist_ok=True)
-        _safe_extract(only, folder)
-    raise SubmissionError("zips nested more than twice; upload one run file")
+    return read_submission(res_dir, scratch, limits).path
 
 
 # ------------------------------------------------------------------------------------------------
@@ -221,27 +184,103 @@ def scores_txt(scores: Mapping[str, Any]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write ``text`` atomically (a temporary file beside it, renamed); the temporary file never
+    stays behind, even when the text cannot be written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
-def _failure_html(benchmark: str, messages: Sequence[str]) -> str:
+def _failure_html(benchmark: str, messages: Sequence[str], limit: int = 1000) -> str:
     from ..report.html import _esc, page
 
-    items = "".join(f"<li>{_esc(m)}</li>" for m in messages)
+    items = "".join(f"<li>{_esc(m)}</li>" for m in messages[:limit])
+    more = f"<p>... and {len(messages) - limit} more.</p>" if len(messages) > limit else ""
     return page(f"{benchmark}: submission not scored",
                 f"<h1>{_esc(benchmark)}</h1><p class=\"bad\">The submission could not be scored.</p>"
-                f"<ul class=\"problems\">{items}</ul>")
+                f"<ul class=\"problems\">{items}</ul>{more}")
 
 
-def _problem_lines(score: Any, limit: int) -> list[str]:
-    problems = list(score.report.errors)
+def _problem_lines(problems: Sequence[Any], limit: int) -> list[str]:
     lines = [f"{getattr(p, 'severity', 'error')}: {p}" for p in problems[:limit]]
     if len(problems) > limit:
         lines.append(f"... and {len(problems) - limit} more problems (see detailed_results.html)")
     return lines
+
+
+def _score_submission(inp: str, benchmark: str, split: str | None, options: dict[str, Any], limit: int,
+                      limits: SubmissionLimits, scratch: str, keep_score: bool) -> dict[str, Any]:
+    """Unpack and score the submission (in the bounded child process): everything the parent
+    writes, as plain data. Every failure is a message for the participant."""
+    from ..benchmarks import benchmark as get_benchmark
+    from ..errors import DataFormatError, DataFormatWarning
+    from ..report.html import score_html
+
+    bench = get_benchmark(benchmark)
+    ref = Path(inp) / "ref"
+    shown: str | None = None
+    sub_path: str | None = None
+
+    def clean(text: str) -> str:  # the participant's name for the file, never our scratch path
+        return text.replace(sub_path, shown) if sub_path and shown else text
+
+    def failed(messages: list[str]) -> dict[str, Any]:
+        messages = [clean(m) for m in messages]
+        return {"code": 1, "messages": messages, "html": _failure_html(benchmark, messages), "submission": shown}
+
+    try:
+        sub = read_submission(Path(inp) / "res", scratch, limits)
+        shown, sub_path = sub.name, str(sub.path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            score = bench.score(sub.path, data=ref, split=split, **options)
+    except MemoryError:
+        limit_text = f" (limit {limits.max_memory / (1 << 30):.1f} GiB)" if limits.max_memory else ""
+        return failed([f"error: scoring ran out of memory{limit_text}; submit a smaller run"])
+    except (SubmissionError, DataFormatError, FileNotFoundError, ValueError, UnicodeError, OSError) as exc:
+        return failed([f"error: {exc}"])
+    except Exception as exc:  # noqa: BLE001  (a bug of ours: the participant still gets a page)
+        return failed([f"error: the scorer failed on this submission ({type(exc).__name__}: {exc}); please "
+                       "report it to the organisers"])
+    fatal = _fatal_warnings()
+    messages: list[str] = []
+    for w in caught:
+        if issubclass(w.category, fatal):
+            messages.insert(0, f"error: {w.message}")
+        elif issubclass(w.category, (DataFormatWarning, UserWarning)):
+            messages.append(f"warning: {w.message}")
+    problems = list(score.report.errors)
+    fmt = [p for p in problems if getattr(p, "kind", None) in FORMAT_KINDS]
+    if fmt:  # the SemEval/Codabench rule: a format problem fails the submission, with every line named
+        head = (f"error: {len(fmt)} format problem{'s' if len(fmt) != 1 else ''} in {shown}; the submission "
+                "is not scored — fix every line listed and upload again")
+        lines = [f"error: {p}" for p in fmt]  # each fails the submission, whatever its severity elsewhere
+        shown_lines = lines[:limit] + ([f"... and {len(lines) - limit} more (see detailed_results.html)"]
+                                       if len(lines) > limit else [])
+        return failed([head, *shown_lines]) | {"html": _failure_html(benchmark, [clean(m) for m in [head, *lines]])}
+    if any(m.startswith("error: ") for m in messages):
+        return failed(messages + _problem_lines(problems, limit))
+    messages.extend(_problem_lines(problems, limit))
+    scores = scores_json(score)
+    if score.valid:
+        code = 0
+    else:  # invalid: scored 0 where the rules say so (ChunQiu), otherwise a failed submission
+        code = 0 if bench.invalid_scores_zero else 1
+        messages.insert(0, "the submission is invalid" + (" and scores 0 (task rules)" if code == 0 else ""))
+    try:
+        html = score_html(score)
+    except Exception as exc:  # noqa: BLE001  (the scores stand; the page says what failed)
+        html = _failure_html(benchmark, [f"the detailed results could not be drawn ({type(exc).__name__}: {exc})"])
+    return {"code": code, "scores": scores, "messages": [clean(m) for m in messages], "html": clean(html),
+            "submission": shown, "official_measure": score.official_measure,
+            "official": _number(score.official), "valid": bool(score.valid),
+            "score": score if keep_score else None}
 
 
 def score_codabench(
@@ -252,8 +291,14 @@ def score_codabench(
     *,
     settings: Sequence[str] | Mapping[str, Any] | None = None,
     limit: int = 50,
+    limits: SubmissionLimits | None = None,
 ) -> CodabenchResult:
     """Score ``input_dir/res`` against ``input_dir/ref`` and write the outputs Codabench reads.
+
+    The submission is unpacked by :func:`~reteco_measures.platforms.submission.read_submission`
+    and scored in a child process bounded by ``limits`` (time and memory); whatever goes wrong —
+    a refused or damaged upload, a format problem, a limit reached, a crash of the scorer — ends
+    in exit code 1, the reason on stderr and a ``detailed_results.html`` that says it.
 
     Args:
         input_dir: Codabench's input folder (``ref`` and ``res`` inside).
@@ -263,60 +308,48 @@ def score_codabench(
         settings: benchmark options, ``NAME=VALUE`` strings or a mapping (see
             :func:`parse_settings`).
         limit: problems listed in the messages (all are in the detailed results).
+        limits: the submission's bounds (default :class:`SubmissionLimits`); with
+            ``max_seconds=None`` and ``max_memory=None`` it is scored in this process and the
+            result carries the :class:`~reteco_measures.benchmarks.Score`.
 
     Returns:
         a :class:`CodabenchResult`; nothing is printed here (the command line prints ``messages``).
     """
     from ..benchmarks import benchmark as get_benchmark
-    from ..errors import DataFormatError, DataFormatWarning
-    from ..report.html import score_html
 
     inp, out = Path(input_dir), Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     bench = get_benchmark(benchmark)
+    limits = limits or SubmissionLimits()
     ref = inp / "ref"
     if not ref.is_dir():
         msg = f"set-up error: no reference data at {ref} (the competition's reference_data)"
         _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
         return CodabenchResult(2, messages=[msg])
-    messages: list[str] = []
     try:
         options = parse_settings(bench, settings, ref)
     except ValueError as exc:
         msg = f"set-up error: {exc}"
         _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
         return CodabenchResult(2, messages=[msg])
-    fatal = _fatal_warnings()
+    in_process = limits.max_seconds is None and limits.max_memory is None
     with tempfile.TemporaryDirectory(prefix="reteco-codabench-") as scratch:
         try:
-            submission = find_submission(inp / "res", scratch)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                score = bench.score(submission, data=ref, split=split, **options)
-        except (SubmissionError, DataFormatError, FileNotFoundError, ValueError, UnicodeError,
-                OSError) as exc:
+            outcome = run_bounded(_score_submission, (str(inp), benchmark, split, options, limit, limits, scratch,
+                                                      in_process),
+                                  max_seconds=limits.max_seconds, max_memory=limits.max_memory)
+        except BoundedRunError as exc:
             msg = f"error: {exc}"
-            _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
-            return CodabenchResult(1, messages=[msg])
-    for w in caught:
-        if issubclass(w.category, fatal):
-            messages.insert(0, f"error: {w.message}")
-        elif issubclass(w.category, (DataFormatWarning, UserWarning)):
-            messages.append(f"warning: {w.message}")
-    failed = any(m.startswith("error: ") for m in messages)
-    messages.extend(_problem_lines(score, limit))
-    scores = scores_json(score)
-    _write(out / "scores.json", json.dumps(scores, indent=2) + "\n")
-    _write(out / "scores.txt", scores_txt(scores))
-    _write(out / "detailed_results.html", score_html(score))
-    if failed:
-        code = 1
-    elif score.valid:
-        code = 0
-    else:  # invalid: scored 0 where the rules say so (ChunQiu), otherwise a failed submission
-        code = 0 if bench.invalid_scores_zero else 1
-        messages.insert(0, "the submission is invalid" + (" and scores 0 (task rules)" if code == 0 else ""))
-    return CodabenchResult(code, scores=scores, messages=messages, score=score, submission=submission)
+            outcome = {"code": 1, "messages": [msg], "html": _failure_html(benchmark, [msg])}
+    scores = outcome.get("scores") or {}
+    if scores:
+        _write(out / "scores.json", json.dumps(scores, indent=2) + "\n")
+        _write(out / "scores.txt", scores_txt(scores))
+    _write(out / "detailed_results.html", outcome["html"])
+    return CodabenchResult(outcome["code"], scores=scores, messages=list(outcome["messages"]),
+                           score=outcome.get("score"), submission=outcome.get("submission"),
+                           official_measure=outcome.get("official_measure"), official=outcome.get("official"),
+                           valid=outcome.get("valid"))
 
 
 def _fatal_warnings() -> tuple[type[Warning], ...]:
