@@ -52,7 +52,8 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
     from ..platforms.codabench import build_bundle
 
     path = build_bundle(args.benchmark, args.data, args.out, args.split, settings=args.set, title=args.title,
-                        docker_image=args.docker_image, start=args.start)
+                        docker_image=args.docker_image, start=args.start, package=args.package,
+                        wheelhouse=args.wheelhouse, vendor_dependencies=args.vendor_dependencies)
     print(f"wrote {path}")
     return 0
 
@@ -104,4 +105,11 @@ def _configure(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--title", help="competition title")
     b.add_argument("--docker-image", help="the scoring image (default reteco-measures/scorer:<version>)")
     b.add_argument("--start", help="phase start, 'YYYY-MM-DD HH:MM:SS' (default: today)")
+    b.add_argument("--package", help="what the scoring image installs: a wheel file to ship in the bundle, or a "
+                                     "pip requirement installed from the image's index (default: a wheel built "
+                                     "now from this source tree, shipped in the bundle)")
+    b.add_argument("--wheelhouse", metavar="DIR", help="wheels of the dependencies (e.g. from 'pip download') to "
+                                                       "ship too: the image then installs offline (--no-index)")
+    b.add_argument("--vendor-dependencies", action="store_true",
+                   help="run 'pip download' for the dependencies into the bundle (offline image build)")
     b.set_defaults(func=_cmd_bundle)

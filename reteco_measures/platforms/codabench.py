@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import struct
 import tempfile
 import warnings
@@ -436,6 +437,120 @@ def _png(width: int = 96, height: int = 96, rgb: tuple[int, int, int] = (32, 84,
             + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+_TABLE_BORDER = re.compile(r"^ *=+( +=+)+ *$")
+
+
+def _rst_table(lines: list[str]) -> list[str]:
+    """An RST simple table (``===  ===`` borders) as a Markdown table."""
+    border = lines[0]
+    starts = [m.start() for m in re.finditer(r"=+", border)]
+    rows = [ln for ln in lines if not _TABLE_BORDER.match(ln)]
+    cells = [[_inline(ln[a:b].strip()) for a, b in zip(starts, [*starts[1:], None])] for ln in rows]
+    n_borders = sum(1 for ln in lines if _TABLE_BORDER.match(ln))
+    header = cells[0] if n_borders >= 3 else [""] * len(starts)
+    body = cells[1:] if n_borders >= 3 else cells
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(starts)]
+    out += ["| " + " | ".join(c.replace("|", "&#124;") for c in row) + " |" for row in body]
+    return out
+
+
+def rst_to_markdown(text: str) -> str:
+    """The reStructuredText of a docstring as Markdown, for Codabench's pages (which render
+    Markdown): ````code```` → ```code```, roles (``:func:`x```) → ```x```, ``Title::`` blocks →
+    fenced code, simple tables → Markdown tables, section underlines → headings, directives
+    dropped."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _TABLE_BORDER.match(line):
+            j = i + 1
+            borders = 1
+            while j < len(lines) and lines[j].strip() and borders < 3:
+                borders += bool(_TABLE_BORDER.match(lines[j]))
+                j += 1
+            out.extend(_rst_table(lines[i:j]))
+            i = j
+            continue
+        if (i + 1 < len(lines) and line.strip() and re.fullmatch(r"([=\-~^])\1{2,}", lines[i + 1].strip())
+                and len(lines[i + 1].strip()) >= len(line.strip())):
+            out.append(f"## {_inline(line.strip())}")
+            i += 2
+            continue
+        if line.strip().startswith(".. ") and line.strip().endswith("::"):
+            i += 1
+            continue
+        if line.rstrip().endswith("::"):
+            head = line.rstrip()[:-2].rstrip()
+            if head:
+                out.append(_inline(head) + ":")
+            i += 1
+            while i < len(lines) and not lines[i].strip():
+                i += 1
+            block = []
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                block.append(lines[i])
+                i += 1
+            while block and not block[-1].strip():
+                block.pop()
+            indent = min((len(b) - len(b.lstrip()) for b in block if b.strip()), default=0)
+            out += ["", "```", *[b[indent:] for b in block], "```", ""]
+            continue
+        out.append(_inline(line))
+        i += 1
+    return "\n".join(out)
+
+
+def _inline(line: str) -> str:
+    line = _ROLE.sub(lambda m: f"`{m.group(1).split('.')[-1] if m.group(0).find('~') >= 0 else m.group(1)}`", line)
+    return re.sub(r"``(.+?)``", r"`\1`", line)
+
+
+def _source_root() -> Path | None:
+    """The source tree this package is imported from (a folder with ``pyproject.toml``), if any."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "reteco_measures").is_dir() else None
+
+
+def build_wheel(dest: str | os.PathLike) -> Path:
+    """Build the wheel of the source tree this package runs from (``pip wheel . --no-deps``,
+    without build isolation: no package index needed) into ``dest``.
+
+    Raises:
+        FileNotFoundError: the package is not running from a source tree (pass the wheel it was
+            installed from as ``package=``).
+        RuntimeError: pip failed (its output is in the message).
+    """
+    import subprocess
+    import sys
+
+    root = _source_root()
+    if root is None:
+        raise FileNotFoundError("reteco-measures is not running from a source tree: pass the wheel to ship "
+                                "(--package reteco_measures-X-py3-none-any.whl) or a requirement to install "
+                                "from an index (--package 'reteco-measures==X')")
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--no-build-isolation",
+                           "-w", str(dest), "-q"], capture_output=True, text=True)
+    wheels = sorted(dest.glob("reteco_measures-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        raise RuntimeError(f"pip wheel failed: {proc.stderr.strip()[-2000:]}")
+    return wheels[-1]
+
+
+def _python_of(wheel: str) -> str:
+    """The Python image tag for a wheel: its ``cpXY`` tag, else this interpreter's version."""
+    import sys
+
+    m = re.search(r"-cp(\d)(\d+)-", wheel)
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    minor = f"{m.group(1)}.{m.group(2)}" if m else here
+    return f"{minor}.{sys.version_info.micro}" if minor == here else minor
+
+
 def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], settings: Mapping[str, Any]) -> dict[str, str]:
     import inspect
     import sys
@@ -445,9 +560,9 @@ def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], setting
     declared = next((mod for name, mod in sorted(sys.modules.items())
                      if name.startswith("reteco_measures.benchmarks.") and mod is not None
                      and any(v is bench for v in vars(mod).values())), None)
-    doc = inspect.getdoc(declared) if declared is not None else ""
+    doc = rst_to_markdown(inspect.getdoc(declared) or "") if declared is not None else ""
     rows = "\n".join(f"| `{c['key']}` | {c['title'].replace('|', '&#124;')} |" for c in columns)
-    overview = (f"# {bench.title}\n\n{bench.help}\n\n"
+    overview = (f"# {bench.title}\n\n{rst_to_markdown(bench.help)}\n\n"
                 f"Submissions are scored by reteco-measures {__version__} "
                 f"(`reteco-measures codabench score`), the same code as `reteco-measures score {bench.name}`.\n")
     evaluation = (f"# Evaluation\n\n{doc}\n\n## Leaderboard columns\n\n"
@@ -456,8 +571,11 @@ def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], setting
                   f"| key | measure |\n|---|---|\n{rows}\n\n"
                   "`valid` (1 or 0) is written too. A measure defined on no query is left empty, never 0.\n\n"
                   "A failed submission shows its problems by file and line in the scoring output.\n")
-    data_page = (f"# Data\n\nSplit: `{split or 'default'}`. Submission format: {bench.run_help}.\n\n"
-                 "Upload one file (it may be zipped or gzip/bz2/xz-compressed); its name does not matter.\n")
+    data_page = (f"# Data\n\nSplit: `{split or 'default'}`. Submission format: {rst_to_markdown(bench.run_help)}.\n\n"
+                 "Upload one file (it may be zipped or gzip/bz2/xz-compressed); its name does not matter. "
+                 "A zip must hold the file itself, not a folder; links, password-protected or damaged "
+                 "archives are refused, and so is a file with any format problem (every line is named in "
+                 "the scoring output).\n")
     if settings:
         data_page += "\nScoring options: " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) + "\n"
     terms = ("# Terms\n\nThe organisers state the terms of participation here (data licences, "
@@ -475,14 +593,39 @@ def build_bundle(
     title: str | None = None,
     docker_image: str | None = None,
     start: str | None = None,
+    package: str | os.PathLike | None = None,
+    wheelhouse: str | os.PathLike | None = None,
+    vendor_dependencies: bool = False,
 ) -> Path:
     """Write a Codabench competition bundle (a zip) for ``benchmark`` scored against ``data``.
 
     The bundle holds ``competition.yaml`` (one phase, one task, one leaderboard whose columns are
-    :func:`leaderboard_columns`), ``logo.png``, ``pages/*.md`` generated from the benchmark's
-    declaration, ``reference_data/`` (a copy of ``data``), ``scoring_program/`` (``score.py``
-    calling ``reteco-measures codabench score`` and its ``metadata.yaml``/``metadata`` command)
-    and ``docker/Dockerfile`` for the image named in ``docker_image``.
+    :func:`leaderboard_columns` plus ``valid`` — exactly the keys of ``scores.json``), ``logo.png``,
+    ``pages/*.md`` generated from the benchmark's declaration (Markdown), ``reference_data/`` (a
+    copy of ``data``), ``scoring_program/`` (``score.py`` calling ``reteco-measures codabench
+    score`` and its ``metadata.yaml``/``metadata`` command) and ``docker/``: the ``Dockerfile``
+    of the image named in ``docker_image`` (Python pinned to a full version) and ``wheels/``, the
+    reteco-measures wheel it installs — the code that built the bundle, not a package index's.
+
+    Args:
+        benchmark: the benchmark's name.
+        data: the reference data root (copied as the competition's reference data).
+        out: the zip to write.
+        split: the split scored (default: the benchmark's).
+        settings: benchmark options baked into the scoring command (``NAME=VALUE``; paths under
+            ``data`` are written relative to it).
+        title: the competition title (default: the benchmark's).
+        docker_image: the scoring image (default ``reteco-measures/scorer:<version>``: build it
+            from ``docker/`` and push it under the name you choose).
+        start: the phase start, ``YYYY-MM-DD HH:MM:SS`` (default: today, 00:00 UTC).
+        package: what the image installs. None (default): a wheel built now from the source tree
+            this package runs from (``pip wheel . --no-deps``); a ``.whl`` path: that wheel; any
+            other text: a pip requirement (``reteco-measures==0.1.0``) installed from the image's
+            package index (then nothing of ours is in the bundle).
+        wheelhouse: a folder of wheels (e.g. made by ``pip download reteco-measures -d DIR``)
+            copied beside ours: with it the image installs with ``--no-index``, offline.
+        vendor_dependencies: run ``pip download`` for the wheel's dependencies into the bundle
+            (needs the package index, or pip's cache, once; the image then builds offline).
 
     Args:
         benchmark: the benchmark's name.
@@ -539,8 +682,10 @@ def build_bundle(
                    "description": f"Scored by reteco-measures {__version__}",
                    "scoring_program": "scoring_program/", "reference_data": "reference_data/"}],
         "leaderboards": [{"index": 0, "title": "Results", "key": "main",
-                          "columns": [{"title": c["title"], "key": c["key"], "index": i, "sorting": "desc",
-                                       "precision": 4} for i, c in enumerate(columns)]}],
+                          "columns": [*[{"title": c["title"], "key": c["key"], "index": i, "sorting": "desc",
+                                         "precision": 4} for i, c in enumerate(columns)],
+                                      {"title": "valid", "key": "valid", "index": len(columns), "sorting": "desc",
+                                       "precision": 0}]}],
     }
     argv = ["codabench", "score", "INPUT", "OUTPUT", "--benchmark", bench.name]
     if split is not None:
@@ -558,16 +703,88 @@ def build_bundle(
         "    sys.exit(main(argv))\n"
     )
     command = "command: python3 /app/program/score.py /app/input /app/output\n"
-    dockerfile = (
-        "# The scoring image: Python with reteco-measures installed.\n"
-        "#   docker build -t " + image + " docker/ && docker push " + image + "\n"
-        "FROM python:3.11-slim\n"
-        f"RUN pip install --no-cache-dir \"reteco-measures=={__version__}\"\n"
-        "WORKDIR /app\n"
-    )
     out = Path(out)
+    with tempfile.TemporaryDirectory(prefix="reteco-wheels-") as wheel_dir:
+        wheels = _bundle_wheels(Path(wheel_dir), package, wheelhouse, vendor_dependencies)
+        dockerfile = _dockerfile(image, wheels, package, __version__)
+        _write_bundle(out, comp, bench, split, columns, baked, score_py, command, dockerfile, wheels, data)
+    return out
+
+
+def _bundle_wheels(dest: Path, package: str | os.PathLike | None, wheelhouse: str | os.PathLike | None,
+                   vendor: bool) -> list[Path]:
+    """The wheels ``docker/wheels/`` carries: ours first, then the dependencies."""
+    import shutil
+    import subprocess
+    import sys
+
+    if package is None:
+        ours: Path | None = build_wheel(dest)
+    elif str(package).endswith(".whl"):
+        if not Path(package).is_file():
+            raise FileNotFoundError(f"--package: no wheel at {package}")
+        ours = Path(shutil.copy(package, dest))
+    else:
+        ours = None  # a requirement, installed from the index
+    deps: list[Path] = []
+    if wheelhouse is not None:
+        found = sorted(Path(wheelhouse).glob("*.whl"))
+        if not found:
+            raise FileNotFoundError(f"--wheelhouse: no wheel in {wheelhouse}")
+        for w in found:
+            if ours is None or not w.name.startswith("reteco_measures-"):
+                deps.append(Path(shutil.copy(w, dest)))
+    if vendor:
+        if ours is None:
+            raise ValueError("vendor_dependencies needs the wheel in the bundle (package=None or a .whl)")
+        deps_dir = dest / "deps"
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", str(ours), "-d", str(deps_dir), "-q"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"pip download failed: {proc.stderr.strip()[-2000:]}")
+        for w in sorted(deps_dir.glob("*.whl")):
+            if not w.name.startswith("reteco_measures-") and not (dest / w.name).exists():
+                deps.append(Path(shutil.move(str(w), dest / w.name)))
+    return ([ours] if ours is not None else []) + deps
+
+
+def _dockerfile(image: str, wheels: list[Path], package: str | os.PathLike | None, version: str) -> str:
+    ours = next((w for w in wheels if w.name.startswith("reteco_measures-")), None)
+    python = _python_of(ours.name if ours is not None else "")
+    offline = ours is not None and len(wheels) > 1
+    head = ("# The scoring image: Python with reteco-measures installed from the wheel in wheels/.\n"
+            f"#   docker build -t {image} docker/ && docker push {image}\n"
+            f"FROM python:{python}-slim-bookworm\n")
+    if ours is None:
+        install = f"RUN pip install --no-cache-dir {json.dumps(str(package))}\n"
+        head = head.replace("from the wheel in wheels/", f"from the package index ({package})")
+    elif offline:  # every dependency is in wheels/: nothing comes from an index
+        install = ("COPY wheels/ /tmp/wheels/\n"
+                   f"RUN pip install --no-cache-dir --no-index --find-links /tmp/wheels /tmp/wheels/{ours.name}"
+                   " && rm -rf /tmp/wheels\n")
+    else:  # our wheel from the bundle, its dependencies from the index
+        install = ("COPY wheels/ /tmp/wheels/\n"
+                   f"RUN pip install --no-cache-dir --find-links /tmp/wheels /tmp/wheels/{ours.name}"
+                   " && rm -rf /tmp/wheels\n")
+    return head + install + "WORKDIR /app\n"
+
+
+def _write_bundle(out: Path, comp: Mapping[str, Any], bench: Any, split: str | None, columns: list[dict[str, str]],
+                  baked: Mapping[str, str], score_py: str, command: str, dockerfile: str, wheels: list[Path],
+                  data: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        _zip_bundle(tmp, comp, bench, split, columns, baked, score_py, command, dockerfile, wheels, data)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _zip_bundle(tmp: Path, comp: Mapping[str, Any], bench: Any, split: str | None, columns: list[dict[str, str]],
+                baked: Mapping[str, str], score_py: str, command: str, dockerfile: str, wheels: list[Path],
+                data: Path) -> None:
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("competition.yaml", _yaml(comp) + "\n")
         zf.writestr("logo.png", _png())
@@ -577,9 +794,9 @@ def build_bundle(
         zf.writestr("scoring_program/metadata.yaml", command)
         zf.writestr("scoring_program/metadata", command)
         zf.writestr("docker/Dockerfile", dockerfile)
+        for w in wheels:
+            zf.write(w, f"docker/wheels/{w.name}", compress_type=zipfile.ZIP_STORED)  # already compressed
         for path in sorted(data.rglob("*")):
             rel = path.relative_to(data)
             if path.is_file() and not any(p.startswith(".") for p in rel.parts):
                 zf.write(path, f"reference_data/{rel.as_posix()}")
-    os.replace(tmp, out)
-    return out
