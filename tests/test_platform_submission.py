@@ -297,3 +297,19 @@ def test_too_many_files(tmp_path: Path):
         read_submission(res, tmp_path / "s", SubmissionLimits(max_files=4))
     with pytest.raises(SubmissionError, match="exactly one run file"):
         read_submission(res, tmp_path / "s")
+
+
+@pytest.mark.parametrize("name, make, message", [
+    ("run.txt.gz", lambda raw: gzip.compress(raw)[:-20], "gzip data ends early"),
+    ("run.txt.bz2", lambda raw: bz2.compress(raw)[: len(bz2.compress(raw)) // 2], "bzip2 data ends early"),
+    ("run.txt.xz", lambda raw: lzma.compress(raw)[:-30], "xz data ends early"),
+    ("run.txt.gz", lambda raw: gzip.compress(raw) + b"trailing junk", "bytes after the end of the gzip data"),
+    ("run.txt.gz", lambda raw: gzip.compress(raw)[:40] + bytes(200) + gzip.compress(raw)[240:], "damaged gzip"),
+    ("run.zst", lambda raw: b"\x28\xb5\x2f\xfd" + raw, "zstandard archive, which is not supported"),
+])
+def test_damaged_compressed_files(tmp_path: Path, name: str, make, message: str):
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / name).write_bytes(make(RUN.read_bytes()))
+    with pytest.raises(SubmissionError, match=message):
+        read_submission(res, tmp_path / "scratch")
