@@ -68,9 +68,13 @@ def _parse_one(measure: Any) -> ir_measures.Measure:
     written = head.group(0) if head else None
     for display, name in _DISPLAY_TO_NAME.items():
         text = re.sub(rf"^{re.escape(display)}(?=[(@]|$)", name, text)
+    at = text.rpartition(")")[2].rpartition("@")
+    if at[1] and not re.fullmatch(r"[0-9]+", at[2].strip()):
+        raise ValueError(f"measure {measure!r}: the cutoff after '@' must be a positive integer "
+                         f"(1 or more), not {at[2].strip()!r}")
     try:
         parsed = ir_measures.parse_measure(text)
-    except (NameError, SyntaxError, TypeError, AssertionError) as exc:
+    except (NameError, SyntaxError, TypeError, AssertionError, ValueError) as exc:
         raise ValueError(f"unknown measure {measure!r} ({exc})") from None
     if written and written != getattr(parsed, "__name__", None):
         parsed._reteco_written = written  # printed as the user wrote it (measure_name)

@@ -23,6 +23,7 @@ import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import Evaluator, Provider
 
+from . import _gdeval
 from ._pyterrier import patch_pyterrier
 from .io.convert import as_qrels_frame, as_run_frame
 from .kernels.ndcg import gains_frame
@@ -214,3 +215,4 @@ def install() -> None:
     pipeline = ir_measures.DefaultPipeline.providers
     pipeline[:] = [p for p in pipeline if getattr(p, "NAME", None) != PROVIDER.NAME]
     pipeline.insert(0, PROVIDER)
+    _gdeval.install()  # ERR@k for any query id (gdeval.pl takes integer topics only)

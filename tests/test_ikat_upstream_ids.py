@@ -1,9 +1,10 @@
 """The iKAT 2023 ids proposed upstream (ir_datasets pull request #264: ``trec-ikat/2023``,
 ``trec-ikat/2023/judged``, ``trec-ikat/2023/judged/ptkb``) are aliases of our datasets on the real
-files: same turns, qrels and docs; the upstream field names; skipped when ir_datasets defines them.
+files: same turns (``/judged``: the turns that have qrels), qrels and docs; the upstream field names;
+skipped when ir_datasets defines them.
 
 Expected values come from the real files parsed here with ``json`` / ``str.split`` and from the
-counts documented with them (test 332 turns, train 95; 34,183 passage judgments)."""
+counts documented with them (test 332 turns, 176 of them judged, train 95; 34,183 passage judgments)."""
 
 from __future__ import annotations
 
@@ -37,11 +38,18 @@ def test_queries_are_the_real_turns_in_the_upstream_layout(ikat_root: Path, ikat
     assert (len(train), len(test)) == (95, 332)
     every = [tuple(q) for q in ir_datasets.load("trec-ikat/2023").queries_iter()]
     assert every == train + test  # upstream order: train topics, then test topics
+    # ``/judged`` (ir_datasets' convention): the queries that have qrels, in topic order
+    with_qrels = {q for q, _, _ in _qrels_file(ikat2023_dir / "2023-qrels.all-turns.txt")}
     judged = [tuple(q) for q in ir_datasets.load("trec-ikat/2023/judged").queries_iter()]
-    assert judged == test
-    assert [tuple(q) for q in ir_datasets.load("trec-ikat/2023/judged/ptkb").queries_iter()] == test
+    assert judged == [t for t in test if t[0] in with_qrels] and len(judged) == 176
+    assert ir_datasets.load("trec-ikat/2023/judged").queries_count() == 176
+    with_ptkb = {q for q, _, _ in _qrels_file(ikat2023_dir / "2023_ptkb_rel_nist.txt")}
+    ptkb_turns = [tuple(q) for q in ir_datasets.load("trec-ikat/2023/judged/ptkb").queries_iter()]
+    assert ptkb_turns == [t for t in test if t[0] in with_ptkb] and len(ptkb_turns) == 98
+    q = next(ir_datasets.load("trec-ikat/2023").queries_iter())
+    assert q.default_text() == q.utterance and q.turn_id == 1
     q = next(ir_datasets.load("trec-ikat/2023/judged").queries_iter())
-    assert q.default_text() == q.utterance and q.topic_number == "9-1" and q.turn_id == 1
+    assert q.topic_number == "9-1" and q.turn_id == min(int(t[4]) for t in test if t[3] == "9-1" and t[0] in with_qrels)
     assert ir_datasets.load("trec-ikat/2023").queries_count() == 427
 
 
@@ -63,7 +71,8 @@ def test_aliases_share_our_qrels_docs_and_topics(ikat_root: Path, ikat2023_dir: 
     assert [tuple(q) for q in ptkb.qrels_iter()] == [
         tuple(q) for q in ir_datasets.load(f"ikat/2023/test/ptkb/{ik.UPSTREAM_PTKB_VERSION}").qrels_iter()]
     # topics metadata: the same frame as ours
-    assert rm.topics("trec-ikat/2023/judged").equals(rm.topics("ikat/2023/test"))
+    assert rm.topics("trec-ikat/2023/judged").equals(rm.topics("ikat/2023/test/judged"))
+    assert len(rm.topics("trec-ikat/2023/judged")) == 176
     assert len(rm.topics("trec-ikat/2023")) == 427
 
 

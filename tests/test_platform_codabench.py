@@ -87,7 +87,7 @@ def test_bundle_scoring_program_as_codabench_runs_it(bundle_1a: Path, tmp_path: 
     assert {k: v for k, v in scores.items() if k != "valid"} == expected["metrics"]
     assert scores["valid"] == int(expected["valid"])
     keys = [c["key"] for c in comp["leaderboards"][0]["columns"]]
-    assert set(keys) <= set(scores)
+    assert sorted(keys) == sorted(scores) and len(keys) == len(set(keys))  # every column, nothing else
     assert (out / "scores.txt").read_text() == scores_txt(scores)
     html = (out / "detailed_results.html").read_text()
     assert f"{expected['metrics']['ndcg_10']:.4f}" in html and 'id="group-by_domain"' in html
@@ -184,3 +184,135 @@ def test_unknown_setting_is_usage_error(tmp_path: Path, capsys):
     capsys.readouterr()
     code = main(["codabench", "score", str(inp), str(out), "--benchmark", "chunqiu", "--set", "nope=1"])
     assert code == 2 and "no option 'nope'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# what the bundle ships: the wheel of this source, an image that installs offline, Markdown pages
+
+
+def test_bundle_carries_the_wheel_of_this_source(bundle_1a: Path):
+    import re
+
+    import reteco_measures
+
+    wheels = sorted((bundle_1a / "docker" / "wheels").glob("reteco_measures-*.whl"))
+    assert len(wheels) == 1
+    src = Path(reteco_measures.__file__).parent
+    with zipfile.ZipFile(wheels[0]) as zf:
+        names = set(zf.namelist())
+        for rel in ("platforms/submission.py", "platforms/codabench.py", "cli/main.py", "__init__.py"):
+            assert zf.read(f"reteco_measures/{rel}") == (src / rel).read_bytes(), rel  # built from this tree
+        assert "reteco_measures/sample/data/runs/chunqiu.jsonl" in names
+    docker = (bundle_1a / "docker" / "Dockerfile").read_text()
+    m = re.search(r"^FROM python:(\d+)\.(\d+)\.(\d+)-slim-bookworm$", docker, re.M)
+    assert m and (int(m.group(1)), int(m.group(2))) >= (3, 10)  # pinned, and not Codabench's 3.7 default
+    assert f"/tmp/wheels/{wheels[0].name}" in docker and "reteco-measures==" not in docker
+    comp = yaml.safe_load((bundle_1a / "competition.yaml").read_text())
+    assert comp["version"] == 2 and comp["docker_image"].rsplit(":", 1)[1] not in ("", "latest")
+
+
+def test_pages_are_markdown_without_rst(bundle_1a: Path):
+    import re
+
+    import markdown
+
+    for page in sorted((bundle_1a / "pages").glob("*.md")):
+        text = page.read_text()
+        assert "``" not in text.replace("```", ""), page.name
+        assert not re.search(r":(func|mod|class|meth|data|attr):`", text), page.name
+        assert not re.search(r"::\s*$", text, re.M), page.name
+        assert not re.search(r"^=+( +=+)+$", text, re.M), page.name
+        html = markdown.markdown(text, extensions=["tables", "fenced_code"])
+        assert "``" not in html and ":func:" not in html
+    html = markdown.markdown((bundle_1a / "pages" / "evaluation.md").read_text(), extensions=["tables", "fenced_code"])
+    assert "<code>reteco</code>" in html and "<table>" in html and "<pre><code>import reteco_measures" in html
+
+
+def test_rst_to_markdown_by_hand():
+    from reteco_measures.platforms.codabench import rst_to_markdown
+
+    rst = ("Title\n=====\n\nUse ``x`` and :func:`~a.b.fn` or :class:`Name <a.b.Name>`.\n\nPython::\n\n"
+           "    import x\n    x.y()\n\n=====  =====\nid     what\n=====  =====\n``a``  one\nb      two\n=====  =====\n")
+    assert rst_to_markdown(rst) == ("## Title\n\nUse `x` and `fn` or `Name`.\n\nPython:\n\n```\nimport x\nx.y()\n```\n\n"
+                                    "| id | what |\n|---|---|\n| `a` | one |\n| b | two |")
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory) -> Path:
+    """The dependencies' wheels, fetched once per session with ``pip download`` (from pip's cache or
+    the configured index); skipped when pip cannot get them."""
+    import os
+
+    from reteco_measures.platforms.codabench import build_wheel
+
+    root = tmp_path_factory.mktemp("wheelhouse")
+    ours = build_wheel(root / "ours")
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", str(ours), "-d", str(root / "deps"), "-q"],
+                          capture_output=True, text=True, timeout=900, env={**os.environ})
+    if proc.returncode != 0:
+        pytest.skip(f"pip download of the dependencies failed (no index or cache): {proc.stderr[-300:]}")
+    return root / "deps"
+
+
+def _offline_env(tmp: Path) -> dict:
+    """An environment where pip sees no configured index, link folder or constraint."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") and k != "PYTHONPATH"}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INPUT="1", HOME=str(tmp), PIP_NO_CACHE_DIR="1")
+    return env
+
+
+def test_bundle_image_installs_from_the_bundle_alone(wheelhouse: Path, tmp_path: Path, capsys):
+    """The Dockerfile's install step, run in a fresh virtual environment with --no-index and the
+    bundle's wheels as the only source: every dependency resolves from the bundle. By default the
+    resolution is checked with ``pip install --dry-run`` (seconds; the full install of pyarrow,
+    pandas, scipy... takes about 2 minutes on a 2-core machine) and the wheel itself is then run
+    on top of this environment's packages; RETECO_MEASURES_FULL_BUNDLE_TEST=1 installs everything
+    and scores with nothing else on the path."""
+    import os
+    import re
+    import shlex
+
+    zpath = build_bundle("reteco-1a", SAMPLE, tmp_path / "b.zip", "dev", wheelhouse=wheelhouse,
+                         settings=["labels=runs/reteco_track1a_labels_dev.jsonl"], start="2027-01-10 00:00:00")
+    bundle = tmp_path / "bundle"
+    with zipfile.ZipFile(zpath) as zf:
+        zf.extractall(bundle)
+    docker = (bundle / "docker" / "Dockerfile").read_text()
+    run = next(line for line in docker.splitlines() if line.startswith("RUN pip install"))
+    assert "--no-index" in run and "COPY wheels/ /tmp/wheels/" in docker
+    install = shlex.split(run.removeprefix("RUN ").split("&&")[0].replace("/tmp/wheels", str(bundle / "docker" / "wheels")))
+    full = os.environ.get("RETECO_MEASURES_FULL_BUNDLE_TEST", "") not in ("", "0")
+    env = _offline_env(tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", *([] if full else ["--system-site-packages"]), str(venv)],
+                   check=True, timeout=300)
+    py = str(venv / "bin" / "python")
+    args = [a for a in install[2:] if a != "--no-cache-dir"]
+    proc = subprocess.run([py, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--report", "-", "-q",
+                           *args], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    got = {item["metadata"]["name"].lower().replace("_", "-") for item in report["install"]}
+    assert {"reteco-measures", "ir-measures", "pytrec-eval-terrier", "pandas", "pyarrow", "numpy"} <= got
+    for item in report["install"]:  # every file from the bundle
+        assert item["download_info"]["url"].startswith((bundle / "docker" / "wheels").as_uri()), item["download_info"]
+    if full:
+        proc = subprocess.run([py, "-m", "pip", "install", "-q", *args], capture_output=True, text=True,
+                              timeout=1800, env=env)
+    else:
+        proc = subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", *args],
+                              capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    inp, out = _layout(tmp_path, bundle / "reference_data", RUNS / "reteco_track1a_dev.txt", "predictions")
+    proc = subprocess.run([py, str(bundle / "scoring_program" / "score.py"), str(inp), str(out)], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    where = subprocess.run([py, "-c", "import reteco_measures; print(reteco_measures.__file__)"], capture_output=True,
+                           text=True, env=env, cwd=tmp_path).stdout
+    assert re.search(r"venv/lib/python[\d.]+/site-packages/reteco_measures", where), where  # the bundle's copy
+    expected = _score_json(capsys, ["reteco-1a", str(RUNS / "reteco_track1a_dev.txt"), "--data", str(SAMPLE),
+                                    "--split", "dev", "--labels", str(RUNS / "reteco_track1a_labels_dev.jsonl")])
+    scores = json.loads((out / "scores.json").read_text())
+    assert {k: v for k, v in scores.items() if k != "valid"} == expected["metrics"]

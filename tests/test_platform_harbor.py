@@ -82,3 +82,50 @@ def test_chunqiu_invalid_batch_reward_zero(tmp_path: Path, capsys):
 def test_reward_json_only_where_a_reward_exists(capsys):
     with pytest.raises(SystemExit):
         main(["score", "reteco-2a", str(RUNS / "reteco_track2.txt"), "--reward-json", "x.json"])
+
+
+def _txt_equals_json(path: Path) -> float:
+    """reward.txt beside reward.json holds the identical value (Harbor reads one or the other)."""
+    value = json.loads(path.read_text())["reward"]
+    text = (path.with_suffix(".txt")).read_text().strip()
+    assert float(text) == value and text == repr(float(value))
+    return value
+
+
+def test_reward_txt_written_beside_with_the_same_value(tmp_path: Path, capsys):
+    path = tmp_path / "logs" / "verifier" / "reward.json"
+    _, result = _run(capsys, ["spoken", str(RUNS / "spoken.jsonl"), "--data", str(SAMPLE), "--reward-json", str(path)])
+    assert _txt_equals_json(path) == result["reward"] and (path.parent / "reward.txt").is_file()
+    path = tmp_path / "c" / "reward.json"
+    _run(capsys, ["chunqiu", str(RUNS / "chunqiu.jsonl"), "--data", str(SAMPLE), "--reward-json", str(path)])
+    assert _txt_equals_json(path) > 0
+
+
+@pytest.mark.parametrize("make, reason", [
+    (lambda d: d / "missing.jsonl", "no such"),
+    (lambda d: (d / "bin.jsonl").write_bytes(b"\x1f\x8b\x08\x00garbage") and d / "bin.jsonl", "gz"),
+])
+def test_crash_guard_unreadable_submission(make, reason, tmp_path: Path, capsys):
+    run = make(tmp_path)
+    path = tmp_path / "v" / "reward.json"
+    code = main(["score", "chunqiu", str(run), "--data", str(SAMPLE), "--reward-json", str(path)])
+    assert code != 0
+    assert json.loads(path.read_text()) == {"reward": 0.0} and _txt_equals_json(path) == 0.0
+    details = json.loads((path.parent / "reward_details.json").read_text())
+    assert details["gated_to_zero_by"] == ["scoring failed"] and reason in details["error"]
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_crash_guard_on_a_bug(tmp_path: Path, capsys, monkeypatch):
+    from reteco_measures.benchmarks import Benchmark
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated bug in the scorer")
+
+    monkeypatch.setattr(Benchmark, "score", broken)
+    path = tmp_path / "reward.json"
+    code = main(["score", "spoken", str(RUNS / "spoken.jsonl"), "--data", str(SAMPLE), "--reward-json", str(path)])
+    assert code == 3 and "internal error" in capsys.readouterr().err
+    assert json.loads(path.read_text()) == {"reward": 0.0} and _txt_equals_json(path) == 0.0
+    details = json.loads((tmp_path / "reward_details.json").read_text())
+    assert details["error"] == "RuntimeError: simulated bug in the scorer" and details["valid"] is False

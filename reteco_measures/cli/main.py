@@ -431,4 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # ``python -m reteco_measures.cli.main``: run the package's module, not this ``__main__`` copy,
+    # whose COMMANDS the sub-command modules (``from .main import command``) never fill
+    from reteco_measures.cli.main import main as _package_main
+
+    sys.exit(_package_main())

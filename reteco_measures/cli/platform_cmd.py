@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..platforms.submission import SubmissionLimits
 from .main import command
 
 __all__: list[str] = []
@@ -17,22 +18,42 @@ __all__: list[str] = []
 
 def _cmd_score(args: argparse.Namespace) -> int:
     from ..platforms.codabench import score_codabench
+    from ..platforms.submission import SubmissionLimits
 
+    try:
+        limits = SubmissionLimits(max_bytes=args.max_bytes, max_lines=args.max_lines, max_files=args.max_files,
+                                  max_seconds=args.max_seconds or None, max_memory=args.max_memory or None)
+    except ValueError as exc:
+        print(f"reteco-measures: error: {exc}", file=sys.stderr)
+        return 2
     result = score_codabench(args.input_dir, args.output_dir, args.benchmark, args.split,
-                             settings=args.set, limit=args.limit)
+                             settings=args.set, limit=args.limit, limits=limits)
     for line in result.messages:
         print(line, file=sys.stderr)
-    if result.exit_code == 0 and result.score is not None:
-        print(f"{result.score.official_measure} = {result.score.official!r}"
-              + ("" if result.score.valid else " (invalid submission)"))
+    if result.exit_code == 0 and result.official_measure is not None:
+        print(f"{result.official_measure} = {result.official!r}" + ("" if result.valid else " (invalid submission)"))
     return result.exit_code
+
+
+def _size(text: str) -> int:
+    """``256M``, ``6G``, ``1048576``: a byte count (K, M, G are powers of 1024; 0 means no limit)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+    try:
+        value = float(t[:-1] if mult > 1 else t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size such as 256M or 6G, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a size cannot be negative: {text!r}")
+    return int(value * mult)
 
 
 def _cmd_bundle(args: argparse.Namespace) -> int:
     from ..platforms.codabench import build_bundle
 
     path = build_bundle(args.benchmark, args.data, args.out, args.split, settings=args.set, title=args.title,
-                        docker_image=args.docker_image, start=args.start)
+                        docker_image=args.docker_image, start=args.start, package=args.package,
+                        wheelhouse=args.wheelhouse, vendor_dependencies=args.vendor_dependencies)
     print(f"wrote {path}")
     return 0
 
@@ -59,6 +80,19 @@ def _configure(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="a benchmark option (repeatable); a relative path is a file of the reference data")
     s.add_argument("--limit", type=int, default=50, help="problems printed to stderr")
+    d = SubmissionLimits()
+    g = s.add_argument_group("limits", "what one submission may cost the scoring worker (defaults sized for a "
+                                       "2-core, 8 GB worker); past a limit the submission fails with a message")
+    g.add_argument("--max-bytes", type=_size, default=d.max_bytes, metavar="SIZE",
+                   help="unpacked and decompressed size of the submission, counted as it is read (default 256M)")
+    g.add_argument("--max-lines", type=int, default=d.max_lines, metavar="N",
+                   help=f"lines of the unpacked submission, blank ones included (default {d.max_lines:,})")
+    g.add_argument("--max-files", type=int, default=d.max_files, metavar="N",
+                   help=f"entries in the submission folder or a zip (default {d.max_files})")
+    g.add_argument("--max-seconds", type=float, default=d.max_seconds, metavar="S",
+                   help=f"wall-clock time to score one submission; 0: none (default {d.max_seconds:g})")
+    g.add_argument("--max-memory", type=_size, default=d.max_memory, metavar="SIZE",
+                   help="address space of the scoring process; 0: none (default 6G)")
     s.set_defaults(func=_cmd_score)
 
     b = cmds.add_parser("bundle", help="write a Codabench competition bundle for a benchmark")
@@ -71,4 +105,11 @@ def _configure(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--title", help="competition title")
     b.add_argument("--docker-image", help="the scoring image (default reteco-measures/scorer:<version>)")
     b.add_argument("--start", help="phase start, 'YYYY-MM-DD HH:MM:SS' (default: today)")
+    b.add_argument("--package", help="what the scoring image installs: a wheel file to ship in the bundle, or a "
+                                     "pip requirement installed from the image's index (default: a wheel built "
+                                     "now from this source tree, shipped in the bundle)")
+    b.add_argument("--wheelhouse", metavar="DIR", help="wheels of the dependencies (e.g. from 'pip download') to "
+                                                       "ship too: the image then installs offline (--no-index)")
+    b.add_argument("--vendor-dependencies", action="store_true",
+                   help="run 'pip download' for the dependencies into the bundle (offline image build)")
     b.set_defaults(func=_cmd_bundle)

@@ -56,13 +56,21 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from ..report.score import render_score
 
     bench = BENCHMARKS[args.bench]
-    score = bench.score(args.submission, data=args.data, split=getattr(args, "split", None),
-                        **benchmark_options(args, bench))
-    render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
-    if getattr(args, "reward_json", None):
-        from ..platforms.harbor import write_reward_files
+    reward_json = getattr(args, "reward_json", None)
+    try:
+        score = bench.score(args.submission, data=args.data, split=getattr(args, "split", None),
+                            **benchmark_options(args, bench))
+        if reward_json:
+            from ..platforms.harbor import write_reward_files
 
-        write_reward_files(score, args.reward_json)
+            write_reward_files(score, reward_json)
+    except BaseException as exc:
+        if reward_json:  # Harbor's crash guard: reward 0 and the reason, then the usual message
+            from ..platforms.harbor import write_failure_reward
+
+            write_failure_reward(reward_json, bench.name, f"{type(exc).__name__}: {exc}")
+        raise
+    render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
     return score_exit_code(score)
 
 

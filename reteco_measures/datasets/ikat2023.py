@@ -443,8 +443,9 @@ _register_all()
 
 #: iKAT 2023 ids proposed by ir_datasets' open pull request #264 ("add trec ikat 2023"), mapped to
 #: what they hold there: ``trec-ikat/2023`` — train and test turns, passage qrels;
-#: ``trec-ikat/2023/judged`` — the test turns, passage qrels; ``trec-ikat/2023/judged/ptkb`` —
-#: the test turns with PTKB statement qrels, no docs. The proposal's download list (which PTKB
+#: ``trec-ikat/2023/judged`` — the 176 test turns that have passage qrels (ir_datasets' ``/judged``
+#: suffix: the queries that have qrels), passage qrels; ``trec-ikat/2023/judged/ptkb`` — the turns
+#: that have PTKB statement qrels (98 in NIST's version), those qrels, no docs. The proposal's download list (which PTKB
 #: file it fetches) was not visible to us: we use NIST's judgments, the version NIST publishes.
 UPSTREAM_IDS = ("trec-ikat/2023", "trec-ikat/2023/judged", "trec-ikat/2023/judged/ptkb")
 #: the PTKB qrels version behind ``trec-ikat/2023/judged/ptkb``
@@ -470,13 +471,22 @@ class IkatUpstreamQuery(NamedTuple):
 
 
 class _UpstreamQueries(BaseQueries):
-    """The turns of one or more splits (in the order given) as :class:`IkatUpstreamQuery`."""
+    """The turns of one or more splits (in the order given) as :class:`IkatUpstreamQuery`.
 
-    def __init__(self, splits: tuple[str, ...]):
+    ``judged``: only the turns that have qrels — ir_datasets' meaning of a ``/judged`` id —
+    ``"passage"`` the turns of the passage qrels, a PTKB version the turns of those PTKB qrels.
+    """
+
+    def __init__(self, splits: tuple[str, ...], judged: Literal["passage", "org", "nist"] | None = None):
         self.splits = splits
+        self.judged = judged
 
     def frame(self) -> pd.DataFrame:
-        return pd.concat([load_ikat_topics(s) for s in self.splits], ignore_index=True)
+        frame = pd.concat([load_ikat_topics(s) for s in self.splits], ignore_index=True)
+        if self.judged is None:
+            return frame
+        qrels = ikat_qrels() if self.judged == "passage" else ptkb_qrels(self.judged)
+        return frame[frame["query_id"].isin(set(qrels["query_id"].tolist()))].reset_index(drop=True)
 
     def queries_iter(self) -> Iterator[IkatUpstreamQuery]:
         for r in self.frame().itertuples(index=False):
@@ -502,12 +512,13 @@ def _register_upstream_aliases() -> list[str]:
     docs = _IkatPassages()
     passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
     all_turns = _UpstreamQueries(("train", "test"))
-    test_turns = _UpstreamQueries(("test",))
+    judged_turns = _UpstreamQueries(("test",), judged="passage")
+    ptkb_turns = _UpstreamQueries(("test",), judged=UPSTREAM_PTKB_VERSION)
     datasets = {
         "trec-ikat/2023": (ir_datasets.Dataset(docs, all_turns, passage_qrels), all_turns.frame),
-        "trec-ikat/2023/judged": (ir_datasets.Dataset(docs, test_turns, passage_qrels), test_turns.frame),
-        "trec-ikat/2023/judged/ptkb": (ir_datasets.Dataset(test_turns, _PtkbQrels(UPSTREAM_PTKB_VERSION)),
-                                       test_turns.frame),
+        "trec-ikat/2023/judged": (ir_datasets.Dataset(docs, judged_turns, passage_qrels), judged_turns.frame),
+        "trec-ikat/2023/judged/ptkb": (ir_datasets.Dataset(ptkb_turns, _PtkbQrels(UPSTREAM_PTKB_VERSION)),
+                                       ptkb_turns.frame),
     }
     done = []
     for name, (dataset, topics_factory) in datasets.items():

@@ -3,6 +3,9 @@
 * :mod:`reteco_measures.platforms.codabench` — the scoring program a SemEval task drops into
   Codabench (``input/ref`` + ``input/res`` → ``output/scores.json``, ``scores.txt``,
   ``detailed_results.html``) and the competition bundle that carries it.
+* :mod:`reteco_measures.platforms.submission` — the bounded reader of an anonymous
+  participant's upload (size, lines, files, time and memory limits; links, folders and damaged
+  archives refused with a message).
 * :mod:`reteco_measures.platforms.harbor` — Harbor's verifier reward file (``{"reward": r}``)
   with the diagnostics beside it.
 
@@ -12,6 +15,7 @@ write are the numbers ``reteco-measures score NAME --format json`` prints.
 
 from .codabench import CodabenchResult, build_bundle, leaderboard_columns, score_codabench, scores_json
 from .harbor import write_reward_files
+from .submission import Submission, SubmissionError, SubmissionLimits, read_submission, run_bounded
 
 __all__ = [
     "CodabenchResult",
@@ -20,4 +24,9 @@ __all__ = [
     "leaderboard_columns",
     "build_bundle",
     "write_reward_files",
+    "Submission",
+    "SubmissionError",
+    "SubmissionLimits",
+    "read_submission",
+    "run_bounded",
 ]

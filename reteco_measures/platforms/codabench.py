@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import struct
 import tempfile
 import warnings
@@ -41,6 +42,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .submission import BoundedRunError, SubmissionError, SubmissionLimits, read_submission, run_bounded
+
 __all__ = [
     "CodabenchResult",
     "score_codabench",
@@ -51,16 +54,13 @@ __all__ = [
     "parse_settings",
     "build_bundle",
     "SubmissionError",
+    "SubmissionLimits",
+    "FORMAT_KINDS",
 ]
 
-#: files Codabench or archivers put beside a submission, never the submission itself
-_IGNORED = {"metadata", "metadata.yaml", "thumbs.db", "desktop.ini"}
-_MAX_UNZIPPED = 8 * 1024**3  # refuse zip bombs: 8 GiB uncompressed
-_MAX_MEMBERS = 10_000
-
-
-class SubmissionError(ValueError):
-    """The submission folder cannot be scored (empty, several candidate files, a bad zip)."""
+#: problem kinds that are format problems: a submission with any of them is failed with the
+#: problems listed (the SemEval/Codabench rule), never scored around them
+FORMAT_KINDS = frozenset({"format", "encoding", "score", "field", "unknown_field", "empty"})
 
 
 @dataclass
@@ -68,79 +68,43 @@ class CodabenchResult:
     """What one scoring run produced.
 
     Attributes:
-        exit_code: 0 scored, 1 invalid/unreadable submission, 2 broken set-up.
-        scores: the ``scores.json`` content (empty when nothing could be scored).
+        exit_code: 0 scored, 1 failed submission (refused, invalid, unreadable, over a limit,
+            or the scorer failed on it), 2 broken set-up.
+        scores: the ``scores.json`` content (empty when nothing was scored).
         messages: lines for stderr (problems named by file and line, warnings, the reason of a
             failure) — what Codabench shows the participant.
-        score: the :class:`~reteco_measures.benchmarks.Score`, when the submission was scored.
-        submission: the file that was scored.
+        score: the :class:`~reteco_measures.benchmarks.Score`, when the submission was scored in
+            this process (``limits`` without a time or memory bound); None otherwise.
+        submission: the submission as the participant named it (``upload.zip/run.txt``).
+        official_measure: the official measure's name, when scored.
+        official: its value, when scored.
+        valid: whether the submission is valid, when scored.
     """
 
     exit_code: int
     scores: dict[str, Any] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     score: Any = None
-    submission: Path | None = None
+    submission: str | None = None
+    official_measure: str | None = None
+    official: float | None = None
+    valid: bool | None = None
 
 
 # ------------------------------------------------------------------------------------------------
 # the submission
 
 
-def _safe_extract(archive: Path, dest: Path) -> None:
-    """Extract a zip refusing absolute paths, ``..`` and archives that unpack past the limits."""
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            members = zf.infolist()
-            if len(members) > _MAX_MEMBERS:
-                raise SubmissionError(f"{archive.name}: {len(members)} files in the zip; submit one run file")
-            total = sum(m.file_size for m in members)
-            if total > _MAX_UNZIPPED:
-                raise SubmissionError(f"{archive.name}: unpacks to {total} bytes, more than allowed")
-            root = dest.resolve()
-            for m in members:
-                target = (dest / m.filename).resolve()
-                if m.filename.startswith(("/", "\\")) or not str(target).startswith(str(root)):
-                    raise SubmissionError(f"{archive.name}: unsafe path {m.filename!r} in the zip")
-            zf.extractall(dest)
-    except zipfile.BadZipFile as exc:
-        raise SubmissionError(f"{archive.name}: not a readable zip file ({exc})") from None
-
-
-def _candidates(folder: Path) -> list[Path]:
-    out = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder)
-        if any(part.startswith(".") or part == "__MACOSX" for part in rel.parts):
-            continue
-        if p.is_file() and p.name.lower() not in _IGNORED:
-            out.append(p)
-    return out
-
-
-def find_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike) -> Path:
-    """The one submission file in ``res_dir`` (unzipping a zip into ``scratch``, nested once).
+def find_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike,
+                    limits: SubmissionLimits | None = None) -> Path:
+    """The one submission file of ``res_dir``, unpacked into ``scratch`` as a plain file (see
+    :func:`reteco_measures.platforms.submission.read_submission`).
 
     Raises:
-        SubmissionError: no file, several candidate files, or a bad / unsafe zip.
+        SubmissionError: no file, several files, a folder, a link, a damaged or unsafe archive, a
+            limit passed.
     """
-    folder = Path(res_dir)
-    if not folder.is_dir():
-        raise SubmissionError(f"no submission folder at {folder}")
-    for depth in range(3):
-        files = _candidates(folder)
-        if not files:
-            raise SubmissionError("the submission is empty: upload one run file (or a zip holding one)")
-        if len(files) > 1:
-            names = ", ".join(str(f.relative_to(folder)) for f in files[:10])
-            raise SubmissionError(f"the submission holds {len(files)} files ({names}); upload exactly one run file")
-        (only,) = files
-        if only.suffix.lower() != ".zip" or not zipfile.is_zipfile(only):
-            return only
-        folder = Path(scratch) / f"unzipped{depth}"
-        folder.mkdir(parents=True, exist_ok=True)
-        _safe_extract(only, folder)
-    raise SubmissionError("zips nested more than twice; upload one run file")
+    return read_submission(res_dir, scratch, limits).path
 
 
 # ------------------------------------------------------------------------------------------------
@@ -221,27 +185,103 @@ def scores_txt(scores: Mapping[str, Any]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write ``text`` atomically (a temporary file beside it, renamed); the temporary file never
+    stays behind, even when the text cannot be written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
-def _failure_html(benchmark: str, messages: Sequence[str]) -> str:
+def _failure_html(benchmark: str, messages: Sequence[str], limit: int = 1000) -> str:
     from ..report.html import _esc, page
 
-    items = "".join(f"<li>{_esc(m)}</li>" for m in messages)
+    items = "".join(f"<li>{_esc(m)}</li>" for m in messages[:limit])
+    more = f"<p>... and {len(messages) - limit} more.</p>" if len(messages) > limit else ""
     return page(f"{benchmark}: submission not scored",
                 f"<h1>{_esc(benchmark)}</h1><p class=\"bad\">The submission could not be scored.</p>"
-                f"<ul class=\"problems\">{items}</ul>")
+                f"<ul class=\"problems\">{items}</ul>{more}")
 
 
-def _problem_lines(score: Any, limit: int) -> list[str]:
-    problems = list(score.report.errors)
+def _problem_lines(problems: Sequence[Any], limit: int) -> list[str]:
     lines = [f"{getattr(p, 'severity', 'error')}: {p}" for p in problems[:limit]]
     if len(problems) > limit:
         lines.append(f"... and {len(problems) - limit} more problems (see detailed_results.html)")
     return lines
+
+
+def _score_submission(inp: str, benchmark: str, split: str | None, options: dict[str, Any], limit: int,
+                      limits: SubmissionLimits, scratch: str, keep_score: bool) -> dict[str, Any]:
+    """Unpack and score the submission (in the bounded child process): everything the parent
+    writes, as plain data. Every failure is a message for the participant."""
+    from ..benchmarks import benchmark as get_benchmark
+    from ..errors import DataFormatError, DataFormatWarning
+    from ..report.html import score_html
+
+    bench = get_benchmark(benchmark)
+    ref = Path(inp) / "ref"
+    shown: str | None = None
+    sub_path: str | None = None
+
+    def clean(text: str) -> str:  # the participant's name for the file, never our scratch path
+        return text.replace(sub_path, shown) if sub_path and shown else text
+
+    def failed(messages: list[str]) -> dict[str, Any]:
+        messages = [clean(m) for m in messages]
+        return {"code": 1, "messages": messages, "html": _failure_html(benchmark, messages), "submission": shown}
+
+    try:
+        sub = read_submission(Path(inp) / "res", scratch, limits)
+        shown, sub_path = sub.name, str(sub.path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            score = bench.score(sub.path, data=ref, split=split, **options)
+    except MemoryError:
+        limit_text = f" (limit {limits.max_memory / (1 << 30):.1f} GiB)" if limits.max_memory else ""
+        return failed([f"error: scoring ran out of memory{limit_text}; submit a smaller run"])
+    except (SubmissionError, DataFormatError, FileNotFoundError, ValueError, UnicodeError, OSError) as exc:
+        return failed([f"error: {exc}"])
+    except Exception as exc:  # noqa: BLE001  (a bug of ours: the participant still gets a page)
+        return failed([f"error: the scorer failed on this submission ({type(exc).__name__}: {exc}); please "
+                       "report it to the organisers"])
+    fatal = _fatal_warnings()
+    messages: list[str] = []
+    for w in caught:
+        if issubclass(w.category, fatal):
+            messages.insert(0, f"error: {w.message}")
+        elif issubclass(w.category, (DataFormatWarning, UserWarning)):
+            messages.append(f"warning: {w.message}")
+    problems = list(score.report.errors)
+    fmt = [p for p in problems if getattr(p, "kind", None) in FORMAT_KINDS]
+    if fmt:  # the SemEval/Codabench rule: a format problem fails the submission, with every line named
+        head = (f"error: {len(fmt)} format problem{'s' if len(fmt) != 1 else ''} in {shown}; the submission "
+                "is not scored — fix every line listed and upload again")
+        lines = [f"error: {p}" for p in fmt]  # each fails the submission, whatever its severity elsewhere
+        shown_lines = lines[:limit] + ([f"... and {len(lines) - limit} more (see detailed_results.html)"]
+                                       if len(lines) > limit else [])
+        return failed([head, *shown_lines]) | {"html": _failure_html(benchmark, [clean(m) for m in [head, *lines]])}
+    if any(m.startswith("error: ") for m in messages):
+        return failed(messages + _problem_lines(problems, limit))
+    messages.extend(_problem_lines(problems, limit))
+    scores = scores_json(score)
+    if score.valid:
+        code = 0
+    else:  # invalid: scored 0 where the rules say so (ChunQiu), otherwise a failed submission
+        code = 0 if bench.invalid_scores_zero else 1
+        messages.insert(0, "the submission is invalid" + (" and scores 0 (task rules)" if code == 0 else ""))
+    try:
+        html = score_html(score)
+    except Exception as exc:  # noqa: BLE001  (the scores stand; the page says what failed)
+        html = _failure_html(benchmark, [f"the detailed results could not be drawn ({type(exc).__name__}: {exc})"])
+    return {"code": code, "scores": scores, "messages": [clean(m) for m in messages], "html": clean(html),
+            "submission": shown, "official_measure": score.official_measure,
+            "official": _number(score.official), "valid": bool(score.valid),
+            "score": score if keep_score else None}
 
 
 def score_codabench(
@@ -252,8 +292,14 @@ def score_codabench(
     *,
     settings: Sequence[str] | Mapping[str, Any] | None = None,
     limit: int = 50,
+    limits: SubmissionLimits | None = None,
 ) -> CodabenchResult:
     """Score ``input_dir/res`` against ``input_dir/ref`` and write the outputs Codabench reads.
+
+    The submission is unpacked by :func:`~reteco_measures.platforms.submission.read_submission`
+    and scored in a child process bounded by ``limits`` (time and memory); whatever goes wrong —
+    a refused or damaged upload, a format problem, a limit reached, a crash of the scorer — ends
+    in exit code 1, the reason on stderr and a ``detailed_results.html`` that says it.
 
     Args:
         input_dir: Codabench's input folder (``ref`` and ``res`` inside).
@@ -263,60 +309,48 @@ def score_codabench(
         settings: benchmark options, ``NAME=VALUE`` strings or a mapping (see
             :func:`parse_settings`).
         limit: problems listed in the messages (all are in the detailed results).
+        limits: the submission's bounds (default :class:`SubmissionLimits`); with
+            ``max_seconds=None`` and ``max_memory=None`` it is scored in this process and the
+            result carries the :class:`~reteco_measures.benchmarks.Score`.
 
     Returns:
         a :class:`CodabenchResult`; nothing is printed here (the command line prints ``messages``).
     """
     from ..benchmarks import benchmark as get_benchmark
-    from ..errors import DataFormatError, DataFormatWarning
-    from ..report.html import score_html
 
     inp, out = Path(input_dir), Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     bench = get_benchmark(benchmark)
+    limits = limits or SubmissionLimits()
     ref = inp / "ref"
     if not ref.is_dir():
         msg = f"set-up error: no reference data at {ref} (the competition's reference_data)"
         _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
         return CodabenchResult(2, messages=[msg])
-    messages: list[str] = []
     try:
         options = parse_settings(bench, settings, ref)
     except ValueError as exc:
         msg = f"set-up error: {exc}"
         _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
         return CodabenchResult(2, messages=[msg])
-    fatal = _fatal_warnings()
+    in_process = limits.max_seconds is None and limits.max_memory is None
     with tempfile.TemporaryDirectory(prefix="reteco-codabench-") as scratch:
         try:
-            submission = find_submission(inp / "res", scratch)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                score = bench.score(submission, data=ref, split=split, **options)
-        except (SubmissionError, DataFormatError, FileNotFoundError, ValueError, UnicodeError,
-                OSError) as exc:
+            outcome = run_bounded(_score_submission, (str(inp), benchmark, split, options, limit, limits, scratch,
+                                                      in_process),
+                                  max_seconds=limits.max_seconds, max_memory=limits.max_memory)
+        except BoundedRunError as exc:
             msg = f"error: {exc}"
-            _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
-            return CodabenchResult(1, messages=[msg])
-    for w in caught:
-        if issubclass(w.category, fatal):
-            messages.insert(0, f"error: {w.message}")
-        elif issubclass(w.category, (DataFormatWarning, UserWarning)):
-            messages.append(f"warning: {w.message}")
-    failed = any(m.startswith("error: ") for m in messages)
-    messages.extend(_problem_lines(score, limit))
-    scores = scores_json(score)
-    _write(out / "scores.json", json.dumps(scores, indent=2) + "\n")
-    _write(out / "scores.txt", scores_txt(scores))
-    _write(out / "detailed_results.html", score_html(score))
-    if failed:
-        code = 1
-    elif score.valid:
-        code = 0
-    else:  # invalid: scored 0 where the rules say so (ChunQiu), otherwise a failed submission
-        code = 0 if bench.invalid_scores_zero else 1
-        messages.insert(0, "the submission is invalid" + (" and scores 0 (task rules)" if code == 0 else ""))
-    return CodabenchResult(code, scores=scores, messages=messages, score=score, submission=submission)
+            outcome = {"code": 1, "messages": [msg], "html": _failure_html(benchmark, [msg])}
+    scores = outcome.get("scores") or {}
+    if scores:
+        _write(out / "scores.json", json.dumps(scores, indent=2) + "\n")
+        _write(out / "scores.txt", scores_txt(scores))
+    _write(out / "detailed_results.html", outcome["html"])
+    return CodabenchResult(outcome["code"], scores=scores, messages=list(outcome["messages"]),
+                           score=outcome.get("score"), submission=outcome.get("submission"),
+                           official_measure=outcome.get("official_measure"), official=outcome.get("official"),
+                           valid=outcome.get("valid"))
 
 
 def _fatal_warnings() -> tuple[type[Warning], ...]:
@@ -403,6 +437,120 @@ def _png(width: int = 96, height: int = 96, rgb: tuple[int, int, int] = (32, 84,
             + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+_TABLE_BORDER = re.compile(r"^ *=+( +=+)+ *$")
+
+
+def _rst_table(lines: list[str]) -> list[str]:
+    """An RST simple table (``===  ===`` borders) as a Markdown table."""
+    border = lines[0]
+    starts = [m.start() for m in re.finditer(r"=+", border)]
+    rows = [ln for ln in lines if not _TABLE_BORDER.match(ln)]
+    cells = [[_inline(ln[a:b].strip()) for a, b in zip(starts, [*starts[1:], None])] for ln in rows]
+    n_borders = sum(1 for ln in lines if _TABLE_BORDER.match(ln))
+    header = cells[0] if n_borders >= 3 else [""] * len(starts)
+    body = cells[1:] if n_borders >= 3 else cells
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(starts)]
+    out += ["| " + " | ".join(c.replace("|", "&#124;") for c in row) + " |" for row in body]
+    return out
+
+
+def rst_to_markdown(text: str) -> str:
+    """The reStructuredText of a docstring as Markdown, for Codabench's pages (which render
+    Markdown): ````code```` → ```code```, roles (``:func:`x```) → ```x```, ``Title::`` blocks →
+    fenced code, simple tables → Markdown tables, section underlines → headings, directives
+    dropped."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _TABLE_BORDER.match(line):
+            j = i + 1
+            borders = 1
+            while j < len(lines) and lines[j].strip() and borders < 3:
+                borders += bool(_TABLE_BORDER.match(lines[j]))
+                j += 1
+            out.extend(_rst_table(lines[i:j]))
+            i = j
+            continue
+        if (i + 1 < len(lines) and line.strip() and re.fullmatch(r"([=\-~^])\1{2,}", lines[i + 1].strip())
+                and len(lines[i + 1].strip()) >= len(line.strip())):
+            out.append(f"## {_inline(line.strip())}")
+            i += 2
+            continue
+        if line.strip().startswith(".. ") and line.strip().endswith("::"):
+            i += 1
+            continue
+        if line.rstrip().endswith("::"):
+            head = line.rstrip()[:-2].rstrip()
+            if head:
+                out.append(_inline(head) + ":")
+            i += 1
+            while i < len(lines) and not lines[i].strip():
+                i += 1
+            block = []
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                block.append(lines[i])
+                i += 1
+            while block and not block[-1].strip():
+                block.pop()
+            indent = min((len(b) - len(b.lstrip()) for b in block if b.strip()), default=0)
+            out += ["", "```", *[b[indent:] for b in block], "```", ""]
+            continue
+        out.append(_inline(line))
+        i += 1
+    return "\n".join(out)
+
+
+def _inline(line: str) -> str:
+    line = _ROLE.sub(lambda m: f"`{m.group(1).split('.')[-1] if m.group(0).find('~') >= 0 else m.group(1)}`", line)
+    return re.sub(r"``(.+?)``", r"`\1`", line)
+
+
+def _source_root() -> Path | None:
+    """The source tree this package is imported from (a folder with ``pyproject.toml``), if any."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "reteco_measures").is_dir() else None
+
+
+def build_wheel(dest: str | os.PathLike) -> Path:
+    """Build the wheel of the source tree this package runs from (``pip wheel . --no-deps``,
+    without build isolation: no package index needed) into ``dest``.
+
+    Raises:
+        FileNotFoundError: the package is not running from a source tree (pass the wheel it was
+            installed from as ``package=``).
+        RuntimeError: pip failed (its output is in the message).
+    """
+    import subprocess
+    import sys
+
+    root = _source_root()
+    if root is None:
+        raise FileNotFoundError("reteco-measures is not running from a source tree: pass the wheel to ship "
+                                "(--package reteco_measures-X-py3-none-any.whl) or a requirement to install "
+                                "from an index (--package 'reteco-measures==X')")
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--no-build-isolation",
+                           "-w", str(dest), "-q"], capture_output=True, text=True)
+    wheels = sorted(dest.glob("reteco_measures-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        raise RuntimeError(f"pip wheel failed: {proc.stderr.strip()[-2000:]}")
+    return wheels[-1]
+
+
+def _python_of(wheel: str) -> str:
+    """The Python image tag for a wheel: its ``cpXY`` tag, else this interpreter's version."""
+    import sys
+
+    m = re.search(r"-cp(\d)(\d+)-", wheel)
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    minor = f"{m.group(1)}.{m.group(2)}" if m else here
+    return f"{minor}.{sys.version_info.micro}" if minor == here else minor
+
+
 def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], settings: Mapping[str, Any]) -> dict[str, str]:
     import inspect
     import sys
@@ -412,9 +560,9 @@ def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], setting
     declared = next((mod for name, mod in sorted(sys.modules.items())
                      if name.startswith("reteco_measures.benchmarks.") and mod is not None
                      and any(v is bench for v in vars(mod).values())), None)
-    doc = inspect.getdoc(declared) if declared is not None else ""
+    doc = rst_to_markdown(inspect.getdoc(declared) or "") if declared is not None else ""
     rows = "\n".join(f"| `{c['key']}` | {c['title'].replace('|', '&#124;')} |" for c in columns)
-    overview = (f"# {bench.title}\n\n{bench.help}\n\n"
+    overview = (f"# {bench.title}\n\n{rst_to_markdown(bench.help)}\n\n"
                 f"Submissions are scored by reteco-measures {__version__} "
                 f"(`reteco-measures codabench score`), the same code as `reteco-measures score {bench.name}`.\n")
     evaluation = (f"# Evaluation\n\n{doc}\n\n## Leaderboard columns\n\n"
@@ -423,8 +571,11 @@ def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], setting
                   f"| key | measure |\n|---|---|\n{rows}\n\n"
                   "`valid` (1 or 0) is written too. A measure defined on no query is left empty, never 0.\n\n"
                   "A failed submission shows its problems by file and line in the scoring output.\n")
-    data_page = (f"# Data\n\nSplit: `{split or 'default'}`. Submission format: {bench.run_help}.\n\n"
-                 "Upload one file (it may be zipped or gzip/bz2/xz-compressed); its name does not matter.\n")
+    data_page = (f"# Data\n\nSplit: `{split or 'default'}`. Submission format: {rst_to_markdown(bench.run_help)}.\n\n"
+                 "Upload one file (it may be zipped or gzip/bz2/xz-compressed); its name does not matter. "
+                 "A zip must hold the file itself, not a folder; links, password-protected or damaged "
+                 "archives are refused, and so is a file with any format problem (every line is named in "
+                 "the scoring output).\n")
     if settings:
         data_page += "\nScoring options: " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) + "\n"
     terms = ("# Terms\n\nThe organisers state the terms of participation here (data licences, "
@@ -442,14 +593,39 @@ def build_bundle(
     title: str | None = None,
     docker_image: str | None = None,
     start: str | None = None,
+    package: str | os.PathLike | None = None,
+    wheelhouse: str | os.PathLike | None = None,
+    vendor_dependencies: bool = False,
 ) -> Path:
     """Write a Codabench competition bundle (a zip) for ``benchmark`` scored against ``data``.
 
     The bundle holds ``competition.yaml`` (one phase, one task, one leaderboard whose columns are
-    :func:`leaderboard_columns`), ``logo.png``, ``pages/*.md`` generated from the benchmark's
-    declaration, ``reference_data/`` (a copy of ``data``), ``scoring_program/`` (``score.py``
-    calling ``reteco-measures codabench score`` and its ``metadata.yaml``/``metadata`` command)
-    and ``docker/Dockerfile`` for the image named in ``docker_image``.
+    :func:`leaderboard_columns` plus ``valid`` — exactly the keys of ``scores.json``), ``logo.png``,
+    ``pages/*.md`` generated from the benchmark's declaration (Markdown), ``reference_data/`` (a
+    copy of ``data``), ``scoring_program/`` (``score.py`` calling ``reteco-measures codabench
+    score`` and its ``metadata.yaml``/``metadata`` command) and ``docker/``: the ``Dockerfile``
+    of the image named in ``docker_image`` (Python pinned to a full version) and ``wheels/``, the
+    reteco-measures wheel it installs — the code that built the bundle, not a package index's.
+
+    Args:
+        benchmark: the benchmark's name.
+        data: the reference data root (copied as the competition's reference data).
+        out: the zip to write.
+        split: the split scored (default: the benchmark's).
+        settings: benchmark options baked into the scoring command (``NAME=VALUE``; paths under
+            ``data`` are written relative to it).
+        title: the competition title (default: the benchmark's).
+        docker_image: the scoring image (default ``reteco-measures/scorer:<version>``: build it
+            from ``docker/`` and push it under the name you choose).
+        start: the phase start, ``YYYY-MM-DD HH:MM:SS`` (default: today, 00:00 UTC).
+        package: what the image installs. None (default): a wheel built now from the source tree
+            this package runs from (``pip wheel . --no-deps``); a ``.whl`` path: that wheel; any
+            other text: a pip requirement (``reteco-measures==0.1.0``) installed from the image's
+            package index (then nothing of ours is in the bundle).
+        wheelhouse: a folder of wheels (e.g. made by ``pip download reteco-measures -d DIR``)
+            copied beside ours: with it the image installs with ``--no-index``, offline.
+        vendor_dependencies: run ``pip download`` for the wheel's dependencies into the bundle
+            (needs the package index, or pip's cache, once; the image then builds offline).
 
     Args:
         benchmark: the benchmark's name.
@@ -506,8 +682,10 @@ def build_bundle(
                    "description": f"Scored by reteco-measures {__version__}",
                    "scoring_program": "scoring_program/", "reference_data": "reference_data/"}],
         "leaderboards": [{"index": 0, "title": "Results", "key": "main",
-                          "columns": [{"title": c["title"], "key": c["key"], "index": i, "sorting": "desc",
-                                       "precision": 4} for i, c in enumerate(columns)]}],
+                          "columns": [*[{"title": c["title"], "key": c["key"], "index": i, "sorting": "desc",
+                                         "precision": 4} for i, c in enumerate(columns)],
+                                      {"title": "valid", "key": "valid", "index": len(columns), "sorting": "desc",
+                                       "precision": 0}]}],
     }
     argv = ["codabench", "score", "INPUT", "OUTPUT", "--benchmark", bench.name]
     if split is not None:
@@ -525,16 +703,88 @@ def build_bundle(
         "    sys.exit(main(argv))\n"
     )
     command = "command: python3 /app/program/score.py /app/input /app/output\n"
-    dockerfile = (
-        "# The scoring image: Python with reteco-measures installed.\n"
-        "#   docker build -t " + image + " docker/ && docker push " + image + "\n"
-        "FROM python:3.11-slim\n"
-        f"RUN pip install --no-cache-dir \"reteco-measures=={__version__}\"\n"
-        "WORKDIR /app\n"
-    )
     out = Path(out)
+    with tempfile.TemporaryDirectory(prefix="reteco-wheels-") as wheel_dir:
+        wheels = _bundle_wheels(Path(wheel_dir), package, wheelhouse, vendor_dependencies)
+        dockerfile = _dockerfile(image, wheels, package, __version__)
+        _write_bundle(out, comp, bench, split, columns, baked, score_py, command, dockerfile, wheels, data)
+    return out
+
+
+def _bundle_wheels(dest: Path, package: str | os.PathLike | None, wheelhouse: str | os.PathLike | None,
+                   vendor: bool) -> list[Path]:
+    """The wheels ``docker/wheels/`` carries: ours first, then the dependencies."""
+    import shutil
+    import subprocess
+    import sys
+
+    if package is None:
+        ours: Path | None = build_wheel(dest)
+    elif str(package).endswith(".whl"):
+        if not Path(package).is_file():
+            raise FileNotFoundError(f"--package: no wheel at {package}")
+        ours = Path(shutil.copy(package, dest))
+    else:
+        ours = None  # a requirement, installed from the index
+    deps: list[Path] = []
+    if wheelhouse is not None:
+        found = sorted(Path(wheelhouse).glob("*.whl"))
+        if not found:
+            raise FileNotFoundError(f"--wheelhouse: no wheel in {wheelhouse}")
+        for w in found:
+            if ours is None or not w.name.startswith("reteco_measures-"):
+                deps.append(Path(shutil.copy(w, dest)))
+    if vendor:
+        if ours is None:
+            raise ValueError("vendor_dependencies needs the wheel in the bundle (package=None or a .whl)")
+        deps_dir = dest / "deps"
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", str(ours), "-d", str(deps_dir), "-q"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"pip download failed: {proc.stderr.strip()[-2000:]}")
+        for w in sorted(deps_dir.glob("*.whl")):
+            if not w.name.startswith("reteco_measures-") and not (dest / w.name).exists():
+                deps.append(Path(shutil.move(str(w), dest / w.name)))
+    return ([ours] if ours is not None else []) + deps
+
+
+def _dockerfile(image: str, wheels: list[Path], package: str | os.PathLike | None, version: str) -> str:
+    ours = next((w for w in wheels if w.name.startswith("reteco_measures-")), None)
+    python = _python_of(ours.name if ours is not None else "")
+    offline = ours is not None and len(wheels) > 1
+    head = ("# The scoring image: Python with reteco-measures installed from the wheel in wheels/.\n"
+            f"#   docker build -t {image} docker/ && docker push {image}\n"
+            f"FROM python:{python}-slim-bookworm\n")
+    if ours is None:
+        install = f"RUN pip install --no-cache-dir {json.dumps(str(package))}\n"
+        head = head.replace("from the wheel in wheels/", f"from the package index ({package})")
+    elif offline:  # every dependency is in wheels/: nothing comes from an index
+        install = ("COPY wheels/ /tmp/wheels/\n"
+                   f"RUN pip install --no-cache-dir --no-index --find-links /tmp/wheels /tmp/wheels/{ours.name}"
+                   " && rm -rf /tmp/wheels\n")
+    else:  # our wheel from the bundle, its dependencies from the index
+        install = ("COPY wheels/ /tmp/wheels/\n"
+                   f"RUN pip install --no-cache-dir --find-links /tmp/wheels /tmp/wheels/{ours.name}"
+                   " && rm -rf /tmp/wheels\n")
+    return head + install + "WORKDIR /app\n"
+
+
+def _write_bundle(out: Path, comp: Mapping[str, Any], bench: Any, split: str | None, columns: list[dict[str, str]],
+                  baked: Mapping[str, str], score_py: str, command: str, dockerfile: str, wheels: list[Path],
+                  data: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        _zip_bundle(tmp, comp, bench, split, columns, baked, score_py, command, dockerfile, wheels, data)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _zip_bundle(tmp: Path, comp: Mapping[str, Any], bench: Any, split: str | None, columns: list[dict[str, str]],
+                baked: Mapping[str, str], score_py: str, command: str, dockerfile: str, wheels: list[Path],
+                data: Path) -> None:
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("competition.yaml", _yaml(comp) + "\n")
         zf.writestr("logo.png", _png())
@@ -544,9 +794,9 @@ def build_bundle(
         zf.writestr("scoring_program/metadata.yaml", command)
         zf.writestr("scoring_program/metadata", command)
         zf.writestr("docker/Dockerfile", dockerfile)
+        for w in wheels:
+            zf.write(w, f"docker/wheels/{w.name}", compress_type=zipfile.ZIP_STORED)  # already compressed
         for path in sorted(data.rglob("*")):
             rel = path.relative_to(data)
             if path.is_file() and not any(p.startswith(".") for p in rel.parts):
                 zf.write(path, f"reference_data/{rel.as_posix()}")
-    os.replace(tmp, out)
-    return out

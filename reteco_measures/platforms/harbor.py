@@ -1,16 +1,23 @@
 """Harbor verifier output: the reward file and its diagnostics.
 
 A Harbor task's verifier writes its reward to ``/logs/verifier/reward.json`` as ``{"reward": r}``
-with r in [0, 1]; Harbor keeps the full 0–1 precision, and a score shown on the 0–100 scale is
-rounded to one decimal place. The ChunQiu and Spoken-Query task descriptions add that validity
+with r in [0, 1], or to ``/logs/verifier/reward.txt`` as the bare number; which file Harbor reads
+first has changed between its versions, so both are written, with the identical value (the
+shortest text that reads back as the same double). Harbor keeps the full 0–1 precision, and a
+score shown on the 0–100 scale is rounded to one decimal place. The ChunQiu and Spoken-Query task descriptions add that validity
 and the trajectory-audit gate take precedence over the quality: an invalid batch (ChunQiu) or a
 failed audit gives reward 0 *before* any mapping, and raw quality and diagnostics are reported
 separately from the reward.
 
 :func:`write_reward_files` writes exactly that: the reward file holds only ``{"reward": r}``
-(full double precision), and a sibling ``<stem>_details.json`` holds the raw quality, the 0–100
-display value, validity, the audit gate, every metric, the group tables (Spoken-Query's
-collection × condition cells) and the validation problems.
+(full double precision), ``<stem>.txt`` beside it the same number, and a sibling
+``<stem>_details.json`` holds the raw quality, the 0–100 display value, validity, the audit gate,
+every metric, the group tables (Spoken-Query's collection × condition cells) and the validation
+problems.
+
+:func:`write_failure_reward` is the crash guard: when scoring itself fails (an unreadable
+submission, a bug), the trial still gets reward 0 in both files, and the details file says why —
+a crash never drops a trial.
 """
 
 from __future__ import annotations
@@ -22,13 +29,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_reward_files", "details_path", "display_reward"]
+__all__ = ["write_reward_files", "write_failure_reward", "details_path", "text_path", "display_reward"]
 
 
 def details_path(reward_path: str | os.PathLike) -> Path:
     """The diagnostics file written beside a reward file: ``reward.json`` → ``reward_details.json``."""
     p = Path(reward_path)
     return p.with_name(f"{p.stem}_details{p.suffix or '.json'}")
+
+
+def text_path(reward_path: str | os.PathLike) -> Path:
+    """The plain-text reward file written beside the JSON one: ``reward.json`` → ``reward.txt``."""
+    return Path(reward_path).with_suffix(".txt")
 
 
 def display_reward(reward: float) -> float:
@@ -97,6 +109,37 @@ def write_reward_files(score: Any, reward_path: str | os.PathLike) -> tuple[Path
         "validation": data["validation"],
         "notes": data["notes"],
     }
+    _write_reward(path, reward)
+    _atomic_write(details, json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n")
+    return path, details
+
+
+def _write_reward(path: Path, reward: float) -> None:
+    if not (math.isfinite(reward) and 0.0 <= reward <= 1.0):
+        raise ValueError(f"a Harbor reward must be a number in [0, 1], not {reward!r}")
+    text = json.dumps(reward)  # repr: the shortest text that reads back as the same double
     _atomic_write(path, json.dumps({"reward": reward}) + "\n")
+    if text_path(path) != path:
+        _atomic_write(text_path(path), text + "\n")
+
+
+def write_failure_reward(reward_path: str | os.PathLike, benchmark: str, reason: str) -> tuple[Path, Path]:
+    """Reward 0 when scoring failed, in both reward files, and the reason in the details file.
+
+    Returns:
+        ``(reward file, details file)``.
+    """
+    path = Path(reward_path)
+    details = details_path(path)
+    info = {
+        "benchmark": benchmark,
+        "reward": 0.0,
+        "reward_display": 0.0,
+        "raw_quality": None,
+        "valid": False,
+        "gated_to_zero_by": ["scoring failed"],
+        "error": reason,
+    }
+    _write_reward(path, 0.0)
     _atomic_write(details, json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n")
     return path, details
