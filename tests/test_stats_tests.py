@@ -335,3 +335,21 @@ def test_a_requested_correction_is_statsmodels_over_the_pairs_of_the_group(ours:
     np.testing.assert_array_equal(c.pairwise["p_value"], uncorrected.pairwise["p_value"])
     np.testing.assert_allclose(c.pairwise["p_adjusted"], multipletests(c.pairwise["p_value"], method=theirs)[1],
                                rtol=1e-12)
+
+
+def test_wilcoxon_pairs_grouped_for_scipy_still_get_scipys_own_p_value() -> None:
+    # pairs that share units, zero count and tie status go to scipy in one call: mixtures of tied,
+    # zero and distinct differences over 20 random groups, every pair against scipy on its own array
+    rng = np.random.default_rng(99)
+    for trial in range(20):
+        n = 20
+        base = rng.random(n)
+        values = {}
+        for i in range(4):
+            v = base + rng.normal(0.03 * i, 0.2, n)
+            values[f"r{i}"] = np.round(v, 1) if (trial + i) % 2 else v  # coarse values: ties and zeros
+        c = compare_frame(frame_of(values), test="wilcoxon", correction=None, n_resamples=10)
+        for a, b in itertools.combinations(values, 2):
+            d = values[b] - values[a]
+            expected = 1.0 if np.all(d == 0) else sps.wilcoxon(d).pvalue
+            assert pair(c, a, b)["p_value"] == pytest.approx(expected, rel=1e-12), (trial, a, b)

@@ -22,10 +22,11 @@ Tests (``test=``):
   linearised variance of a weighted mean; ``s_h²/n_h`` for equal weights), ``n − H`` degrees of
   freedom.
 * ``'wilcoxon'``: ``scipy.stats.wilcoxon`` (its defaults) on the same unit differences (rank test:
-  unit weights and strata are not used), called once per pair: scipy chooses between its exact,
-  permutation and normal-approximation p-values from the zeros and ties of the whole array it is
-  given, so one call for all pairs would let one pair's zero difference change every pair's
-  p-value.
+  unit weights and strata are not used). scipy chooses between its exact, permutation and
+  normal-approximation p-values from the zeros and ties of the whole array it is given, so one
+  call for all pairs would let one pair's zero difference change every pair's p-value: pairs go
+  to scipy together only when they have the same units, the same number of zero differences and
+  ties or none (:func:`paired_wilcoxon`).
 * ``'randomization'``: paired randomization (sign-flip) test, two-sided: each unit's pair of
   values is swapped with probability 1/2; statistic = difference of the two ratio aggregates;
   ``p = (1 + #{|δ*| ≥ |δ|}) / (1 + B)``.
@@ -289,21 +290,40 @@ def effect_size(P: Paired, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def paired_wilcoxon(P: Paired, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Two-sided p of ``scipy.stats.wilcoxon`` (defaults) on the unit differences of each pair,
-    one call per pair (see the module docs): each p-value is scipy's for that pair alone. A pair
-    whose differences are all 0 gets 1; one without a unit defined for both runs, NaN."""
+    """Two-sided p of ``scipy.stats.wilcoxon`` (defaults) on the unit differences of each pair:
+    each p-value is scipy's for that pair alone (see the module docs). A pair whose differences
+    are all 0 gets 1; one without a unit defined for both runs, NaN.
+
+    scipy decides between its exact, permutation and normal-approximation p-values from the
+    length of the array, its zeros and its ties, over the whole array it is given. So pairs are
+    passed to scipy together only when they agree on all of these: the same units, the same
+    number of zero differences, and ties among the absolute differences or not. Every pair then
+    gets the method it gets alone.
+    """
     from scipy import stats as _sps
 
     d, _w, mask = _pair_arrays(P, a, b)
     out = np.full(len(a), np.nan)
-    for i in range(len(a)):  # one scipy call per pair of runs (not per unit)
-        di = d[i][mask[i]]
-        if len(di) == 0:
-            continue
-        if np.all(di == 0):
-            out[i] = 1.0
-            continue
-        out[i] = float(_sps.wilcoxon(di).pvalue)
+    n = mask.sum(axis=1)
+    nonzero = mask & (d != 0)
+    out[(n > 0) & ~nonzero.any(axis=1)] = 1.0
+    todo = np.flatnonzero(nonzero.any(axis=1))
+    if not len(todo):
+        return out
+    magnitudes = np.sort(np.where(nonzero[todo], np.abs(d[todo]), np.nan), axis=1)  # NaNs last
+    tied = np.any(magnitudes[:, 1:] == magnitudes[:, :-1], axis=1)
+    zeros = (mask[todo] & (d[todo] == 0)).sum(axis=1)
+    packed = np.packbits(mask[todo], axis=1)
+    pattern = pd.factorize(np.array([row.tobytes() for row in packed], dtype=object))[0]  # units of each pair
+    which = pd.factorize(pd.MultiIndex.from_arrays([pattern, zeros, tied]))[0]
+    for k in range(int(which.max()) + 1):  # one scipy call per group of alike pairs
+        rows = todo[which == k]
+        units = mask[rows[0]]
+        block = d[rows][:, units]
+        if len(rows) == 1:
+            out[rows] = float(_sps.wilcoxon(block[0]).pvalue)
+        else:
+            out[rows] = np.asarray(_sps.wilcoxon(block, axis=1).pvalue, dtype=np.float64)
     return out
 
 
