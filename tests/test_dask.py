@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ir_measures
 import pytest
 
 import reteco_measures as rm
@@ -56,3 +57,64 @@ def test_task_keys_and_missing_queries(client, trec_eval_dir: Path) -> None:
     done = client.run_on_scheduler(lambda dask_scheduler: [str(k) for k in dask_scheduler.task_prefixes])
     assert any(k.startswith("reteco-partition") for k in done)
     assert any(k.startswith("reteco-qrels") for k in done)
+
+
+# -- repeated (query, doc) pairs: the last row in run order wins, as in memory (issue 24, item 5) ----
+
+
+@pytest.fixture(params=["distributed", "disk", "tasks"])
+def scheduler(request):
+    """The LocalCluster with its default shuffle; then, without a cluster, the threaded
+    scheduler with the disk-based shuffle (its default: the one that reordered the issue's rows)
+    and with the task-based shuffle."""
+    if request.param == "distributed":
+        request.getfixturevalue("client")
+        yield request.param
+        return
+    import dask
+
+    with dask.config.set({"scheduler": "threads", "dataframe.shuffle.method": request.param}):
+        yield request.param
+
+
+def test_repeated_pair_keeps_its_last_score_across_partitions(scheduler) -> None:
+    import pandas as pd
+
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q1"], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    # by hand: a keeps its last score 3.0 > b's 2.0, so the relevant a is at rank 1
+    assert rm.calc_aggregate(["RR"], qrels, run) == {ir_measures.parse_measure("RR"): 1.0}
+    ddf = dd.from_pandas(run, npartitions=3)
+    assert ddf.npartitions == 3
+    assert rm.calc_aggregate(["RR"], qrels, ddf) == {ir_measures.parse_measure("RR"): 1.0}
+
+
+def test_shuffled_partitions_with_repeated_pairs_give_the_in_memory_values(scheduler) -> None:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(24)
+    n = 600
+    queries = [f"q{i}" for i in range(12)]
+    docs = [f"d{j}" for j in range(30)]
+    qrels = pd.DataFrame([(q, d, int(rng.integers(0, 3))) for q in queries for d in docs[:15]],
+                         columns=["query_id", "doc_id", "relevance"])
+    # few documents per query, so most (query, doc) pairs repeat with different scores; the rows
+    # of each query are spread over every partition, and the partitions are in shuffled order
+    run = pd.DataFrame({"query_id": rng.choice(queries, n), "doc_id": rng.choice(docs, n),
+                        "score": np.round(rng.random(n), 2)})
+    assert run.duplicated(["query_id", "doc_id"]).sum() > 200
+    measures = ["nDCG@10", "AP", "RR", "P@5", "R@10", "Rprec"]
+    ddf = dd.from_pandas(run, npartitions=5, sort=False)
+    order = rng.permutation(ddf.npartitions)
+    shuffled = dd.concat([ddf.partitions[int(i)] for i in order])
+    for dask_run in (ddf, shuffled):
+        in_memory = dask_run.compute()  # the run as Dask orders its rows
+        expected = {(m.query_id, str(m.measure)): float(m.value) for m in rm.iter_calc(measures, qrels, in_memory)}
+        got = {(m.query_id, str(m.measure)): float(m.value) for m in rm.iter_calc(measures, qrels, dask_run)}
+        assert got == pytest.approx(expected, abs=1e-12)
+    # the two orders differ on some repeated pair, so the values differ too: the check can fail
+    first = {(m.query_id, str(m.measure)): float(m.value) for m in rm.iter_calc(measures, qrels, ddf.compute())}
+    second = {(m.query_id, str(m.measure)): float(m.value)
+              for m in rm.iter_calc(measures, qrels, shuffled.compute())}
+    assert first != second

@@ -133,9 +133,10 @@ def test_malformed_fields_name_turn_and_field(sample: dict, topics: pd.DataFrame
     def has(turn: str, text: str) -> bool:
         return any(f": {turn}: " in m and text in m for m in msgs)
 
-    assert any("run_type: must be one of automatic, manual, only_response" in m for m in msgs)
+    assert any("run_type: must be 'automatic' or 'manual' (found 'semi')" in m for m in msgs)
     assert has("9-1_1", "responses[0].passage_provenance[3].score: 'high' is not a finite number")
-    assert has("9-1_1", "responses[1].rank: missing or not positive")
+    assert has("9-1_1", "responses[1].rank: missing or 0")
+    assert has("9-1_1", "responses[1].rank: 0 is not greater than 0")
     assert has("9-1_2", "responses[0].ptkb_provenance[1].id: '99' is not a statement of this conversation's PTKB")
     assert has("9-1_2", "responses[0].ptkb_provenance[0].text: does not match PTKB statement")
     assert has("9-1_2", "responses[2].text: empty")
@@ -145,7 +146,8 @@ def test_malformed_fields_name_turn_and_field(sample: dict, topics: pd.DataFrame
     assert has("99-9_1", "turn_id: not a turn of the topics")
     assert has("9-1_5", "turn_id: repeated")
     # the organisers' validator refuses this run (a non-numeric score, an unknown PTKB id, a PTKB text
-    # mismatch, `used` as a string, an unknown and a repeated turn are errors), yet it is converted
+    # mismatch, `used` as a string, an unknown turn are errors; a repeated turn is an error of ours),
+    # yet it is converted
     assert not report.valid
     errors = {(p.query_id, p.kind) for p in report.problems_of("error")}
     assert {("9-1_1", "score"), ("9-1_2", "unknown_doc"), ("99-9_1", "unknown_query"), ("9-1_5", "duplicate")} <= errors
@@ -271,3 +273,109 @@ def test_queries_as_topics_json_path(sample_path: Path, ikat2023_dir: Path, samp
     report = rm.validate_run(bad, "ikat", queries=ikat2023_dir / "2023_test_topics.json")
     assert len(report.missing_queries) == 326
     assert any(p.query_id == "9-1_1" and "'42' is not a statement" in p.message for p in report.errors)
+
+
+# -- the organisers' 2023 validator (main.py, utils.py): run_type and the warning count (issue 24) --
+# Their rules, as written in 2023/scripts/run_validation:
+#   validate_run:  len(run_type) == 0 → warning; run_type != 'automatic' and != 'manual' → warning
+#   check_response (previous_rank is always 0: validate_turn sets it once and never updates it):
+#                  rank == 0 → warning; rank <= previous_rank → warning
+#   after each turn (topics in order of first appearance, their turns in file order):
+#                  total_warnings > max_warnings → "aborting", exit 255
+
+
+def _one_turn_run(run_type=None, rank=1, **top) -> dict:
+    resp = {"rank": rank, "text": "an answer",
+            "passage_provenance": [{"id": "clueweb22-en0000-00-00000:0", "text": "t", "score": 1.0, "used": True}],
+            "ptkb_provenance": [{"id": "1", "text": "x", "score": 1.0}]}
+    if rank is _NO_RANK:
+        del resp["rank"]
+    run = {"run_name": "r", "run_type": run_type, "turns": [{"turn_id": "9-1_1", "responses": [resp]}], **top}
+    return run
+
+
+_NO_RANK = object()
+
+
+def _warnings(report) -> list[str]:
+    return [p.message for p in report.problems_of("warning")]
+
+
+@pytest.mark.parametrize(("run_type", "expected"), [
+    ("automatic", 0), ("manual", 0),
+    ("only_response", 1),  # allowed from 2024 on; the 2023 validator warns
+    ("Automatic", 1), ("semi", 1),
+    ("", 2), (None, 2),  # empty (JSON null is the schema's default, ''): both checks warn
+])
+def test_run_type_warnings_as_the_organisers_count_them(run_type, expected) -> None:
+    report = convert_ikat_run(_one_turn_run(run_type))
+    got = [m for m in _warnings(report) if m.startswith("run_type")]
+    assert len(got) == expected, got
+    assert report.valid
+
+
+@pytest.mark.parametrize(("rank", "expected"), [(0, 2), (_NO_RANK, 2), (None, 2), (-3, 1), (1, 0), (7, 0)])
+def test_rank_warnings_as_the_organisers_count_them(rank, expected) -> None:
+    report = convert_ikat_run(_one_turn_run("automatic", rank=rank), passage_score="position")
+    got = [m for m in _warnings(report) if ".rank" in m]
+    assert len(got) == expected, got
+
+
+def test_rank_outside_int32_is_an_error_as_the_schema_refuses_it() -> None:
+    assert convert_ikat_run(_one_turn_run("automatic", rank=2**31 - 1)).valid
+    report = convert_ikat_run(_one_turn_run("automatic", rank=2**31))
+    assert not report.valid
+    assert any("32-bit integer range" in p.message for p in report.problems_of("error"))
+
+
+def test_issue_case_four_rank_zero_responses_per_turn_is_aborted_at_2008_warnings(ikat2023_dir: Path) -> None:
+    topics_path = ikat2023_dir / "2023_test_topics.json"
+    conversations = json.loads(topics_path.read_text(encoding="utf-8"))
+    turns = []
+    for conv in conversations:
+        pid, statement = next(iter(conv["ptkb"].items()))
+        for turn in conv["turns"]:
+            resp = {"rank": 0, "text": "an answer",
+                    "passage_provenance": [{"id": "clueweb22-en0000-00-00000:0", "text": "", "score": 1.0,
+                                            "used": True}],
+                    "ptkb_provenance": [{"id": pid, "text": statement, "score": 1.0}]}
+            turns.append({"turn_id": f"{conv['number']}_{turn['turn_id']}", "responses": [resp] * 4})
+    run = {"run_name": "rank0", "run_type": "automatic", "turns": turns}
+    assert len(turns) == 332
+    # by the organisers' rule: 4 responses x 2 warnings = 8 per turn; after turn 250 the count is
+    # 2000 (not above 2000), after turn 251 it is 2008 > 2000: aborted there, exit 255
+    order = sorted(range(len(turns)), key=lambda i: (
+        list(dict.fromkeys(t["turn_id"].split("_")[0] for t in turns)).index(turns[i]["turn_id"].split("_")[0]), i))
+    report = convert_ikat_run(run, queries=topics_path)
+    assert len(report.problems_of("warning")) == 332 * 8
+    assert not report.valid
+    [abort] = [p for p in report.problems_of("error")]
+    assert abort.kind == "too_many" and abort.query_id == turns[order[250]]["turn_id"]
+    assert abort.message.startswith("2008 warnings after turn ")
+    # without the organisers' limit the run is valid (warnings only)
+    assert convert_ikat_run(run, queries=topics_path, max_warnings=None).valid
+    # three rank-0 responses per turn: 6 x 332 = 1992 warnings, not above 2000: not aborted
+    three = {**run, "turns": [{**t, "responses": t["responses"][:3]} for t in turns]}
+    assert convert_ikat_run(three, queries=topics_path).valid
+
+
+def test_the_abort_follows_the_organisers_turn_order() -> None:
+    # turns in file order A_1, B_1, A_2; the organisers validate topic A first: A_1, A_2, then B_1
+    def turn(tid: str, n_rank0: int) -> dict:
+        resp = _one_turn_run("automatic", rank=1)["turns"][0]["responses"][0]
+        return {"turn_id": tid, "responses": [resp] + [{**resp, "rank": 0}] * n_rank0}
+
+    # warnings per turn: A_1 0, B_1 2 x 3 = 6, A_2 2 x 1 = 2 → organisers' counts 0, 2, 8
+    run = {"run_name": "r", "run_type": "automatic", "turns": [turn("A_1", 0), turn("B_1", 3), turn("A_2", 1)]}
+    report = convert_ikat_run(run, max_warnings=5)
+    [abort] = report.problems_of("error")
+    assert abort.query_id == "B_1" and abort.message.startswith("8 warnings after turn B_1, more than 5")
+    assert convert_ikat_run(run, max_warnings=8).valid  # 8 is not above 8
+
+
+def test_a_run_without_turns_is_not_counted_as_aborted() -> None:
+    # the organisers log "0 turns, not performing any validation" and exit 0; ours is an error of
+    # its own (nothing can be scored), never the warning-count abort
+    report = convert_ikat_run({"run_name": "", "run_type": "", "turns": []}, max_warnings=0)
+    assert [p.kind for p in report.problems_of("error")] == ["format"]
+    assert "no turn" in report.problems_of("error")[0].message

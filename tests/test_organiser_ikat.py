@@ -197,7 +197,7 @@ R0 = "turns.0.responses.0"
     ({f"{R0}.rank": 1.5}, "rank: must be an integer", "error"),
     # the organisers' validator warns
     ({"run_name": ""}, "run_name: empty", "warning"),
-    ({"run_type": "semi"}, "run_type: must be one of", "warning"),
+    ({"run_type": "semi"}, "run_type: must be 'automatic' or 'manual'", "warning"),
     ({f"{R0}.ptkb_provenance": []}, "ptkb_provenance: empty", "warning"),
     ({f"{R0}.passage_provenance.0.used": False, f"{R0}.passage_provenance.1.used": False},
      "no passage is marked used", "warning"),

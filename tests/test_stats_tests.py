@@ -228,3 +228,128 @@ def test_t_equals_scipy_property(pairs: list[tuple[float, float]]) -> None:
         return  # constant non-zero differences: t is infinite (scipy gives 0 or NaN by rounding)
     else:
         assert p == pytest.approx(sps.ttest_rel(a, b).pvalue, rel=1e-7, abs=1e-12)
+
+
+# -- a pair's p-value does not depend on the other runs (issue 24, item 4) -------------------------
+
+
+def test_wilcoxon_pair_is_scipy_for_that_pair_even_when_another_pair_has_a_zero_difference() -> None:
+    # b - a: 16 distinct non-zero differences, so scipy uses its exact distribution; c equals a on
+    # q0, a zero difference that moves scipy to the normal approximation for any array holding it.
+    # One scipy call for all pairs gave b vs a 0.0340 (normal approximation) instead of 0.0335.
+    a = np.arange(16) / 20
+    b = a + np.array([3, -1, 4, 1, -5, 9, 2, 6, -7, 8, 10, -11, 12, 13, 14, 15]) / 100
+    c = a + np.r_[0.0, np.full(15, 0.05)]
+    group = compare_frame(frame_of({"a": a, "b": b, "c": c}), test="wilcoxon", correction=None)
+    alone = compare_frame(frame_of({"a": a, "b": b}), test="wilcoxon", correction=None)
+    expected = sps.wilcoxon(b - a).pvalue
+    assert pair(group, "a", "b")["p_value"] == pytest.approx(expected, rel=1e-12)
+    assert pair(alone, "a", "b")["p_value"] == pytest.approx(expected, rel=1e-12)
+    assert pair(group, "a", "c")["p_value"] == pytest.approx(sps.wilcoxon(c - a).pvalue, rel=1e-12)
+    assert pair(group, "b", "c")["p_value"] == pytest.approx(sps.wilcoxon(c - b).pvalue, rel=1e-12)
+
+
+def exact_bootstrap_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided paired bootstrap p, shifted to the null, over all n^n equally likely resamples."""
+    d = a - b
+    n = len(d)
+    idx = np.indices((n,) * n).reshape(n, -1).T  # every resample: n^n rows of n unit indices
+    star = d[idx].mean(axis=1)
+    return float(np.mean(np.abs(star - d.mean()) >= abs(d.mean()) - 1e-12))
+
+
+def random_group(n_runs: int, seed: int, n: int = 16, gaps: bool = True) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Per-query values of ``n_runs`` runs on ``n`` queries, with one run that equals another on
+    some queries (zero differences: scipy's normal approximation for that pair, its exact test for
+    the others); with ``gaps``, also one run that lacks two queries, one that answers two queries
+    no other run has, and an undefined (NaN) value."""
+    rng = np.random.default_rng(seed)
+    base = rng.random(n)
+    values = {f"r{i}": np.round(base + rng.normal(0.04 * i, 0.15, n), 4) for i in range(n_runs)}
+    values["r1"][:3] = values["r0"][:3]
+    if not gaps:
+        return frame_of(values), values
+    values["r0"][5] = np.nan
+    frame = frame_of(values)
+    frame = frame[~((frame["run"] == "r2") & frame["query_id"].isin(["q0", "q1"]))]
+    last = f"r{n_runs - 1}"
+    extra = pd.DataFrame({"run": last, "measure": "nDCG@10", "query_id": [f"q{n}", f"q{n + 1}"],
+                          "value": rng.random(2), "weight": 1.0})
+    return pd.concat([frame, extra], ignore_index=True), values
+
+
+def common(frame: pd.DataFrame, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
+    """The two runs' values on the queries both define (what the paired tests use)."""
+    wide = frame.pivot_table(index="query_id", columns="run", values="value", dropna=False)[[a, b]].dropna()
+    return wide[a].to_numpy(), wide[b].to_numpy()
+
+
+@pytest.mark.parametrize("n_runs,seed,gaps", [(3, 0, True), (4, 1, True), (5, 2, True), (3, 3, False),
+                                              (5, 4, False)])
+@pytest.mark.parametrize("test", ["t", "wilcoxon", "randomization", "bootstrap"])
+def test_every_pair_alone_equals_the_pair_in_the_group(n_runs: int, seed: int, gaps: bool, test: str) -> None:
+    frame, _ = random_group(n_runs, seed, gaps=gaps)
+    runs = [f"r{i}" for i in range(n_runs)]
+    group = compare_frame(frame, runs=runs, test=test, correction=None, n_resamples=2_000, seed=5)
+    for a, b in itertools.combinations(runs, 2):
+        alone = compare_frame(frame[frame["run"].isin([a, b])], runs=[a, b], test=test, correction=None,
+                              n_resamples=2_000, seed=5)
+        got, ref = pair(group, a, b), pair(alone, a, b)
+        if test == "t":  # the same arithmetic over more (masked) units: equal to rounding
+            assert got["p_value"] == pytest.approx(ref["p_value"], rel=1e-12), (a, b)
+        else:
+            assert got["p_value"] == ref["p_value"], (a, b)
+        x, y = common(frame, a, b)
+        if test == "t":
+            assert got["p_value"] == pytest.approx(sps.ttest_rel(x, y).pvalue, rel=1e-10), (a, b)
+        elif test == "wilcoxon":
+            assert got["p_value"] == pytest.approx(sps.wilcoxon(y - x).pvalue, rel=1e-12), (a, b)
+        assert (got["wins"], got["ties"], got["losses"]) == (ref["wins"], ref["ties"], ref["losses"])
+
+
+def test_resampling_pair_in_a_group_is_within_monte_carlo_error_of_scipy_and_enumeration() -> None:
+    # every run answers the same 6 queries: scipy's exact sign-flip test and the exact bootstrap
+    # enumeration (6^6 resamples) are the references; the pairs come from one 4-run comparison
+    rng = np.random.default_rng(21)
+    base = rng.random(6)
+    values = {f"r{i}": base + rng.normal(0.06 * i, 0.1, 6) for i in range(4)}
+    B = 20_000
+    for test in ("randomization", "bootstrap"):
+        c = compare_frame(frame_of(values), test=test, correction=None, n_resamples=B, seed=8)
+        for a, b in itertools.combinations(values, 2):
+            x, y = values[a], values[b]
+            if test == "randomization":
+                exact = sps.permutation_test((x - y,), np.mean, permutation_type="samples",
+                                             n_resamples=np.inf).pvalue
+            else:
+                exact = exact_bootstrap_p(x, y)
+            tol = 4 * math.sqrt(exact * (1 - exact) / B) + 2 / B
+            assert abs(pair(c, a, b)["p_value"] - exact) <= tol, (test, a, b, exact)
+
+
+@pytest.mark.parametrize("ours,theirs", [("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh")])
+def test_a_requested_correction_is_statsmodels_over_the_pairs_of_the_group(ours: str, theirs: str) -> None:
+    frame, _ = random_group(5, 3)
+    c = compare_frame(frame, test="t", correction=ours, n_resamples=100)
+    uncorrected = compare_frame(frame, test="t", correction=None, n_resamples=100)
+    np.testing.assert_array_equal(c.pairwise["p_value"], uncorrected.pairwise["p_value"])
+    np.testing.assert_allclose(c.pairwise["p_adjusted"], multipletests(c.pairwise["p_value"], method=theirs)[1],
+                               rtol=1e-12)
+
+
+def test_wilcoxon_pairs_grouped_for_scipy_still_get_scipys_own_p_value() -> None:
+    # pairs that share units, zero count and tie status go to scipy in one call: mixtures of tied,
+    # zero and distinct differences over 20 random groups, every pair against scipy on its own array
+    rng = np.random.default_rng(99)
+    for trial in range(20):
+        n = 20
+        base = rng.random(n)
+        values = {}
+        for i in range(4):
+            v = base + rng.normal(0.03 * i, 0.2, n)
+            values[f"r{i}"] = np.round(v, 1) if (trial + i) % 2 else v  # coarse values: ties and zeros
+        c = compare_frame(frame_of(values), test="wilcoxon", correction=None, n_resamples=10)
+        for a, b in itertools.combinations(values, 2):
+            d = values[b] - values[a]
+            expected = 1.0 if np.all(d == 0) else sps.wilcoxon(d).pvalue
+            assert pair(c, a, b)["p_value"] == pytest.approx(expected, rel=1e-12), (trial, a, b)

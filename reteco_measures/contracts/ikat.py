@@ -18,14 +18,22 @@ parses the JSON into) gives it:
   ``run_type`` or ``turns`` key; a field the schema does not have (at any level); a value of the
   wrong JSON type (a string field given a number, ``used`` given a string, a non-integral
   ``rank``, a PTKB id given as a number); a NaN or infinite score or one beyond single precision;
-  a turn id that is not ``<topic>_<n>``; with the topics: a turn that is not a topic turn, a
-  repeated turn, a missing turn, a PTKB id that is empty or not in the conversation's PTKB, a PTKB
-  ``text`` that differs from the statement (exact comparison; a missing text is empty); more
-  warnings than ``max_warnings`` (the validator's default 2000); a run with no turn; and, for
-  the ``'organisers'`` conversion, a response ``rank`` of -1 (its division by rank + 1 fails).
-  ``report.valid`` is False iff there is an error.
-* ``warning`` — the organisers' validator warns: empty ``run_name``; a ``run_type`` other than
-  ``automatic``/``manual``/``only_response``; a response ``rank`` missing or ≤ 0; an empty
+  a turn id that is not ``<topic>_<n>``; with the topics: a turn that is not a topic turn and a
+  missing turn (the organisers find both only through counts: the run's number of turns, of
+  topics and of turns per topic, and each turn number's range), a PTKB id that is empty or not in
+  the conversation's PTKB, a PTKB
+  ``text`` that differs from the statement (exact comparison; a missing text is empty); a
+  ``rank`` outside the schema's 32-bit range; more warnings than ``max_warnings`` (the
+  validator's default 2000), counted as it counts them (below); and, for the ``'organisers'``
+  conversion, a response ``rank`` of -1 (its division by rank + 1 fails). Two errors are ours
+  alone, as the organisers' validator does not stop on them: a run with no turn (it logs an
+  error, validates nothing and exits with status 0), and a repeated turn (it sees turns only
+  through the number of turns per topic and the turn-number range, so a repeated turn is caught
+  only when it changes those counts). ``report.valid`` is False iff there is an error.
+* ``warning`` — the organisers' validator warns: empty ``run_name``; an empty ``run_type`` (two
+  warnings: empty, and not ``automatic``/``manual``); a ``run_type`` other than ``automatic`` or
+  ``manual`` (``only_response`` is a 2024 type); a response ``rank`` of 0 or missing (two
+  warnings: their rank-0 check and their check of every rank against 0) or negative (one); an empty
   ``text``; a response without passages, with more than 1000, or with none marked ``used``; a
   passage id without the ``clueweb22-`` prefix or without exactly one ``:``; a score greater than
   the previous one in a provenance list; a missing or empty ``ptkb_provenance``; a passage that
@@ -83,8 +91,11 @@ __all__ = ["validate_ikat", "convert_ikat_run", "MAX_PASSAGES_PER_RESPONSE", "PA
 MAX_PASSAGES_PER_RESPONSE = 1000
 #: ClueWeb22 passage ids: ``clueweb22-<doc id>:<passage number>`` (a single colon)
 PASSAGE_ID_PATTERN = re.compile(r"^clueweb22-[^:\s]+:\d+$")
-#: run types the organisers' final 2023 validator accepts without a warning
-RUN_TYPES = ("automatic", "manual", "only_response")
+#: run types the organisers' 2023 validator accepts without a warning (``only_response`` came with
+#: the 2024 validator; the 2023 one warns on it)
+RUN_TYPES = ("automatic", "manual")
+#: the range of the run schema's ``int32`` rank; the organisers' parser refuses a rank outside it
+_INT32 = (-(2**31), 2**31 - 1)
 #: the organisers' validator aborts (exit 255) above this many warnings (its ``--max_warnings`` default)
 ORGANISERS_MAX_WARNINGS = 2000
 #: the largest finite single-precision float: the run schema stores scores as ``float``
@@ -259,26 +270,33 @@ def _string(value: Any, field: str, out: _Collector, line: int | None, turn: str
 
 def _rank_value(value: Any, field: str, out: _Collector, line: int | None, turn: str | None) -> int | None:
     """An integer field as the organisers' parser reads it: null → 0; an integral number or a
-    numeric string is accepted; a fraction, a boolean or another type is an error (None)."""
+    numeric string within the schema's ``int32`` range is accepted; a fraction, a boolean, a
+    number outside that range or another type is an error (None)."""
     if value is None:
         return 0
     if isinstance(value, bool):
         out.add(f"{field}: must be an integer (found {value!r})", "error", line=line, turn=turn)
         return None
-    if isinstance(value, int) and abs(value) < 2**63:
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**63:
-        return int(value)
-    if isinstance(value, str) and value.strip() == value:
+    number: int | None = None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip() == value:
         try:
             number = int(value)
         except ValueError:
             pass
-        else:
-            out.add(f"{field}: {value!r} is a string; read as {number}", "note", line=line, turn=turn)
-            return number
-    out.add(f"{field}: must be an integer (found {value!r})", "error", line=line, turn=turn)
-    return None
+    if number is None:
+        out.add(f"{field}: must be an integer (found {value!r})", "error", line=line, turn=turn)
+        return None
+    if not _INT32[0] <= number <= _INT32[1]:
+        out.add(f"{field}: {value!r} is outside the run schema's 32-bit integer range", "error", line=line,
+                turn=turn)
+        return None
+    if isinstance(value, str):
+        out.add(f"{field}: {value!r} is a string; read as {number}", "note", line=line, turn=turn)
+    return number
 
 
 def _score_value(
@@ -371,8 +389,13 @@ def convert_ikat_run(
     extra.update(run_name=run_name, run_type=run_type)
     if "run_name" in data and run_name == "":
         out.add("run_name: empty", "warning")
-    if "run_type" in data and run_type is not None and run_type not in RUN_TYPES:
-        out.add(f"run_type: must be one of {', '.join(RUN_TYPES)} (found {run_type!r})", "warning")
+    if "run_type" in data and run_type is not None:
+        # the organisers warn twice on an empty type (empty, then not automatic/manual)
+        if run_type == "":
+            out.add("run_type: empty", "warning")
+        if run_type not in RUN_TYPES:
+            later = " (a 2024 run type; the 2023 validator warns on it)" if run_type == "only_response" else ""
+            out.add(f"run_type: must be 'automatic' or 'manual' (found {run_type!r}){later}", "warning")
     turns = data.get("turns")
     if turns is None:
         turns = []
@@ -434,9 +457,13 @@ def convert_ikat_run(
                 continue
             resp = _fields(resp, "response", f"{where}.", out, line, tid)
             rank = _rank_value(resp.get("rank"), f"{where}.rank", out, line, tid)
+            # the organisers' two rank checks: rank == 0, then rank <= the previous rank, which
+            # their validator never updates from 0 (a rank of 0 is two warnings, a negative one one)
+            if rank == 0:
+                out.add(f"{where}.rank: missing or 0", "warning", line=line, turn=tid, kind="order")
             if rank is not None and rank <= 0:
-                out.add(f"{where}.rank: missing or not positive (found {rank})", "warning", line=line, turn=tid,
-                        kind="order")
+                out.add(f"{where}.rank: {rank} is not greater than 0 (the organisers' validator compares "
+                        "every rank with 0)", "warning", line=line, turn=tid, kind="order")
             elif rank is not None and rank <= previous_rank:
                 out.add(f"{where}.rank: {rank} does not increase (previous {previous_rank})", "note", line=line,
                         turn=tid, kind="order")
@@ -529,12 +556,37 @@ def convert_ikat_run(
                 "error",
                 kind="missing_query",
             )
-    if max_warnings is not None and out.warnings() > max_warnings:
-        out.add(f"{out.warnings()} warnings, more than {max_warnings}: the organisers' validator aborts",
-                "error", kind="too_many")
+    if max_warnings is not None:
+        _check_warning_count(out, list(seen_turns), max_warnings)
     extra["ptkb_run"] = ptkb_run.drop(columns="line")
     extra["responses"] = pd.DataFrame(resp_rows, columns=["query_id", "rank", "text", "used_passages"])
     return ValidationReport("ikat", out.problems, passage_run, missing_queries=missing, extra=extra)
+
+
+def _check_warning_count(out: _Collector, turns: list[str], max_warnings: int) -> None:
+    """An error where the organisers' validator aborts: it counts the run's warnings first, then
+    validates the turns topic by topic (topics in order of first appearance in the run, each
+    topic's turns in file order) and stops with exit status 255 after the first turn that brings
+    the count above ``max_warnings``. A run with no turn is not validated (no abort)."""
+    if not turns:
+        return
+    position = {tid: i for i, tid in enumerate(turns)}
+    topics = list(dict.fromkeys(tid.split("_")[0] for tid in turns))
+    topic_rank = {t: i for i, t in enumerate(topics)}
+    order = sorted(turns, key=lambda tid: (topic_rank[tid.split("_")[0]], position[tid]))
+    turn_of = np.array([p.query_id if p.query_id in position else "" for p in out.problems
+                        if p.severity == "warning"], dtype=object)
+    if len(turn_of) <= max_warnings:
+        return
+    run_level = int((turn_of == "").sum())
+    per_turn = pd.Series(turn_of[turn_of != ""]).value_counts().reindex(order, fill_value=0).to_numpy()
+    running = run_level + np.cumsum(per_turn)
+    stop = int(np.argmax(running > max_warnings))
+    if running[stop] <= max_warnings:
+        return
+    out.add(f"{int(running[stop])} warnings after turn {order[stop]}, more than {max_warnings}: the organisers' "
+            f"validator aborts there (exit status 255); {len(turn_of)} warnings in the whole run", "error",
+            turn=order[stop], kind="too_many")
 
 
 def _check_passage_id(pid: str, pw: str, out: _Collector, line: int | None, tid: str) -> None:

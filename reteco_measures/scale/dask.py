@@ -5,7 +5,12 @@ run (columns ``query_id, doc_id, score``) call into this module:
 
 1. The run is made *query aligned*: every query's rows in one partition. A run indexed by
    ``query_id`` with known divisions already is; otherwise it is shuffled on ``query_id``
-   (``partitioned=True`` skips this when you know your partitions hold whole queries).
+   (``partitioned=True`` skips this when you know your partitions hold whole queries). A shuffle
+   does not keep the row order, and a repeated (query, doc) pair keeps its *last* score (file
+   order), as in memory and in pytrec_eval: so each row first gets its position in the run
+   (partition number and row within the partition, the order ``ddf.compute()`` gives), and each
+   partition puts its rows back in that order before it is evaluated. The numbers are those of
+   the in-memory path on ``ddf.compute()``, repeated pairs included.
 2. The qrels (and topics / labels) enter the graph once, as one key each, and reach each
    worker once (the broadcast).
 3. One task per partition evaluates it with the in-memory path (same tie policy, same kernels)
@@ -24,6 +29,7 @@ import warnings
 from typing import Any
 
 import ir_measures
+import numpy as np
 import pandas as pd
 from ir_measures import Metric
 
@@ -50,10 +56,26 @@ def _import_dask():
     return dask
 
 
+#: the column that carries each row's position in the run through the shuffle
+_ROW = "_reteco_row"
+#: a row's position: partition number << _ROW_BITS | row within the partition
+_ROW_BITS = 40
+
+
+def _number_rows(part: pd.DataFrame, partition_info: dict | None = None) -> pd.DataFrame:
+    """``part`` with its rows' positions in the run (partition number, then row in the partition)."""
+    if partition_info is None:  # pragma: no cover - every dask version we support passes it
+        raise RuntimeError("dask did not pass partition_info: the row order of the run cannot be kept")
+    start = np.int64(partition_info["number"]) << np.int64(_ROW_BITS)
+    return part.assign(**{_ROW: start + np.arange(len(part), dtype=np.int64)})
+
+
 def _evaluate_partition(part: pd.DataFrame, qrels: pd.DataFrame, measures: list[str], kwargs: dict) -> pd.DataFrame:
     """Per-query values of one query-aligned partition (runs on a worker)."""
     from ..api import iter_calc
 
+    if _ROW in part.columns:  # shuffled: back to the run's row order (the last repeated pair wins)
+        part = part.sort_values(_ROW, kind="stable")
     part = part[["query_id", "doc_id", "score"]]
     own = set(pd.unique(part["query_id"].astype(str).to_numpy()).tolist())
     rows = []
@@ -82,7 +104,8 @@ def _aligned(ddf: Any, partitioned: bool | None, tie_break: str) -> Any:
             f"tie_break={tie_break!r} needs the rows in file order, which a shuffle does not keep: give a run "
             "whose partitions already hold whole queries and pass partitioned=True"
         )
-    return ddf.shuffle(on="query_id")
+    meta = ddf._meta.assign(**{_ROW: np.zeros(0, dtype=np.int64)})
+    return ddf.map_partitions(_number_rows, meta=meta).shuffle(on="query_id")
 
 
 def dask_per_query_frame(

@@ -22,15 +22,10 @@ from .tests import (
     TESTS,
     Paired,
     adjust,
-    bootstrap_aggregates,
-    bootstrap_pvalues,
     build_paired,
     effect_size,
-    paired_t,
-    paired_wilcoxon,
-    randomization_pvalues,
+    pairwise_pvalues,
     run_estimates,
-    tukey_pvalues,
     win_tie_loss,
 )
 
@@ -181,7 +176,9 @@ def _check(test: str, correction: str | None, alpha: float, ci: float, n_resampl
 
 def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resamples: int,
              rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
-    aggregates = bootstrap_aggregates(P, n_resamples, rng)
+    a, b = _pairs(P.runs, baseline)
+    # each pair's p-value is the one its two runs get alone (see stats.tests.pairwise_pvalues)
+    aggregates, p = pairwise_pvalues(P, a, b, test, n_resamples, rng)
     q = (1.0 - ci) / 2.0
     ok = ~np.all(np.isnan(aggregates), axis=0)
     lo = np.full(len(P.runs), np.nan)
@@ -189,17 +186,6 @@ def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resampl
     if ok.any():
         lo[ok], hi[ok] = np.nanquantile(aggregates[:, ok], [q, 1.0 - q], axis=0)
     summary = pd.DataFrame({"run": P.runs, "value": P.estimate, "ci_low": lo, "ci_high": hi, "n": P.n})
-    a, b = _pairs(P.runs, baseline)
-    if test == "t":
-        p = paired_t(P, a, b)[1]
-    elif test == "wilcoxon":
-        p = paired_wilcoxon(P, a, b)
-    elif test == "randomization":
-        p = randomization_pvalues(P, a, b, n_resamples, rng)
-    elif test == "bootstrap":
-        p = bootstrap_pvalues(P, a, b, aggregates)
-    else:
-        p = tukey_pvalues(P, a, b, n_resamples, rng)
     wins, ties, losses = win_tie_loss(P, a, b)
     runs = np.asarray(P.runs, dtype=object)
     pairwise = pd.DataFrame({

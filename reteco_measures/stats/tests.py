@@ -22,7 +22,11 @@ Tests (``test=``):
   linearised variance of a weighted mean; ``s_h²/n_h`` for equal weights), ``n − H`` degrees of
   freedom.
 * ``'wilcoxon'``: ``scipy.stats.wilcoxon`` (its defaults) on the same unit differences (rank test:
-  unit weights and strata are not used).
+  unit weights and strata are not used). scipy chooses between its exact, permutation and
+  normal-approximation p-values from the zeros and ties of the whole array it is given, so one
+  call for all pairs would let one pair's zero difference change every pair's p-value: pairs go
+  to scipy together only when they have the same units, the same number of zero differences and
+  ties or none (:func:`paired_wilcoxon`).
 * ``'randomization'``: paired randomization (sign-flip) test, two-sided: each unit's pair of
   values is swapped with probability 1/2; statistic = difference of the two ratio aggregates;
   ``p = (1 + #{|δ*| ≥ |δ|}) / (1 + B)``.
@@ -33,16 +37,24 @@ Tests (``test=``):
   the share of resamples whose range reaches |δ|. It is already adjusted for all pairs.
 
 Degenerate cases: when every unit difference is exactly 0 the p-value is 1 (scipy would give NaN).
+
+**A pair's p-value does not depend on the other runs.** For ``'t'`` and ``'wilcoxon'`` it is computed
+from the pair's own unit differences. The resampling tests draw one matrix for all pairs, over the
+units of the comparison; when a pair's two runs have rows for fewer units than the comparison
+(another run answers queries these two do not), :func:`pairwise_pvalues` draws again, from the same
+generator state, over the pair's own units, so the pair gets the p-value it gets when compared
+alone (same seed). The exceptions are explicit: ``'tukey'`` is a multiple-comparison procedure over
+all runs by definition, and a ``correction`` (:func:`adjust`) acts on the family of pairs.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
 
 __all__ = [
     "TESTS",
@@ -53,6 +65,7 @@ __all__ = [
     "adjust",
     "paired_t",
     "paired_wilcoxon",
+    "pairwise_pvalues",
     "effect_size",
     "win_tie_loss",
     "bootstrap_aggregates",
@@ -80,6 +93,8 @@ class Paired:
     estimate: np.ndarray  # (R,) the aggregate, summed in row order like the ir_measures aggregator
     n: np.ndarray  # (R,) number of defined rows
     empty: float = float("nan")
+    #: (R, U) True where the run has a row for the unit (defined or not); None: wherever W > 0
+    present: np.ndarray | None = None
 
     @property
     def n_units(self) -> int:
@@ -93,6 +108,16 @@ class Paired:
     def ratio(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(den > 0, num / np.where(den > 0, den, 1.0), self.empty)
+
+    def has_rows(self) -> np.ndarray:
+        """(R, U) True where the run has a row for the unit (its value may be undefined)."""
+        return self.present if self.present is not None else self.W > 0
+
+    def on_units(self, keep: np.ndarray) -> Paired:
+        """The same runs on the units where ``keep`` (a (U,) bool mask) is True: what
+        :func:`build_paired` gives for a frame holding only those units' rows."""
+        return Paired(self.runs, self.units[keep], self.strata[keep], self.S[:, keep], self.W[:, keep],
+                      self.estimate, self.n, self.empty, self.has_rows()[:, keep])
 
 
 def _sequential_mean(values: np.ndarray, weights: np.ndarray, empty: float) -> tuple[float, int]:
@@ -124,8 +149,9 @@ def build_paired(frame: pd.DataFrame, runs: Sequence[str], empty: float = float(
     flat = rcode[ok] * U + ucode[ok]
     S = np.bincount(flat, weights=weights[ok] * values[ok], minlength=R * U).reshape(R, U)
     W = np.bincount(flat, weights=weights[ok], minlength=R * U).reshape(R, U)
+    present = np.bincount(rcode * U + ucode, minlength=R * U).reshape(R, U) > 0
     estimate, n = _estimates(rcode, values, weights, R, empty)
-    return Paired(runs, units, np.asarray(strata, dtype=np.int64), S, W, estimate, n, empty)
+    return Paired(runs, units, np.asarray(strata, dtype=np.int64), S, W, estimate, n, empty, present)
 
 
 def _run_rows(frame: pd.DataFrame, runs: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -244,6 +270,8 @@ def _stratified(P: Paired, a: np.ndarray, b: np.ndarray):
 
 def paired_t(P: Paired, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(t statistic, two-sided p) of each pair (a[i], b[i]) of run indices; see the module docs."""
+    from scipy import stats as _sps
+
     est, se, df, _sd, d, mask = _stratified(P, a, b)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = est / se
@@ -262,21 +290,40 @@ def effect_size(P: Paired, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def paired_wilcoxon(P: Paired, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Two-sided p of ``scipy.stats.wilcoxon`` (defaults) on the unit differences of each pair."""
+    """Two-sided p of ``scipy.stats.wilcoxon`` (defaults) on the unit differences of each pair:
+    each p-value is scipy's for that pair alone (see the module docs). A pair whose differences
+    are all 0 gets 1; one without a unit defined for both runs, NaN.
+
+    scipy decides between its exact, permutation and normal-approximation p-values from the
+    length of the array, its zeros and its ties, over the whole array it is given. So pairs are
+    passed to scipy together only when they agree on all of these: the same units, the same
+    number of zero differences, and ties among the absolute differences or not. Every pair then
+    gets the method it gets alone.
+    """
+    from scipy import stats as _sps
+
     d, _w, mask = _pair_arrays(P, a, b)
     out = np.full(len(a), np.nan)
-    if mask.all() and len(a):
-        nonzero = np.any(d != 0, axis=1)
-        if nonzero.all():
-            return np.asarray(_sps.wilcoxon(d, axis=1).pvalue, dtype=np.float64)
-    for i in range(len(a)):
-        di = d[i][mask[i]]
-        if len(di) == 0:
-            continue
-        if np.all(di == 0):
-            out[i] = 1.0
-            continue
-        out[i] = float(_sps.wilcoxon(di).pvalue)
+    n = mask.sum(axis=1)
+    nonzero = mask & (d != 0)
+    out[(n > 0) & ~nonzero.any(axis=1)] = 1.0
+    todo = np.flatnonzero(nonzero.any(axis=1))
+    if not len(todo):
+        return out
+    magnitudes = np.sort(np.where(nonzero[todo], np.abs(d[todo]), np.nan), axis=1)  # NaNs last
+    tied = np.any(magnitudes[:, 1:] == magnitudes[:, :-1], axis=1)
+    zeros = (mask[todo] & (d[todo] == 0)).sum(axis=1)
+    packed = np.packbits(mask[todo], axis=1)
+    pattern = pd.factorize(np.array([row.tobytes() for row in packed], dtype=object))[0]  # units of each pair
+    which = pd.factorize(pd.MultiIndex.from_arrays([pattern, zeros, tied]))[0]
+    for k in range(int(which.max()) + 1):  # one scipy call per group of alike pairs
+        rows = todo[which == k]
+        units = mask[rows[0]]
+        block = d[rows][:, units]
+        if len(rows) == 1:
+            out[rows] = float(_sps.wilcoxon(block[0]).pvalue)
+        else:
+            out[rows] = np.asarray(_sps.wilcoxon(block, axis=1).pvalue, dtype=np.float64)
     return out
 
 
@@ -394,3 +441,48 @@ def tukey_pvalues(P: Paired, a: np.ndarray, b: np.ndarray, n_resamples: int,
         valid += int(ok.sum())
         done += c
     return _pvalue(extreme, np.full(len(a), float(valid)))
+
+
+def _pvalues(P: Paired, a: np.ndarray, b: np.ndarray, test: str, n_resamples: int, rng: np.random.Generator,
+             aggregates: np.ndarray) -> np.ndarray:
+    if test == "t":
+        return paired_t(P, a, b)[1]
+    if test == "wilcoxon":
+        return paired_wilcoxon(P, a, b)
+    if test == "randomization":
+        return randomization_pvalues(P, a, b, n_resamples, rng)
+    if test == "bootstrap":
+        return bootstrap_pvalues(P, a, b, aggregates)
+    if test == "tukey":
+        return tukey_pvalues(P, a, b, n_resamples, rng)
+    raise ValueError(f"test must be one of {TESTS}, not {test!r}")
+
+
+def pairwise_pvalues(P: Paired, a: np.ndarray, b: np.ndarray, test: str, n_resamples: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The (B, R) bootstrap aggregates of every run (:func:`bootstrap_aggregates`, drawn first)
+    and the two-sided p-value of each pair (a[i], b[i]) under ``test``.
+
+    Each pair's p-value is the one it gets in a comparison of its two runs alone with a generator
+    in the same state: for ``'randomization'`` and ``'bootstrap'``, pairs whose runs have rows for
+    fewer units than ``P`` are resampled again over their own units, from the state ``rng`` had on
+    entry (one redraw per distinct set of units, shared by the pairs that have it). ``'tukey'``
+    is joint over all runs by definition.
+    """
+    start = copy.deepcopy(rng) if test in ("randomization", "bootstrap") else None
+    aggregates = bootstrap_aggregates(P, n_resamples, rng)
+    p = _pvalues(P, a, b, test, n_resamples, rng, aggregates)
+    if start is None or len(a) == 0:
+        return aggregates, p
+    rows = P.has_rows()
+    own = rows[a] | rows[b]  # (pairs, U): the units of each pair's two runs
+    partial = np.flatnonzero(~own.all(axis=1))
+    if len(partial):
+        patterns, which = np.unique(own[partial], axis=0, return_inverse=True)
+        for k, keep in enumerate(patterns):
+            idx = partial[np.asarray(which).ravel() == k]
+            sub = P.on_units(keep)
+            replay = copy.deepcopy(start)
+            sub_aggregates = bootstrap_aggregates(sub, n_resamples, replay)
+            p[idx] = _pvalues(sub, a[idx], b[idx], test, n_resamples, replay, sub_aggregates)
+    return aggregates, p
