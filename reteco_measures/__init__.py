@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from . import plot
+from ._version import __version__
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
 from .benchmarks import Benchmark, Score, benchmark
+from .benchmarks.leaderboard import leaderboard
 from .contracts import ValidationReport, validate_run
 from .datasets import topics
 from .errors import DataFormatError, DataFormatWarning, Problem
@@ -52,8 +54,6 @@ if TYPE_CHECKING:  # imported on first use (scipy and statsmodels are slow to im
     from . import stats as stats
     from .stats import Comparison, compare, tie_sensitivity
 
-__version__ = "0.1.0"
-
 _install()
 
 #: Submodules reachable as ``reteco_measures.<name>`` without importing them first.
@@ -78,6 +78,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "benchmark",
+    "leaderboard",
     "Benchmark",
     "Score",
     "__version__",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .main import command
+from ..benchmarks import BENCHMARKS
 
-__all__: list[str] = []
+__all__ = ["configure"]
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -37,11 +37,8 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("codabench")
-def _configure(sub: argparse._SubParsersAction) -> None:
-    from ..benchmarks import BENCHMARKS, _load_all
-
-    _load_all()
+def configure(sub: argparse._SubParsersAction) -> None:
+    """Add ``codabench score|bundle`` to the top-level parser."""
     names = sorted(BENCHMARKS)
     p = sub.add_parser("codabench", help="Codabench scoring program and competition bundle")
     cmds = p.add_subparsers(dest="codabench_command", metavar="{score,bundle}")

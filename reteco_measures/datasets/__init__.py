@@ -5,7 +5,8 @@ Importing :mod:`reteco_measures` registers them; the data root is ``$RETECO_DATA
 
 from __future__ import annotations
 
-from .._plugins import import_present
+# one module per benchmark; importing it registers its datasets with ir_datasets
+from . import chunqiu, ikat2023, reteco_recor, reteco_tempo, spoken  # noqa: F401
 from .base import (
            ENV_VAR,
            REGISTERED_DATASETS,
@@ -20,6 +21,5 @@ from .base import (
 __all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "MissingDataError", "data_root", "register", "topics",
            "DATASET_MODULES"]
 
-#: dataset modules, one per benchmark
+#: dataset modules, one per benchmark (imported above)
 DATASET_MODULES = ["reteco_tempo", "reteco_recor", "ikat2023", "chunqiu", "spoken"]
-import_present(__name__, DATASET_MODULES)

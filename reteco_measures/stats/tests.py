@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
 
 __all__ = [
     "TESTS",
@@ -244,6 +243,8 @@ def _stratified(P: Paired, a: np.ndarray, b: np.ndarray):
 
 def paired_t(P: Paired, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(t statistic, two-sided p) of each pair (a[i], b[i]) of run indices; see the module docs."""
+    from scipy import stats as _sps  # scipy is slow to import: only when a test runs
+
     est, se, df, _sd, d, mask = _stratified(P, a, b)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = est / se
@@ -263,6 +264,8 @@ def effect_size(P: Paired, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def paired_wilcoxon(P: Paired, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Two-sided p of ``scipy.stats.wilcoxon`` (defaults) on the unit differences of each pair."""
+    from scipy import stats as _sps  # scipy is slow to import: only when a test runs
+
     d, _w, mask = _pair_arrays(P, a, b)
     out = np.full(len(a), np.nan)
     if mask.all() and len(a):
