@@ -21,7 +21,6 @@ from . import plot
 from ._version import __version__
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
 from .benchmarks import Benchmark, Score, benchmark
-from .benchmarks.leaderboard import leaderboard
 from .contracts import ValidationReport, validate_run
 from .datasets import topics
 from .errors import DataFormatError, DataFormatWarning, Problem
@@ -52,6 +51,7 @@ if TYPE_CHECKING:  # imported on first use (scipy and statsmodels are slow to im
     from . import report as report
     from . import scale as scale
     from . import stats as stats
+    from .benchmarks.leaderboard import leaderboard
     from .stats import Comparison, compare, tie_sensitivity
 
 _install()
@@ -59,7 +59,8 @@ _install()
 #: Submodules reachable as ``reteco_measures.<name>`` without importing them first.
 _LAZY_SUBMODULES = frozenset({"benchmarks", "judge", "platforms", "report", "scale", "stats"})
 #: Names exported here but defined in a submodule that is imported on first use.
-_LAZY_NAMES = {"compare": "stats", "Comparison": "stats", "tie_sensitivity": "stats"}
+_LAZY_NAMES = {"compare": "stats", "Comparison": "stats", "tie_sensitivity": "stats",
+               "leaderboard": "benchmarks.leaderboard"}
 
 
 def __getattr__(name: str) -> Any:
