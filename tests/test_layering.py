@@ -9,7 +9,9 @@ inside functions and classes, inside ``try`` blocks — and checked:
   those are edges too (except the packages the importer already lives in, which are running).
   Imports under ``if TYPE_CHECKING:`` never run: they must still point down the layers, but they
   are not edges of the graph;
-- no module is missing from the table (a new top-level module or package needs a layer).
+- no module is missing from the table (a new top-level module or package needs a layer);
+- no module is loaded by a name computed at run time (``importlib.import_module``, ``__import__``,
+  ``find_spec``): every import is a statement a reader, an IDE and this test can see.
 
 A second test imports every module *first*, in a fresh interpreter whose ``reteco_measures``
 package ``__init__`` has not run (a bare package stands in for it), so no module works only because
@@ -246,6 +248,27 @@ def test_no_import_cycle() -> None:
     assert not found, "\n".join(" <-> ".join(_label(m) for m in c) for c in found)
 
 
+_BY_NAME = {"import_module", "__import__", "find_spec", "import_present"}
+
+
+def _loads_by_name(source: str) -> list[int]:
+    """Lines of ``source`` that load a module by a name computed at run time."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if name in _BY_NAME:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_is_loaded_by_name() -> None:
+    found = sorted(f"{_label(m)}:{line}" for m, path in module_names().items()
+                   for line in _loads_by_name(path.read_text(encoding="utf-8")))
+    assert not found, "modules loaded by name (import them statically): " + ", ".join(found)
+
+
 def test_the_checker_sees_what_it_must(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     (pkg / "a").mkdir(parents=True)
@@ -264,6 +287,7 @@ def test_the_checker_sees_what_it_must(tmp_path: Path) -> None:
         ("a", "a.x", False), ("a.x", "b", False), ("a.y", "b", True), ("b", "a.y", False)}
     assert cycles(graph(imps, set(names))) == [["a", "a.x", "b"]]
     assert layer_of("kernels.ranking") == 2 and layer_of("") == 10 and layer_of("nowhere") is None
+    assert _loads_by_name("import importlib\nm = importlib.import_module('x.' + n)\nfrom . import y\n") == [2]
     assert layer_of("sample") == 6 and layer_of("sample.generate_spoken") == 6 and layer_of("sample.demo") == 10
 
 
@@ -271,6 +295,7 @@ _FRESH = textwrap.dedent("""
     import importlib, json, os, sys, traceback, types
     import numpy, pandas, pyarrow, ir_measures, ir_datasets  # third-party, loaded once for every child
     root, package, names = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    sys.dont_write_bytecode, sys.pycache_prefix = False, sys.argv[4]  # compiled once, not once per child
     failed = {}
     for name in names:
         read, write = os.pipe()
@@ -301,9 +326,10 @@ _RUN_ON_IMPORT = {"__main__"}
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="one forked interpreter per module needs os.fork")
-def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+def test_every_module_imports_first_in_a_fresh_interpreter(tmp_path: Path) -> None:
     names = sorted(m for m in module_names() if m and m not in _RUN_ON_IMPORT)
-    proc = subprocess.run([sys.executable, "-c", _FRESH, str(PACKAGE), PACKAGE_NAME, json.dumps(names)],
+    proc = subprocess.run([sys.executable, "-c", _FRESH, str(PACKAGE), PACKAGE_NAME, json.dumps(names),
+                           str(tmp_path / "pycache")],
                           capture_output=True, text=True, timeout=300, cwd=PACKAGE.parent)
     assert proc.returncode == 0, proc.stderr[-3000:]
     failed = json.loads(proc.stdout.strip().splitlines()[-1])
