@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from . import plot
+from ._version import __version__
 from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
 from .benchmarks import Benchmark, Score, benchmark
 from .contracts import ValidationReport, validate_run
@@ -50,16 +51,16 @@ if TYPE_CHECKING:  # imported on first use (scipy and statsmodels are slow to im
     from . import report as report
     from . import scale as scale
     from . import stats as stats
+    from .benchmarks.leaderboard import leaderboard
     from .stats import Comparison, compare, tie_sensitivity
-
-__version__ = "0.1.0"
 
 _install()
 
 #: Submodules reachable as ``reteco_measures.<name>`` without importing them first.
 _LAZY_SUBMODULES = frozenset({"benchmarks", "judge", "platforms", "report", "scale", "stats"})
 #: Names exported here but defined in a submodule that is imported on first use.
-_LAZY_NAMES = {"compare": "stats", "Comparison": "stats", "tie_sensitivity": "stats"}
+_LAZY_NAMES = {"compare": "stats", "Comparison": "stats", "tie_sensitivity": "stats",
+               "leaderboard": "benchmarks.leaderboard"}
 
 
 def __getattr__(name: str) -> Any:
@@ -78,6 +79,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "benchmark",
+    "leaderboard",
     "Benchmark",
     "Score",
     "__version__",

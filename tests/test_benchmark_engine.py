@@ -19,7 +19,7 @@ from test_tempo_datasets import write_domain
 
 import reteco_measures as rm
 from reteco_measures.benchmarks import BENCHMARKS, aggregate, metric_key
-from reteco_measures.benchmarks import base as engine
+from reteco_measures.benchmarks import scoring as engine
 from reteco_measures.cli.main import main
 from reteco_measures.datasets import spoken as sp
 from reteco_measures.datasets.reteco_recor import load_recor

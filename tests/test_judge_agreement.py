@@ -281,7 +281,7 @@ def test_tempo_judgments_out_sample_and_period_coverage_agreement(tmp_path, caps
 def test_json_records_keep_full_precision():
     """The JSON of `judge agreement` / `judge report` carries every digit of the statistics (the old
     pandas to_json path kept 10 significant digits); NaN becomes null."""
-    from reteco_measures.benchmarks.base import frame_records
+    from reteco_measures.report.text import frame_records
 
     frame = pd.DataFrame({"dimension": ["x", "y"], "n": np.array([3, 4], dtype=np.int64),
                           "kappa_quadratic": [1 / 3, np.nan], "alpha_ordinal": [0.1234567890123456, 2 / 7]})

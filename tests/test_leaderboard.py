@@ -112,6 +112,22 @@ def test_ranking_tests_and_clusters_have_the_known_answer(constructed):
     assert "tie_min" not in board.ranking.columns
 
 
+def test_rm_leaderboard_takes_a_benchmark_or_its_name(constructed):
+    folder, per_query = constructed
+    runs = sorted(folder.iterdir())
+    by_name = rm.leaderboard("reteco-1a", runs, data=SAMPLE, split="dev", n_resamples=200, ties=False)
+    by_object = rm.leaderboard(rm.benchmark("reteco-1a"), runs, data=SAMPLE, split="dev", n_resamples=200,
+                               ties=False)
+    for board in (by_name, by_object):
+        assert board.benchmark == "reteco-1a"
+        values = board.ranking.set_index("run")["value"]
+        for name, values_by_query in per_query.items():  # pytrec_eval's nDCG@10, averaged
+            assert values[name] == pytest.approx(np.mean(list(values_by_query.values())), abs=1e-12)
+    pd.testing.assert_frame_equal(by_name.ranking, by_object.ranking)
+    with pytest.raises(ValueError, match="unknown benchmark"):
+        rm.leaderboard("no-such-benchmark", runs)
+
+
 def test_ties_that_change_values_add_the_tie_columns(tmp_path):
     runs = sorted((SAMPLE / "runs").glob("reteco_track1a_dev.txt"))
     text = runs[0].read_text(encoding="utf-8")

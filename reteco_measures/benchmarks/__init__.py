@@ -8,30 +8,32 @@
     score.official, score.summary, score.by_group["by_domain"], score.per_query, score.report
     score.to_dict()                     # the JSON of ``reteco-measures score reteco-1a --format json``
 
-    board = rm.benchmark("reteco-1a").leaderboard(["a.txt", "b.txt"], data="/data", split="dev")
+    board = rm.leaderboard("reteco-1a", ["a.txt", "b.txt"], data="/data", split="dev")
 
 Benchmarks: ``reteco-1a``, ``reteco-1b`` (TEMPO), ``reteco-2a`` (RECOR), ``ikat-2023``,
-``chunqiu``, ``spoken``. Adding a benchmark is adding one module that declares a
-:class:`Benchmark` and calls :func:`register`.
+``chunqiu``, ``spoken``. The package, bottom up:
+
+- :mod:`.score` — :class:`Score`, the result of scoring one submission, and its JSON;
+- :mod:`.scoring` — the engine: per-query values once (:func:`long_per_query`), everything else
+  derived from them (:func:`aggregate`);
+- :mod:`.leaderboard` — several submissions ranked with uncertainty (``rm.leaderboard``);
+- :mod:`.declaration` — :class:`Option`, :class:`Grouping`, :class:`Inputs`, :class:`Benchmark`;
+- :mod:`.registry` — :data:`BENCHMARKS` by name;
+- one module per benchmark, each declaring a :class:`Benchmark` and calling :func:`register`.
+
+Adding a benchmark is adding one such module and its name to the import line below.
 """
 
 from __future__ import annotations
 
-from .._plugins import import_present
-from .base import (
-    BENCHMARKS,
-    Benchmark,
-    Grouping,
-    Inputs,
-    Option,
-    Score,
-    aggregate,
-    benchmark,
-    long_per_query,
-    metric_key,
-    register,
-    removed_counts,
-)
+from ..report.text import metric_key
+
+# the benchmarks, one module each: importing one registers its declaration in BENCHMARKS
+from . import chunqiu, ikat2023, reteco_track1, reteco_track2, spoken  # noqa: F401
+from .declaration import Benchmark, Grouping, Inputs, Option
+from .registry import BENCHMARKS, benchmark, register
+from .score import Score
+from .scoring import aggregate, long_per_query, removed_counts
 
 __all__ = [
     "Benchmark",
@@ -49,13 +51,5 @@ __all__ = [
     "removed_counts",
 ]
 
-#: one module per benchmark
+#: one module per benchmark (imported above)
 BENCHMARK_MODULES = ["reteco_track1", "reteco_track2", "ikat2023", "chunqiu", "spoken"]
-
-_LOADED: list[str] = []
-
-
-def _load_all() -> None:
-    """Import every benchmark module present (idempotent)."""
-    if not _LOADED:
-        _LOADED.extend(import_present(__name__, BENCHMARK_MODULES))

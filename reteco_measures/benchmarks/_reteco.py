@@ -16,7 +16,7 @@ from ..contracts.base import ValidationReport
 from ..contracts.reteco import validate_reteco
 from ..errors import Problem
 from ..kernels.ranking import TIE_BREAKS
-from .base import Option
+from .declaration import Option
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file"]

@@ -25,7 +25,9 @@ from ..api import parse_measures
 from ..contracts.base import ValidationReport
 from ..contracts.chunqiu import validate_chunqiu
 from ..datasets import chunqiu as cq
-from .base import Benchmark, Inputs, Option, long_per_query, register
+from .declaration import Benchmark, Inputs, Option
+from .registry import register
+from .scoring import long_per_query
 
 __all__ = ["CHUNQIU", "score_chunqiu", "OFFICIAL", "DIAGNOSTICS"]
 

@@ -31,7 +31,10 @@ import pandas as pd
 from ..contracts.base import ValidationReport
 from ..contracts.ikat import PassageScore, convert_ikat_run
 from ..datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
-from .base import Benchmark, Inputs, Option, long_per_query, register
+from ..sample import ikat_sample_root
+from .declaration import Benchmark, Inputs, Option
+from .registry import register
+from .scoring import long_per_query
 
 __all__ = ["IKAT_2023", "score_ikat_2023", "PASSAGE_MEASURES", "ptkb_measures"]
 
@@ -128,8 +131,6 @@ def _describe(score) -> dict:
 
 
 def _demo(sample_root: Path) -> dict:
-    from ..sample import ikat_sample_root
-
     # the iKAT-like sample is generated on first use, not shipped (see ikat_sample_root)
     root = ikat_sample_root()
     return {"run": root / "runs" / "ikat2023_run.json", "data": root}

@@ -1,6 +1,6 @@
 """Leaderboards: several submissions to one benchmark, ranked with uncertainty.
 
-:func:`leaderboard` (``Benchmark.leaderboard``) loads the reference data once, scores every
+:func:`leaderboard` (``rm.leaderboard(bench, runs)``, also ``Benchmark.leaderboard``) loads the reference data once, scores every
 submission with the benchmark's engine (its contract first: an invalid ChunQiu batch scores 0 on
 every query, as the task rules say), and builds a :class:`Leaderboard` — a
 :class:`~reteco_measures.stats.Comparison` of the ranking measure (the official one by default)
@@ -29,15 +29,20 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ..stats import Comparison, compare_frame, unit_columns
+from ..report.text import frame_records
+from ..stats import Comparison, compare_frame, has_ties, unit_columns
 from ..stats.compare import file_run_name
-from ..stats.ties import tie_range
-from .base import Benchmark, Score
+from ..stats.ties import tie_bounds, tie_range
+from .registry import benchmark
+from .score import Score
+
+if TYPE_CHECKING:  # annotations only: Benchmark.leaderboard calls this module, not the other way round
+    from .declaration import Benchmark
 
 __all__ = ["Leaderboard", "leaderboard", "clusters"]
 
@@ -67,8 +72,6 @@ class Leaderboard(Comparison):
 
     def to_records(self) -> list[dict[str, Any]]:
         """The ranking as JSON-ready records."""
-        from .base import frame_records
-
         return frame_records(self.ranking)
 
 
@@ -125,7 +128,7 @@ def _official_rows(frame: pd.DataFrame, bench: Benchmark) -> pd.DataFrame:
 
 
 def leaderboard(
-    bench: Benchmark,
+    bench: Benchmark | str,
     runs: Any,
     *,
     data: Any = None,
@@ -145,7 +148,7 @@ def leaderboard(
     over every pair (``test``, ``correction``) and significance clusters (module docs).
 
     Args:
-        bench: the benchmark.
+        bench: the benchmark, or its name (``"reteco-1a"``).
         runs: ``{name: run}``, a list of run files or a folder (names from the file names by
             :func:`~reteco_measures.stats.compare.file_run_name`, as ``rm.compare`` names them;
             two files of one name are kept, the second as ``name#2``).
@@ -159,6 +162,8 @@ def leaderboard(
     Returns:
         a :class:`Leaderboard`.
     """
+    if isinstance(bench, str):
+        bench = benchmark(bench)
     opts = bench.resolve_options(options)
     inputs = bench.load(data, split if split is not None else bench.default_split, opts)
     items = _run_items(runs)
@@ -247,8 +252,6 @@ def _score_one(bench: Benchmark, name: str, run: Any, inputs: Any, split: str | 
 def _init_worker(name: str, inputs: Any, split: str | None, opts: dict, filters: list, tie_measure: Any) -> None:
     import warnings
 
-    from . import benchmark
-
     warnings.filters[:] = filters  # the caller's warning policy (the CLI turns some into errors)
     _WORKER.update(bench=benchmark(name), inputs=inputs, split=split, opts=opts, tie_measure=tie_measure)
 
@@ -336,9 +339,6 @@ def _tie_bounds(score: Score, inputs: Any, measure: Any) -> pd.DataFrame | None:
     """Per query ``worst, best``: ``measure`` under the worst and the best order of tied scores,
     for a run with ties that change the order among the rows that can reach the cutoff (else
     None). trec_eval's order is the engine's own value (not evaluated again)."""
-    from ..stats import has_ties
-    from ..stats.ties import tie_bounds
-
     run = score.report.run[["query_id", "doc_id", "score"]]
     cutoff = (getattr(measure, "params", None) or {}).get("cutoff")
     if cutoff:

@@ -54,7 +54,9 @@ from ._reteco import (
     read_run_any,
     validate_reteco_domains,
 )
-from .base import Benchmark, Grouping, Inputs, Option, long_per_query, register
+from .declaration import Benchmark, Grouping, Inputs, Option
+from .registry import register
+from .scoring import long_per_query
 
 __all__ = ["RETECO_1A", "RETECO_1B", "score_reteco_1a", "score_reteco_1b", "DISPLAY_NAMES", "diagnostics"]
 

@@ -51,7 +51,9 @@ from ._reteco import (
     read_run_any,
     validate_reteco_domains,
 )
-from .base import Benchmark, Grouping, Inputs, Option, long_per_query, register
+from .declaration import Benchmark, Grouping, Inputs, Option
+from .registry import register
+from .scoring import long_per_query
 
 __all__ = ["RETECO_2A", "score_reteco_2a", "DISPLAY_NAMES"]
 

@@ -30,7 +30,9 @@ from ..contracts.spoken import validate_spoken
 from ..datasets import spoken as sp
 from ..kernels.ranking import TIE_BREAKS
 from ..reward import DEFAULT_A, DEFAULT_B, reward
-from .base import Benchmark, Grouping, Inputs, Option, long_per_query, register
+from .declaration import Benchmark, Grouping, Inputs, Option
+from .registry import register
+from .scoring import long_per_query
 
 __all__ = ["SPOKEN", "score_spoken", "grid_table"]
 

@@ -20,9 +20,8 @@ import sys
 import warnings
 
 from ..errors import DataFormatWarning
-from .main import command
 
-__all__ = ["split_runs_and_measures", "add_statistics_options", "statistics_options"]
+__all__ = ["split_runs_and_measures", "add_statistics_options", "statistics_options", "configure"]
 
 def split_runs_and_measures(items: list[str]) -> tuple[list[str], list[str]]:
     """(run files, measures) from the positional arguments after the qrels (see the module docs)."""
@@ -87,8 +86,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-@command("compare")
-def _add_compare(sub: argparse._SubParsersAction) -> None:
+def configure(sub: argparse._SubParsersAction) -> None:
+    """Add ``compare`` to the top-level parser."""
     from ..kernels.ranking import TIE_BREAKS
     from ..report.tables import FORMATS
 

@@ -27,7 +27,6 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import Problem
-from .main import command
 from .report import OUTPUT_FORMATS, frame_records, print_frame
 
 __all__ = ["configure"]
@@ -207,7 +206,7 @@ def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict
     """``OUT.run.json``: the settings and counts of the run that wrote OUT (read by ``judge report``)."""
     import datetime
 
-    from .. import __version__
+    from .._version import __version__
     from ..judge.cache import atomic_write_text
 
     prompts = {}
@@ -721,7 +720,6 @@ def _add_prompts(sub: argparse._SubParsersAction) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-@command("judge")
 def configure(sub: argparse._SubParsersAction) -> None:
     """Add ``judge`` and its sub-commands to the top-level parser."""
     p = sub.add_parser("judge", help="LLM judgments (generation, iKAT, temporal labels), meta-eval, aggregation")

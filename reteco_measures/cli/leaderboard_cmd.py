@@ -17,9 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from .main import command
+from ..benchmarks import BENCHMARKS
+from ..report.leaderboard import LEADERBOARD_FORMATS, format_leaderboard
+from .compare_cmd import add_statistics_options, statistics_options
+from .score_cmd import add_benchmark_options, benchmark_options
 
-__all__ = ["expand_runs"]
+__all__ = ["expand_runs", "configure"]
 
 
 def expand_runs(items: list[str]) -> list[Path]:
@@ -37,11 +40,6 @@ def expand_runs(items: list[str]) -> list[Path]:
 
 
 def _cmd_leaderboard(args: argparse.Namespace) -> int:
-    from ..benchmarks import BENCHMARKS
-    from ..report.leaderboard import format_leaderboard
-    from .compare_cmd import statistics_options
-    from .score_cmd import benchmark_options
-
     bench = BENCHMARKS[args.bench]
     runs = expand_runs(args.runs)
     board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
@@ -67,14 +65,8 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
     return 1 if board.failed else 0
 
 
-@command("leaderboard")
-def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
-    from ..benchmarks import BENCHMARKS, _load_all
-    from ..report.leaderboard import LEADERBOARD_FORMATS
-    from .compare_cmd import add_statistics_options
-    from .score_cmd import add_benchmark_options
-
-    _load_all()
+def configure(sub: argparse._SubParsersAction) -> None:
+    """Add ``leaderboard BENCHMARK`` (one sub-command per benchmark) to the top-level parser."""
     p = sub.add_parser("leaderboard", help="rank several submissions to a benchmark with confidence intervals "
                                            "and significance clusters")
     boards = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")

@@ -22,20 +22,29 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from .. import __version__
+from .._version import __version__
 from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning
 from ..kernels.ranking import TIE_BREAKS
+from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .report import OUTPUT_FORMATS, print_frame
+from .score_cmd import add_score_parsers
 
 __all__ = ["main", "build_parser", "COMMANDS", "command"]
 
-#: extra sub-commands contributed by other modules: name -> (configure(subparsers))
-COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {}
+#: extra sub-commands: name -> configure(subparsers); ours are imported above and listed here, a
+#: program embedding this command line may add its own with :func:`command`
+COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "codabench": platform_cmd.configure,
+    "compare": compare_cmd.configure,
+    "compare-leaderboards": rank_agreement_cmd.configure,
+    "judge": judge_cmd.configure,
+    "leaderboard": leaderboard_cmd.configure,
+}
 
 
 def command(name: str):
-    """Decorator for modules that add a sub-command: ``fn(subparsers)`` creates its parser and
-    sets ``func`` (``args -> exit code``) as default."""
+    """Decorator adding a sub-command: ``fn(subparsers)`` creates its parser and sets ``func``
+    (``args -> exit code``) as default."""
 
     def deco(fn):
         COMMANDS[name] = fn
@@ -259,8 +268,6 @@ def _add_reward(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_score(sub: argparse._SubParsersAction) -> None:
-    from .score_cmd import add_score_parsers
-
     add_score_parsers(sub)
 
 
@@ -363,12 +370,6 @@ def _add_passthrough(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import reteco_measures  # noqa: F401  (registers measures, datasets, presets)
-
-    from .._plugins import import_present
-
-    import_present("reteco_measures.cli", ["judge_cmd", "compare_cmd", "leaderboard_cmd", "platform_cmd",
-                                           "rank_agreement_cmd"])
     parser = argparse.ArgumentParser(
         prog="reteco-measures",
         description="Evaluation for RETECO (TEMPO, RECOR), ChunQiu, Spoken-Query and TREC iKAT 2023.",

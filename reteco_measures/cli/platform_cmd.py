@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..platforms.submission import SubmissionLimits
-from .main import command
+from ..benchmarks import BENCHMARKS
 
-__all__: list[str] = []
+__all__ = ["configure"]
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -58,11 +57,8 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("codabench")
-def _configure(sub: argparse._SubParsersAction) -> None:
-    from ..benchmarks import BENCHMARKS, _load_all
-
-    _load_all()
+def configure(sub: argparse._SubParsersAction) -> None:
+    """Add ``codabench score|bundle`` to the top-level parser."""
     names = sorted(BENCHMARKS)
     p = sub.add_parser("codabench", help="Codabench scoring program and competition bundle")
     cmds = p.add_subparsers(dest="codabench_command", metavar="{score,bundle}")
@@ -80,6 +76,8 @@ def _configure(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="a benchmark option (repeatable); a relative path is a file of the reference data")
     s.add_argument("--limit", type=int, default=50, help="problems printed to stderr")
+    from ..platforms.submission import SubmissionLimits  # for the defaults shown in --help
+
     d = SubmissionLimits()
     g = s.add_argument_group("limits", "what one submission may cost the scoring worker (defaults sized for a "
                                        "2-core, 8 GB worker); past a limit the submission fails with a message")

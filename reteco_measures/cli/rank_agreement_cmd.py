@@ -19,7 +19,6 @@ import sys
 import warnings
 
 from ..errors import DataFormatWarning
-from .main import command
 from .report import print_frame
 
 __all__: list[str] = []
@@ -45,8 +44,7 @@ def _cmd_compare_leaderboards(args: argparse.Namespace) -> int:
     return 1 if result.only_a or result.only_b else 0
 
 
-@command("compare-leaderboards")
-def _add_compare_leaderboards(sub: argparse._SubParsersAction) -> None:
+def configure(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare-leaderboards", help="rank agreement of leaderboard B with the reference A (Kendall "
                                                     "tau-b, tau_AP, Spearman, top-1, significant swaps)",
                        description="A and B: JSON files of `leaderboard ... --format json`; A is the reference. "

@@ -12,7 +12,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks import BENCHMARKS, Benchmark, _load_all
+from ..benchmarks import BENCHMARKS, Benchmark
+from ..report.score import render_score
+from .report import OUTPUT_FORMATS
 
 __all__ = ["add_score_parsers", "add_benchmark_options", "benchmark_options", "demo_argv", "score_exit_code"]
 
@@ -53,8 +55,6 @@ def score_exit_code(score: Any) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from ..report.score import render_score
-
     bench = BENCHMARKS[args.bench]
     reward_json = getattr(args, "reward_json", None)
     try:
@@ -76,9 +76,6 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 def add_score_parsers(sub: argparse._SubParsersAction) -> None:
     """The ``score`` command with one sub-command per registered benchmark."""
-    from .report import OUTPUT_FORMATS
-
-    _load_all()
     p = sub.add_parser("score", help="official-style scoring of one benchmark")
     presets = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     presets.required = True
@@ -100,7 +97,6 @@ def add_score_parsers(sub: argparse._SubParsersAction) -> None:
 def demo_argv(name: str, sample_root: Path) -> list[str]:
     """The arguments after ``score NAME`` that score the bundled sample (from the benchmark's
     ``demo`` declaration)."""
-    _load_all()
     bench = BENCHMARKS[name]
     if bench.demo is None:
         raise ValueError(f"benchmark {name!r} has no demo")

@@ -5,7 +5,7 @@ Importing :mod:`reteco_measures` registers them; the data root is ``$RETECO_DATA
 
 from __future__ import annotations
 
-from .._plugins import import_present
+# first: base imports ir_datasets without letting it create folders in the user's home
 from .base import (
            ENV_VAR,
            REGISTERED_DATASETS,
@@ -17,9 +17,12 @@ from .base import (
            topics,
 )
 
+# isort: split
+# one module per benchmark; importing it registers its datasets with ir_datasets
+from . import chunqiu, ikat2023, reteco_recor, reteco_tempo, spoken  # noqa: F401
+
 __all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "MissingDataError", "data_root", "register", "topics",
            "DATASET_MODULES"]
 
-#: dataset modules, one per benchmark
+#: dataset modules, one per benchmark (imported above)
 DATASET_MODULES = ["reteco_tempo", "reteco_recor", "ikat2023", "chunqiu", "spoken"]
-import_present(__name__, DATASET_MODULES)

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..benchmarks.base import frame_records
 from ..errors import Problem
 from ..io.jsonl import iter_jsonl
+from ..report.text import frame_records
 from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
 from .agreement import agreement, read_ratings, self_consistency
 from .calibrate import calibration_section
@@ -184,7 +184,7 @@ def build_report(
         bootstrap, seed: bootstrap resamples and seed of the agreement intervals.
         problems: receives problems found in the inputs.
     """
-    from .. import __version__
+    from .._version import __version__
 
     paths = [judgments] if isinstance(judgments, (str, os.PathLike)) else list(judgments)
     found: list[Problem] = []

@@ -555,7 +555,7 @@ def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], setting
     import inspect
     import sys
 
-    from .. import __version__
+    from .._version import __version__
 
     declared = next((mod for name, mod in sorted(sys.modules.items())
                      if name.startswith("reteco_measures.benchmarks.") and mod is not None
@@ -642,7 +642,7 @@ def build_bundle(
     Returns:
         the path of the zip.
     """
-    from .. import __version__
+    from .._version import __version__
     from ..benchmarks import benchmark as get_benchmark
 
     bench = get_benchmark(benchmark)

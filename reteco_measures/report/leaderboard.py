@@ -10,8 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..benchmarks.base import frame_records, machine_name, machine_names, metric_key
-from .text import format_frame
+from .text import format_frame, frame_records, machine_name, machine_names, metric_key
 
 __all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table"]
 

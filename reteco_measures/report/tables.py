@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .text import frame_records
+
 __all__ = ["wide_frame", "to_markdown", "to_latex", "to_html", "to_text", "to_json", "to_csv", "run_letters",
            "superscripts", "format_comparison"]
 
@@ -211,10 +213,8 @@ def to_text(comparison: Any, places: int = 4) -> str:
 
 
 def _records(frame: pd.DataFrame, names: dict[str, str]) -> list[dict[str, Any]]:
-    """JSON records (see :func:`~reteco_measures.benchmarks.base.frame_records`) with the ``measure``
+    """JSON records (see :func:`~reteco_measures.report.text.frame_records`) with the ``measure``
     column in the names ir_measures parses (``names``: report label -> name)."""
-    from ..benchmarks.base import frame_records
-
     if "measure" in frame.columns:
         frame = frame.assign(measure=frame["measure"].map(lambda m: names.get(m, m)))
     return frame_records(frame)

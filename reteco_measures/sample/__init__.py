@@ -8,9 +8,13 @@ sample runs under ``runs/``; every generator is ``generate_<benchmark>.py`` in t
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import tempfile
 from pathlib import Path
+
+from . import generate_ikat2023
+from .files import matches, private_cache_dir, write_files
 
 __all__ = ["sample_root", "sample_path", "ikat_sample_root", "write_files"]
 
@@ -28,41 +32,6 @@ def sample_path(*parts: str) -> Path:
     return path
 
 
-def write_files(root: str | os.PathLike, files: dict[str, str]) -> list[Path]:
-    """Write ``{relative path: text}`` under ``root`` (UTF-8, LF), in path order; return the paths.
-    The generators build their whole sample in memory, then call this."""
-    written = []
-    for rel, text in sorted(files.items()):
-        path = Path(root) / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
-    return written
-
-
-def _private_cache_dir() -> Path | None:
-    """A folder only the current user can write (``$XDG_CACHE_HOME`` or ``~/.cache``, then
-    ``reteco-measures/``, mode 0700), or None when there is no usable home."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = Path(base) / "reteco-measures"
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        st = folder.stat()
-    except OSError:
-        return None
-    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
-        return None  # not ours, or writable by others: do not trust it
-    return folder
-
-
-def _matches(target: Path, files: dict[str, str]) -> bool:
-    """True when ``target`` holds exactly ``files`` (byte for byte; extra files are ignored)."""
-    try:
-        return all((target / rel).read_bytes() == text.encode("utf-8") for rel, text in files.items())
-    except OSError:
-        return False
-
-
 def ikat_sample_root(root: str | os.PathLike | None = None) -> Path:
     """A folder laid out like ``$RETECO_DATA`` holding the synthetic iKAT-2023-like sample
     (``ikat2023/`` with the benchmark's file names, ``runs/ikat2023_run.json``).
@@ -74,18 +43,14 @@ def ikat_sample_root(root: str | os.PathLike | None = None) -> Path:
     usable home). An existing copy is reused only when its content is byte for byte what the
     generator produces: a folder planted or altered by someone else is never trusted.
     """
-    import random
-
-    from . import generate_ikat2023
-
     files = generate_ikat2023.build(random.Random(generate_ikat2023.SEED))
     if root is not None:
         target = Path(root)
         parent = target.parent
     else:
-        parent = _private_cache_dir() or Path(tempfile.mkdtemp(prefix="reteco-measures-"))
+        parent = private_cache_dir() or Path(tempfile.mkdtemp(prefix="reteco-measures-"))
         target = parent / f"ikat2023-sample-{generate_ikat2023.SEED}"
-    if _matches(target, files):
+    if matches(target, files):
         return target
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".ikat-sample-", dir=parent))
@@ -96,6 +61,6 @@ def ikat_sample_root(root: str | os.PathLike | None = None) -> Path:
         os.replace(staging, target)
     except OSError:  # another process won the race: use its copy if it is right
         shutil.rmtree(staging, ignore_errors=True)
-    if not _matches(target, files):
+    if not matches(target, files):
         raise RuntimeError(f"{target}: could not write the iKAT-like sample")
     return target

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from ..benchmarks import BENCHMARKS
+from ..report.score import render_score
 from . import sample_root
 
 __all__ = ["run_demo"]
@@ -19,12 +21,8 @@ def run_demo(fmt: str = "table", *, out: TextIO | None = None, err: TextIO | Non
     Returns 0 when every benchmark scored (an *invalid sample submission* is part of the demo and
     does not fail it), 1 if one raised or none is available.
     """
-    from ..benchmarks import BENCHMARKS, _load_all
-    from ..report.score import render_score
-
     out = out or sys.stdout
     err = err or sys.stderr
-    _load_all()
     root = sample_root()
     runnable = [b for _, b in sorted(BENCHMARKS.items()) if b.demo is not None]
     if not runnable:

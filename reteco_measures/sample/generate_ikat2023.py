@@ -25,7 +25,7 @@ import random
 import sys
 from pathlib import Path
 
-from . import write_files
+from .files import write_files
 
 SEED = 20230701
 

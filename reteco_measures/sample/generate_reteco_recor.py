@@ -27,7 +27,7 @@ import random
 import sys
 from pathlib import Path
 
-from . import write_files
+from .files import write_files
 
 SEED = 20270202
 DEFAULT_ROOT = Path(__file__).resolve().parent / "data"

@@ -1,0 +1,255 @@
+"""What a benchmark is, declared: :class:`Option`, :class:`Grouping`, :class:`Inputs`, :class:`Benchmark`.
+
+A :class:`Benchmark` declares *what* a benchmark is — how its data is loaded, which contract
+validates a submission, the official measure and the diagnostics, the groupings of its tables,
+the statistical unit, the reward and its gates. It does no work itself: :meth:`Benchmark.score`
+runs the one scoring engine (:func:`reteco_measures.benchmarks.scoring.score_submission`) and
+:meth:`Benchmark.leaderboard` the leaderboard builder
+(:func:`reteco_measures.benchmarks.leaderboard.leaderboard`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ..api import measure_label
+from ..contracts.base import ValidationReport
+from ..errors import Problem
+from .score import Score
+from .scoring import score_submission
+
+if TYPE_CHECKING:
+    from .leaderboard import Leaderboard
+
+__all__ = ["Option", "Grouping", "Inputs", "Benchmark", "Loader", "Validator", "PerQuery"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A benchmark option: a keyword of :meth:`Benchmark.score` and a flag of ``score NAME``.
+
+    Attributes:
+        name: the Python keyword (``corpus_scope``); the flag is ``--corpus-scope`` unless ``flag``.
+        default: the default value.
+        help: one line for ``--help``.
+        choices: allowed values, if restricted.
+        type: converter for the command line (``int``, ``float``), if not a string.
+        action: an argparse action (``store_true``, ``append``) instead of a value.
+        flag: the command-line flag, when it differs from the name.
+        data: True when the option changes the loaded reference data (the leaderboard loads the
+            data once per distinct value).
+        const: the value a ``store_const`` flag stores.
+    """
+
+    name: str
+    default: Any = None
+    help: str = ""
+    choices: tuple | None = None
+    type: Callable[[str], Any] | None = None
+    action: str | None = None
+    flag: str | None = None
+    data: bool = False
+    const: Any = None
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag or "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """A breakdown table of a benchmark (``Score.by_group[name]``).
+
+    Attributes:
+        name: the table's key in :attr:`Score.by_group` and in the JSON output (``by_domain``).
+        by: the grouping columns (topics columns or ``depth``).
+        title: a heading for reports.
+        layout: ``'wide'`` (one row per group, ``n`` and a column per measure) or ``'tidy'``
+            (``[*by, measure, value, n]`` as :func:`reteco_measures.evaluate` returns).
+        official_only: only the official measure (e.g. a collection × condition grid).
+    """
+
+    name: str
+    by: tuple[str, ...]
+    title: str
+    layout: str = "wide"
+    official_only: bool = False
+
+
+@dataclass
+class Inputs:
+    """The reference data a submission is scored against, loaded once.
+
+    Attributes:
+        qrels: ``query_id, doc_id, relevance`` (+ ``domain``, ``line``).
+        topics: query metadata keyed by ``query_id`` (grouping columns), or None.
+        corpus: what the contract checks documents against (DataFrame / ids), or None.
+        labels: frozen temporal labels, or None.
+        query_ids: the evaluated units (default: the qrels' query ids, in order).
+        problems: problems found in the reference data (reported, never fatal).
+        meta: descriptive facts copied into :attr:`Score.meta` (``domains``, ``labels``, ...).
+        extra: anything else the benchmark's functions pass to each other.
+    """
+
+    qrels: pd.DataFrame
+    topics: pd.DataFrame | None = None
+    corpus: Any = None
+    labels: pd.DataFrame | None = None
+    query_ids: list[str] | None = None
+    problems: list[Problem] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def units(self) -> list[str]:
+        """The evaluated query ids (``query_ids`` or the qrels' ids in first-seen order)."""
+        if self.query_ids is not None:
+            return list(self.query_ids)
+        return pd.unique(self.qrels["query_id"].astype(str)).tolist()
+
+
+Loader = Callable[[Any, "str | None", Mapping[str, Any]], Inputs]
+Validator = Callable[[Any, Inputs, Mapping[str, Any]], ValidationReport]
+PerQuery = Callable[[list, Inputs, ValidationReport, Mapping[str, Any]], "tuple[pd.DataFrame, pd.DataFrame | None]"]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark, declared. Score a submission with :meth:`score`, rank several with
+    :meth:`leaderboard`.
+
+    Attributes:
+        name: the preset name (``reteco-1a``).
+        title: a human title for report headers.
+        help: one line for ``score --help``.
+        measures: ``options -> [official, *diagnostics]`` (ir_measures objects or strings).
+        load: ``(data_root, split, options) -> Inputs``.
+        validate: ``(run, inputs, options) -> ValidationReport`` (the run contract).
+        per_query: ``(measures, inputs, report, options) -> (long, extra)``: the per-query values
+            (see :func:`long_per_query`) and optional extra per-query columns indexed by query id.
+        contract: the contract's name (``reteco``, ``chunqiu``, ...).
+        unit: the statistical unit the official measure aggregates over (for tests and CIs).
+        strata: per-query columns whose cells the aggregate weighs (stratified resampling).
+        cluster: the per-query column whose groups are resampled together, if any.
+        groupings: the breakdown tables.
+        keys: extra key columns of the per-query frame (iKAT: ``task``, ``qrels``).
+        official_key: the key values of the official measure's rows (iKAT: passage, nist).
+        per_query_columns: topics columns shown beside the per-query values.
+        per_query_sort: columns the per-query table is sorted by.
+        display: measure → printed name (``AP@10`` → ``MAP@10``).
+        aggregation: a sentence saying how the official number aggregates.
+        options: the benchmark's options (keywords of :meth:`score`, flags of ``score NAME``).
+        run_arg / run_help: the positional argument of ``score NAME``.
+        default_split: the default split (None: the benchmark has no splits).
+        invalid_scores_zero: an invalid submission scores 0 on every measure (ChunQiu).
+        reward: ``(official value, valid, options) -> reward``, None when there is no reward.
+        notes: ``(inputs, report, per_query long, options) -> [str]``: remarks on the data.
+        describe: ``(score) -> dict`` of benchmark-specific JSON fields.
+        summary_columns: the columns of the printed summary table.
+        demo: ``sample_root -> {"run", "data", "split", **options}``: the keywords of
+            :meth:`score` that score the bundled sample (``reteco-measures demo``).
+        statistics: ``options -> {"unit", "cluster", "strata"}`` overriding the statistical unit
+            for some options.
+        summary_names: ``printed name -> name in the summary`` only (ChunQiu prints ``MAP@10`` in its
+            summary and keeps ir_measures' ``AP@10`` per query).
+    """
+
+    name: str
+    title: str
+    help: str
+    measures: Callable[[Mapping[str, Any]], list]
+    load: Loader
+    validate: Validator
+    per_query: PerQuery
+    contract: str
+    unit: str = "query"
+    strata: tuple[str, ...] = ()
+    cluster: str | None = None
+    groupings: tuple[Grouping, ...] = ()
+    keys: tuple[str, ...] = ()
+    official_key: tuple[tuple[str, str], ...] = ()
+    per_query_columns: tuple[str, ...] = ()
+    per_query_sort: tuple[str, ...] = ()
+    display: Callable[[Any], str] = measure_label
+    aggregation: str = "mean over queries"
+    options: tuple[Option, ...] = ()
+    run_arg: str = "run"
+    run_help: str = "the submission"
+    default_split: str | None = "dev"
+    invalid_scores_zero: bool = False
+    reward: Callable[[float, bool, Mapping[str, Any]], float] | None = None
+    notes: Callable[[Inputs, ValidationReport, pd.DataFrame, Mapping[str, Any]], list[str]] | None = None
+    describe: Callable[[Score], dict[str, Any]] | None = None
+    summary_columns: tuple[str, ...] = ("measure", "value", "n", "role")
+    demo: Callable[[Path], dict[str, Any]] | None = None
+    statistics: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    summary_names: Callable[[str], str] | None = None
+
+    def statistical_unit(self, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``{"unit", "cluster", "strata"}`` of the official measure under ``options`` (e.g. RECOR's
+        conversation average resamples whole conversations)."""
+        out = {"unit": self.unit, "cluster": self.cluster, "strata": tuple(self.strata)}
+        if self.statistics is not None:
+            out.update(self.statistics(self.resolve_options(options)))
+        return out
+
+    # -- options ------------------------------------------------------------------------------
+
+    def resolve_options(self, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The benchmark's options with defaults filled in; an unknown option is a TypeError."""
+        known = {o.name: o for o in self.options}
+        given = dict(options or {})
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise TypeError(f"benchmark {self.name!r} has no option(s) {unknown}; known: {sorted(known)}")
+        out = {name: o.default for name, o in known.items()}
+        for name, value in given.items():
+            o = known[name]
+            if value is not None and o.choices is not None and value not in o.choices:
+                raise ValueError(f"{name} must be one of {list(o.choices)}, not {value!r}")
+            out[name] = value
+        return out
+
+    # -- the engine ---------------------------------------------------------------------------
+
+    def load_inputs(self, data: Any = None, split: str | None = None, **options: Any) -> Inputs:
+        """Load the reference data once (to score many runs against it: ``score(..., inputs=)``)."""
+        opts = self.resolve_options(options)
+        return self.load(data, split if split is not None else self.default_split, opts)
+
+    def score(
+        self,
+        run: Any,
+        data: Any = None,
+        split: str | None = None,
+        *,
+        inputs: Inputs | None = None,
+        **options: Any,
+    ) -> Score:
+        """Score one submission officially (the engine: :mod:`reteco_measures.benchmarks.scoring`).
+
+        Args:
+            run: the submission (path, text or DataFrame; the benchmark's format).
+            data: the data root (default ``$RETECO_DATA``); ignored when ``inputs`` is given.
+            split: the split (default: the benchmark's ``default_split``).
+            inputs: reference data already loaded with :meth:`load_inputs`.
+            **options: the benchmark's options (see ``Benchmark.options``).
+
+        Returns:
+            a :class:`~reteco_measures.benchmarks.Score`.
+        """
+        return score_submission(self, run, data, split, inputs=inputs, options=options)
+
+    def leaderboard(self, runs: Any, data: Any = None, split: str | None = None, **kwargs: Any) -> Leaderboard:
+        """Rank several submissions: ``rm.leaderboard(self, runs, ...)``, see
+        :func:`reteco_measures.benchmarks.leaderboard.leaderboard`."""
+        # imported here, not at the top: leaderboards need reteco_measures.stats, which
+        # ``import reteco_measures`` leaves for first use (there is no cycle: the leaderboard
+        # module refers to Benchmark in annotations only)
+        from .leaderboard import leaderboard
+
+        return leaderboard(self, runs, data=data, split=split, **kwargs)
