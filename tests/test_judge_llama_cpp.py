@@ -14,7 +14,7 @@ counted in the output rows, the run summary and the disclosure report alike; tok
 returned model name and the ``/v1/models`` identity in the ledger; a run stopped by a limit and
 resumed; a rerun served from the cache. The recipe in docs/judging.md is the commands used here.
 
-Kept small (one turn per command, replies of at most 48 tokens): every request of a 270M model
+Kept small (one turn per command, five judgments in all, replies of at most 48 tokens): every request of a 270M model
 takes seconds on two busy cores. With ``-s`` the module prints requests/s, the invalid-output rate
 and the attempts by cause.
 """
@@ -177,10 +177,13 @@ def test_generation_through_llama_cpp_with_resume_and_cache(endpoint, tmp_path, 
     ans = write_jsonl(tmp_path / "answers.jsonl", [{"turn_id": tid, "answer": turn["answer"]}])
     out = tmp_path / "judgments.jsonl"
     argv = ["judge", "generation", "--answers", str(ans), "--context", str(ctx), "--out", str(out),
-            "--dimensions", "relevance,coherence", "--structured", "schema-in-object", "--concurrency", "2", *COMMON]
-    # a run stopped by a limit writes nothing and exits 4; the same command resumes
-    assert cli_main([*argv, "--max-requests", "1"]) == 4
-    assert not out.exists()
+            "--dimensions", "relevance,coherence", "--structured", "schema-in-object", "--concurrency", "1", *COMMON]
+    # a run stopped by a limit writes nothing and exits 4; the same command resumes. With one retry
+    # the first judgment is finished within the 2 requests allowed (valid, or invalid twice), and
+    # is cached; unless both were valid at the first attempt, the second is left for the next run
+    stopped = cli_main([*argv, "--max-requests", "2"])
+    assert stopped in (0, 4)
+    assert out.exists() == (stopped == 0)
     t0 = time.monotonic()
     code = cli_main(argv)
     elapsed = time.monotonic() - t0
@@ -189,7 +192,8 @@ def test_generation_through_llama_cpp_with_resume_and_cache(endpoint, tmp_path, 
     assert code == (0 if any(r["score"] is not None for r in rows) else 1)
     record = run_record(out)
     assert record["settings"]["structured"] == "schema-in-object" and record["settings"]["seed"] == 0
-    assert record["last_run"]["cached"] >= 1 or record["last_run"]["asked"] == 2  # the first run's answer, if valid
+    assert record["last_run"]["cached"] == (2 if stopped == 0 else 1)  # resumed: the first judgment from the cache
+    assert record["last_run"]["asked"] == (0 if stopped == 0 else 1)
     for r in rows:
         assert (r["score"] is None) == (r["error"] is not None)
         if r["score"] is not None:
@@ -211,9 +215,12 @@ def test_ikat_through_llama_cpp_with_auto_structured(endpoint, tmp_path, capsys)
     targets.write_text(f"{first}\n")
     out = tmp_path / "ikat.jsonl"
     code = cli_main(["judge", "ikat", "--answers", str(run), "--context", str(root / "ikat2023" / "2023_test_topics.json"),
-                     "--targets", str(targets), "--out", str(out), *COMMON, "--concurrency", "1"])
+                     "--targets", str(targets), "--dimensions", "groundedness", "--out", str(out), *COMMON,
+                     "--concurrency", "1"])
     rows = rows_of(out)
-    assert [(r["turn_id"], r["dimension"]) for r in rows] == [(first, "naturalness"), (first, "groundedness")]
+    assert [(r["turn_id"], r["dimension"]) for r in rows] == [(first, "groundedness")]
+    # the rank-1 response's passages marked "used" reached the judge
+    assert "passage text" in rows[0]["inputs"]["passages"]
     assert code == (0 if any(r["score"] is not None for r in rows) else 1)
     # auto: GET /v1/models says owned_by "me" (llama-cpp-python) -> the schema inside json_object
     assert run_record(out)["settings"]["structured"] == "schema-in-object"
@@ -223,19 +230,24 @@ def test_ikat_through_llama_cpp_with_auto_structured(endpoint, tmp_path, capsys)
 
 
 def test_temporal_through_llama_cpp(endpoint, tmp_path, capsys):
-    tempo = sample_path("reteco", "track1_tempo", "bitcoin")
+    # the top document of the first query of the sample's Track 1a run whose guidance names a period
+    tempo = sample_path("reteco", "track1_tempo")
+    anchors = {g["id"]: (domain, g["query_guidance"]["key_time_anchors"])
+               for domain in sorted(p.name for p in tempo.iterdir() if p.is_dir())
+               for g in map(json.loads, (tempo / domain / "guidance_dev.jsonl").open(encoding="utf-8"))}
     run_lines = sample_path("runs", "reteco_track1a_dev.txt").read_text(encoding="utf-8").splitlines()
-    qid, _, did = run_lines[0].split()[:3]
+    line = next(x for x in run_lines if anchors.get(x.split()[0], ("", []))[1])
+    qid, _, did = line.split()[:3]
+    domain, periods = anchors[qid]
+    tempo = tempo / domain
     example = next(e for e in map(json.loads, (tempo / "examples_dev.jsonl").open(encoding="utf-8")) if e["id"] == qid)
-    guidance = next(g for g in map(json.loads, (tempo / "guidance_dev.jsonl").open(encoding="utf-8"))
-                    if g["id"] == qid)
-    period = guidance["query_guidance"]["key_time_anchors"][0]
+    period = periods[0]
     topics = write_jsonl(tmp_path / "topics.jsonl", [{"query_id": qid, "query": example["query"],
                                                       "required_periods": [period]}])
     doc = next(d for d in map(json.loads, (tempo / "documents.jsonl").open(encoding="utf-8")) if d["id"] == did)
     docs = write_jsonl(tmp_path / "docs.jsonl", [doc])
     pool = tmp_path / "run.txt"
-    pool.write_text(run_lines[0] + "\n")
+    pool.write_text(line + "\n")
     out = tmp_path / "labels.jsonl"
     judgments = tmp_path / "temporal_judgments.jsonl"
     code = cli_main(["judge", "temporal", "--topics", str(topics), "--documents", str(docs), "--run", str(pool),

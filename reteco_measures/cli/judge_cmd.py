@@ -228,8 +228,10 @@ def _final_code(args: argparse.Namespace, run: _Run) -> int:
     return 1 if args.strict and stats.invalid else 0
 
 
-def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict | None = None) -> None:
-    """``OUT.run.json``: the settings and counts of the run that wrote OUT (read by ``judge report``)."""
+def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict | None = None,
+                      out: str | None = None) -> None:
+    """``OUT.run.json``: the settings and counts of the run that wrote OUT (read by ``judge report``);
+    ``out`` names another file the run wrote (``judge temporal --judgments-out``)."""
     import datetime
 
     from .. import __version__
@@ -258,7 +260,7 @@ def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict
                      "attempts_by_cause": s.attempts_by_cause, "throughput": s.throughput},
         **(extra or {}),
     }
-    atomic_write_text(f"{args.out}.run.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(f"{out or args.out}.run.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 
 
 def _targets(path: str | None):
@@ -379,6 +381,7 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
              **({"inputs": o.item.inputs} if o.item.inputs else {})}
             for o in outcomes
         ])
+        _write_run_record(args, run, outcomes, out=args.judgments_out)  # judge report reads it beside the file
     print_frame(temporal_summary(rows, outcomes), args.format)
     return _final_code(args, run)
 
