@@ -389,7 +389,7 @@ def agreement(
             :class:`~reteco_measures.errors.DataFormatWarning`.
         pooled: add one ``(pooled <low>-<high>)`` row per scale that two or more reported
             dimensions share: the statistics over all their (dimension, item) pairs, the raters
-            matched by name; its bootstrap uses the seed ``[seed, number of dimensions + its index]``.
+            matched by name; its bootstrap draws from numpy seeded with ``[seed, number of dimensions + its index]``.
 
     Returns:
         DataFrame with :data:`AGREEMENT_COLUMNS`: ``dimension, n, kappa_quadratic,
