@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -35,7 +36,14 @@ PROMPT_DIR = Path(rm.__file__).parent / "judge" / "prompts"
 # strict parsing
 
 
-@given(score=st.integers(1, 5), rationale=st.text(max_size=50))
+def _own_words(text: str) -> bool:
+    """Not empty, not a bare ``<placeholder>``, no ``{{field}}``: a rationale of the model's own."""
+    t = " ".join(text.split())
+    return bool(t) and not (t.startswith("<") and t.endswith(">") and "<" not in t[1:-1] and ">" not in t[1:-1]) \
+        and not re.search(r"\{\{\w+\}\}", t)
+
+
+@given(score=st.integers(1, 5), rationale=st.text(max_size=50).filter(_own_words))
 def test_parse_reply_accepts_every_in_range_integer(score, rationale):
     assert parse_reply(json.dumps({"score": score, "rationale": rationale}), 1, 5) == (score, rationale)
 

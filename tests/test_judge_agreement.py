@@ -75,7 +75,7 @@ def test_random_ratings_match_the_reference_implementations(seed, low, high, rat
     scale = {(1, 5): "reteco", (0, 4): "ikat", (0, 1): "binary"}[(low, high)]
     table = agreement(j, h, scale=scale, bootstrap=0)
     assert list(table.columns) == AGREEMENT_COLUMNS == COLUMNS[:3] + [
-        "kappa_ci_low", "kappa_ci_high", "alpha_ordinal", "alpha_ci_low", "alpha_ci_high"] + COLUMNS[4:]
+        "kappa_ci_low", "kappa_ci_high", "alpha_ordinal", "alpha_ci_low", "alpha_ci_high"] + COLUMNS[4:] + ["note"]
     (row,) = table.to_dict(orient="records")
     assert row["n"] == n and row["dimension"] == "correctness"
     assert_matches(row, references(judge, human, low, high))
@@ -290,3 +290,37 @@ def test_json_records_keep_full_precision():
     assert records[1]["kappa_quadratic"] is None and records[1]["alpha_ordinal"] == 2 / 7
     assert type(records[0]["n"]) is int
     assert json.loads(json.dumps(records)) == records
+
+
+def test_pooled_row_over_dimensions_of_one_scale_and_small_n_notes():
+    """Two 1-5 dimensions with 6 items each (too few for an interval alone) and one 0-4 dimension:
+    the pooled 1-5 row equals the reference statistics over the 12 (dimension, item) pairs."""
+    rng = np.random.default_rng(21)
+    frames = []
+    parts = {}
+    for dim in ("correctness", "completeness"):
+        truth = rng.integers(1, 6, 6)
+        human = np.clip(truth[:, None] + rng.integers(-1, 2, (6, 2)), 1, 5).astype(float)
+        judge = np.clip(truth + rng.integers(-1, 2, 6), 1, 5)
+        frames.append(make(judge, human, dim))
+        parts[dim] = (judge, human)
+    g_j = np.array([3, 2, 4, 0, 1, 2])
+    frames.append(make(g_j, np.column_stack([g_j, g_j]).astype(float), "groundedness"))
+    j = pd.concat([f[0] for f in frames], ignore_index=True)
+    h = pd.concat([f[1] for f in frames], ignore_index=True)
+    table = agreement(j, h, bootstrap=200, seed=4)
+    assert table["dimension"].tolist() == ["correctness", "completeness", "groundedness", "(pooled 1-5)"]
+    rows = table.set_index("dimension").to_dict(orient="index")
+    for dim in ("correctness", "completeness", "groundedness"):
+        assert rows[dim]["n"] == 6 and "too small for an interval" in rows[dim]["note"]
+        assert math.isnan(rows[dim]["kappa_ci_low"]) and math.isnan(rows[dim]["alpha_ci_high"])
+    pooled = rows["(pooled 1-5)"]
+    judge = np.concatenate([parts["correctness"][0], parts["completeness"][0]])
+    human = np.vstack([parts["correctness"][1], parts["completeness"][1]])
+    assert pooled["n"] == 12
+    assert_matches(pooled, references(judge, human, 1, 5))
+    assert "pooled over correctness, completeness" in pooled["note"]
+    assert pooled["kappa_ci_low"] <= pooled["kappa_quadratic"] <= pooled["kappa_ci_high"]
+    # no pooled row when asked not to, or for a scale only one dimension uses
+    assert agreement(j, h, bootstrap=0, pooled=False)["dimension"].tolist() == [
+        "correctness", "completeness", "groundedness"]

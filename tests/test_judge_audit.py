@@ -40,7 +40,7 @@ class Server:
 
             def do_POST(self):  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                user = body["messages"][-1]["content"]
+                user = next(m["content"] for m in body["messages"] if m["role"] == "user")
                 text = re.search(r"Response to judge:\n(.*?)\n\nJudge the", user, re.S).group(1)
                 with server.lock:
                     server.count[text] += 1
@@ -140,7 +140,7 @@ def test_repeats_are_cached_per_repeat_resumable_and_aggregated(server, tmp_path
 
 def test_max_requests_stops_cleanly_and_the_next_run_resumes(server, tmp_path, capsys):
     ans, ctx = inputs(tmp_path, {f"t{i}": f"answer {i} SCORES={1 + i % 5}" for i in range(10)})
-    assert cli_main(argv(tmp_path, ans, ctx, "--max-requests", "4")) == 3
+    assert cli_main(argv(tmp_path, ans, ctx, "--max-requests", "4")) == 4
     err = capsys.readouterr().err
     assert "stopped: --max-requests 4 reached" in err and "4 of 10 judgments are finished" in err
     assert server.requests == 4 and not (tmp_path / "out.jsonl").exists()
@@ -154,7 +154,7 @@ def test_max_requests_stops_cleanly_and_the_next_run_resumes(server, tmp_path, c
 def test_max_tokens_stops_cleanly(server, tmp_path, capsys):
     ans, ctx = inputs(tmp_path, {f"t{i}": f"answer {i}" for i in range(6)})
     # 110 tokens per request: 110, 220 (< 250, so a third is sent), 330 -> the fourth is not sent
-    assert cli_main(argv(tmp_path, ans, ctx, "--max-tokens", "250")) == 3
+    assert cli_main(argv(tmp_path, ans, ctx, "--max-tokens", "250")) == 4
     assert server.requests == 3
     assert "--max-tokens 250 reached (330 tokens used)" in capsys.readouterr().err
     assert cli_main(argv(tmp_path, ans, ctx)) == 0 and server.requests == 6
@@ -168,7 +168,9 @@ def test_token_totals_retry_causes_and_cost(server, tmp_path, capsys):
     pt, ct = 4 * PROMPT_TOKENS, 4 * COMPLETION_TOKENS
     cost = pt / 1e6 * 2.5 + ct / 1e6 * 10
     assert f"this run: 5 request(s), {pt} prompt + {ct} completion tokens, estimated cost {cost:.4f}" in err
-    assert "'http_5xx': 1" in err and "'invalid_reply': 2" in err
+    # t2: the invalid reply, then the same reply to the repair message (no further retry)
+    assert "'http_5xx': 1" in err and "'invalid_reply': 1" in err and "'identical_reply': 1" in err
+    assert "'answered': 2" in err
     rows = {r["turn_id"]: r for r in read_rows(tmp_path / "out.jsonl")}
     assert (rows["t0"]["attempts"], rows["t0"]["retry_causes"], rows["t0"]["prompt_tokens"]) == (2, ["http_5xx"], 100)
     assert rows["t0"]["response_model"] == "served-x" and rows["t0"]["completion_tokens"] == 10
@@ -269,7 +271,11 @@ def test_the_disclosure_report_has_every_field(server, tmp_path, capsys):
     assert rep["decoding"]["temperature"] == 0 and rep["decoding"]["json_mode"] is True
     assert rep["retry_procedure"]["retries"] == 1 and rep["retry_procedure"]["timeout"] == 60
     # t1 repeat 0: a 500 then the reply; t1 repeat 1 is the server's third request for that text: no 500
-    assert rep["retry_procedure"]["retry_causes"] == {"invalid_reply": 4, "http_5xx": 1}
+    # t3's two judgments: an invalid reply, then the same reply to the repair message
+    assert rep["retry_procedure"]["retry_causes"] == {"invalid_reply": 2, "identical_reply": 2, "http_5xx": 1}
+    # six judgments (t0, t1, t2 x 2 repeats) ended with an answered attempt
+    assert rep["retry_procedure"]["attempts_by_cause"] == {"answered": 6, "http_5xx": 1, "identical_reply": 2,
+                                                           "invalid_reply": 2}
     assert rep["retry_procedure"]["attempts_histogram"] == {"1": 5, "2": 3}
     assert rep["repeats"]["k"] == 2 and rep["repeats"]["aggregate"] == "mean"
     (sc,) = rep["repeats"]["self_consistency"]
@@ -279,6 +285,8 @@ def test_the_disclosure_report_has_every_field(server, tmp_path, capsys):
     (row,) = ag["table"]
     # judge lower medians 4, 2, 1 against the consensus (lower medians 4, 2, 1): identical
     assert row["n"] == 3 and row["exact"] == 1.0
+    # three items: no interval, and the table says why
+    assert row["kappa_ci_low"] is None and "too small for an interval" in row["note"]
     assert row["kappa_quadratic"] == pytest.approx(sklearn_metrics.cohen_kappa_score(
         [4, 2, 1], [4, 2, 1], weights="quadratic", labels=[1, 2, 3, 4, 5]))
     assert rep["golden"]["by_dimension"] == [{"dimension": "correctness", "pairs": 2, "separated": 1, "invalid": 0,

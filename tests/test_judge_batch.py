@@ -201,11 +201,11 @@ def test_batch_end_to_end_with_retry_rounds(make_server, tmp_path, capsys):
 def test_submit_now_collect_later(make_server, tmp_path, capsys):
     s = make_server()
     argv = [*files(tmp_path, {"a": "SCORE=1", "b": "SCORE=4"}), "--batch-wait", "0"]
-    assert cli_main(argv) == 3
+    assert cli_main(argv) == 4  # EXIT_LIMIT: batches still running
     assert "still running" in capsys.readouterr().err and not (tmp_path / "out.jsonl").exists()
     records = list((tmp_path / "out.jsonl.cache" / "batches").glob("*.json"))
     assert len(records) == 1 and len(s.batches) == 1
-    assert cli_main(argv) == 3  # the server says in_progress: nothing new is submitted
+    assert cli_main(argv) == 4  # the server says in_progress: nothing new is submitted
     assert len(s.batches) == 1 and s.polls["batch_0"] == 1
     assert cli_main(argv) == 0  # completed: collected
     assert {t: r["score"] for t, r in rows(tmp_path).items()} == {"a": 1, "b": 4}
@@ -215,7 +215,7 @@ def test_submit_now_collect_later(make_server, tmp_path, capsys):
 def test_max_requests_in_batch_mode_and_resume(make_server, tmp_path, capsys):
     s = make_server()
     argv = files(tmp_path, {f"t{i}": f"SCORE={1 + i}" for i in range(5)})
-    assert cli_main([*argv, "--max-requests", "3"]) == 3
+    assert cli_main([*argv, "--max-requests", "3"]) == 4
     assert "--max-requests 3 reached" in capsys.readouterr().err
     assert [len(u) for u in s.uploads] == [3]
     assert cli_main(argv) == 0

@@ -86,7 +86,7 @@ class FaultServer:
                     body = json.loads(rest[:length])
                 except (OSError, ValueError):
                     return
-                user = body["messages"][-1]["content"]
+                user = next(m["content"] for m in body["messages"] if m["role"] == "user")
                 m = re.search(r"Response to judge:\n(.*?)\n\nJudge the", user, re.S)
                 text = m.group(1) if m else user
                 with server.lock:

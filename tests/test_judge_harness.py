@@ -13,15 +13,21 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 httpx = pytest.importorskip("httpx")
+
+from judge_server import (  # noqa: E402
+    JudgeServer,
+    completion,
+    dimension_of,
+    judged_text,
+    marker_behaviour,
+    score_reply,
+)
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import (  # noqa: E402
@@ -36,138 +42,6 @@ from reteco_measures.judge import (  # noqa: E402
 )
 
 REPO = Path(__file__).resolve().parents[1]
-
-_DIM_MARK = {
-    "CORRECTNESS": "correctness", "COMPLETENESS": "completeness", "RELEVANCE": "relevance",
-    "CONVERSATIONAL COHERENCE": "coherence", "FAITHFULNESS": "faithfulness",
-    "NATURALNESS": "naturalness", "GROUNDEDNESS": "groundedness",
-}
-
-
-def dimension_of(messages: list[dict]) -> str:
-    user = messages[-1]["content"]
-    if "temporally relevant to the question?" in user:
-        return "temporal_relevance"
-    if "cover this period" in user:
-        return "period_coverage"
-    m = re.search(r"Judge the ([A-Z ]+?) of the response", user)
-    assert m, user[-200:]
-    return _DIM_MARK[m.group(1)]
-
-
-def judged_text(messages: list[dict]) -> str:
-    """The answer (or document) being judged, cut out of the user message."""
-    user = messages[-1]["content"]
-    m = re.search(r"Response to judge:\n(.*?)\n\n(?:Judge the|$)", user, re.S) or re.search(
-        r"Document:\n(.*?)\n\n(?:Is the document|Does the document)", user, re.S)
-    assert m, user
-    return m.group(1)
-
-
-def completion(content: str) -> tuple[int, dict, str]:
-    body = {"id": "x", "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
-    return 200, {}, json.dumps(body)
-
-
-def score_reply(score, rationale="because") -> tuple[int, dict, str]:
-    return completion(json.dumps({"score": score, "rationale": rationale}))
-
-
-def marker_behaviour(server: JudgeServer, body: dict, nth: int):
-    """Default brain: markers in the judged text decide the reply."""
-    text = judged_text(body["messages"])
-    if "ALWAYS500" in text:
-        return 500, {}, "upstream exploded"
-    if "TWICE500" in text and nth <= 2:
-        return 502, {}, "bad gateway"
-    if "RATE429" in text and nth == 1:
-        return 429, {"Retry-After": "1"}, "slow down"
-    if "HANG" in text:
-        return "hang"
-    if "MALFORMED" in text:
-        return completion("The score is 4 because it is fine.")
-    if "OUTOFRANGE" in text:
-        return score_reply(9)
-    if "FLOAT" in text:
-        return score_reply(4.0)
-    if "BADREQ" in text:
-        return 400, {}, "context too long"
-    m = re.search(r"SCORE=(\d)", text)
-    return score_reply(int(m.group(1)) if m else 3)
-
-
-class JudgeServer:
-    """A chat-completions endpoint on 127.0.0.1 that records what it was asked."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.requests: list[dict] = []
-        self.per_key: Counter = Counter()  # (dimension, judged text) -> number of requests
-        self.answered: Counter = Counter()  # (dimension, judged text) -> 200 replies delivered
-        self.behaviour = marker_behaviour
-        self.release = threading.Event()
-        self.inflight = 0
-        self.max_inflight = 0
-        self.blocked = 0
-        self.delay = 0.0
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep pytest output clean
-                pass
-
-            def do_POST(self):  # noqa: N802 - http.server API
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length))
-                with server.lock:
-                    key = (dimension_of(body["messages"]), judged_text(body["messages"]))
-                    server.per_key[key] += 1
-                    nth = server.per_key[key]
-                    server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers),
-                                            "t": time.monotonic(), "key": key})
-                    server.inflight += 1
-                    server.max_inflight = max(server.max_inflight, server.inflight)
-                try:
-                    if server.delay:
-                        time.sleep(server.delay)
-                    reply = server.behaviour(server, body, nth)
-                    if reply == "hang":
-                        with server.lock:
-                            server.blocked += 1
-                        server.release.wait(timeout=20)
-                        reply = (503, {}, "released after the client went away")
-                    status, headers, text = reply
-                    data = text.encode()
-                    self.send_response(status)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    self.wfile.flush()
-                    if status == 200:
-                        with server.lock:
-                            server.answered[key] += 1
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                finally:
-                    with server.lock:
-                        server.inflight -= 1
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
 
 @pytest.fixture
 def server(monkeypatch):
@@ -224,13 +98,28 @@ def test_no_key_means_no_authorization_header(server, monkeypatch):
     [("MALFORMED", "not a JSON object"), ("OUTOFRANGE", "'score' 9 is outside 1-5"),
      ("FLOAT", "'score' is not an integer: 4.0")],
 )
-def test_invalid_replies_are_retried_then_recorded_invalid(server, marker, reason):
+def test_invalid_replies_are_repaired_once_then_recorded_invalid(server, marker, reason):
     msgs, lo, hi = messages_for(f"answer {marker}")
     with fast_client(retries=2) as c:
         v = c.judge(msgs, lo, hi)
     assert v.score is None and v.kind == "response"
-    assert reason in v.error and "after 3 attempt(s)" in v.error
-    assert len(server.requests) == 3  # first attempt + 2 retries, a fixed number
+    # the server gives the same bad reply to the repair message: retrying further cannot help
+    assert reason in v.error and "after 2 attempt(s)" in v.error and "the same reply again" in v.error
+    assert v.causes == ("invalid_reply", "identical_reply")
+    first, second = (r["body"]["messages"] for r in server.requests)
+    assert first == msgs
+    bad = json.loads(marker_behaviour(server, server.requests[0]["body"], 1)[2])["choices"][0]["message"]["content"]
+    assert second[:2] == msgs and second[2] == {"role": "assistant", "content": bad}
+    assert second[3]["role"] == "user" and reason in second[3]["content"]
+    assert '"enum":[1,2,3,4,5]' in second[3]["content"]  # the score schema of the 1-5 scale
+
+
+def test_without_repair_the_same_request_is_sent_and_identical_replies_stop(server):
+    msgs, lo, hi = messages_for("answer MALFORMED")
+    with fast_client(retries=3, repair=False) as c:
+        v = c.judge(msgs, lo, hi)
+    assert [r["body"]["messages"] for r in server.requests] == [msgs, msgs]
+    assert v.attempts == 2 and v.causes == ("invalid_reply", "identical_reply")
 
 
 def test_5xx_then_success(server):

@@ -48,9 +48,22 @@ def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats:
     g.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
     g.add_argument("--retries", type=int, default=3, help="extra attempts per judgment (default 3)")
     g.add_argument("--timeout", type=float, default=60.0,
-                   help="total seconds per attempt: connect, send, wait and read the whole reply (default 60)")
+                   help="total seconds per attempt, from sending: connect, wait in the server's queue, and read "
+                        "the whole reply (default 60)")
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubling (default 1)")
+    g.add_argument("--max-wait", type=float, default=60.0,
+                   help="longest wait a server's Retry-After can impose before the next attempt; longer ones are cut "
+                        "to it (default 60)")
     g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    g.add_argument("--seed", type=int, help="the requests' seed (default: none sent); part of the cache key")
+    g.add_argument("--top-p", type=float, help="the requests' top_p (default: none sent); part of the cache key")
+    g.add_argument("--structured", default="auto",
+                   choices=["auto", "json_object", "json_schema", "schema-in-object", "none"],
+                   help="structured output: json_object (JSON mode), json_schema (OpenAI/vLLM/Ollama/llama-server: "
+                        "the score schema), schema-in-object (llama-cpp-python: the schema inside json_object), none; "
+                        "auto (default) chooses from the server's GET /models, json_object when unsure")
+    g.add_argument("--no-repair", action="store_true",
+                   help="retry an invalid reply with the same request, not with a repair message")
     g.add_argument("--max-reply-tokens", type=int, help="max_tokens of each reply (default: the endpoint's)")
     g.add_argument("--max-requests", type=int,
                    help="stop cleanly after this many HTTP requests (finished judgments are cached; run again "
@@ -69,12 +82,12 @@ def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats:
                         "request each; falls back to requests when the endpoint has no Batch API")
     g.add_argument("--batch-wait", type=float,
                    help="seconds to wait for running batches (default: until they finish; 0: submit or collect "
-                        "and exit 3 while batches run)")
+                        "and exit 4 while batches run)")
     g.add_argument("--batch-poll", type=float, default=30.0, help="seconds between batch status checks (default 30)")
     g.add_argument("--batch-size", type=int, default=50_000, help="requests per batch file (default 50000)")
     g.add_argument("--batch-window", default="24h", help="the batches' completion_window (default 24h)")
     g.add_argument("--no-json-mode", action="store_true",
-                   help="do not send response_format=json_object (for endpoints that reject it)")
+                   help="same as --structured none (for endpoints that reject response_format)")
     g.add_argument("--prompts", help="folder of your own prompt files instead of the packaged ones")
     g.add_argument("--refresh-invalid", action="store_true",
                    help="re-ask judgments whose cached reply was invalid")
@@ -84,8 +97,9 @@ def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats:
     g.add_argument("--format", default="table", choices=OUTPUT_FORMATS, help="summary format")
 
 
-#: exit code of a run stopped by --max-requests / --max-tokens (nothing written; run again to resume)
-EXIT_LIMIT = 3
+#: exit code of a run stopped by --max-requests / --max-tokens, or of batches still running (nothing
+#: written; run again to resume); 3 is the command line's "internal error"
+EXIT_LIMIT = 4
 
 
 def _client(args: argparse.Namespace, budget=None):
@@ -95,16 +109,24 @@ def _client(args: argparse.Namespace, budget=None):
         value = getattr(args, name, None)
         if value is not None and value < (1 if name == "max_reply_tokens" else 0):
             raise ValueError(f"--{name.replace('_', '-')} must be >= {1 if name == 'max_reply_tokens' else 0}")
+    if args.concurrency < 1:
+        raise ValueError("--concurrency must be >= 1")
+    if args.no_json_mode and args.structured not in ("auto", "none"):
+        raise ValueError("--no-json-mode contradicts --structured " + args.structured)
     return JudgeClient(
         args.model,
         base_url=args.base_url,
         timeout=args.timeout,
         retries=args.retries,
         backoff=args.backoff,
-        json_mode=not args.no_json_mode,
+        max_retry_after=args.max_wait,
+        structured="none" if args.no_json_mode else args.structured,
         max_tokens=args.max_reply_tokens,
         concurrency=args.concurrency,
         temperature=args.temperature,
+        seed=args.seed,
+        top_p=args.top_p,
+        repair=not args.no_repair,
         budget=budget,
     )
 
@@ -184,7 +206,11 @@ def _run(args: argparse.Namespace, items, cache_default: str | None):
     cost = _cost(stats.prompt_tokens, stats.completion_tokens, args)
     print(f"this run: {stats.requests} request(s), {stats.prompt_tokens} prompt + {stats.completion_tokens} "
           f"completion tokens" + (f", estimated cost {cost:.4f}" if cost is not None else "")
-          + (f"; retry causes {dict(sorted(stats.causes.items()))}" if stats.causes else ""), file=sys.stderr)
+          + (f"; attempts by cause {stats.attempts_by_cause}" if stats.requests else ""), file=sys.stderr)
+    t = stats.throughput
+    if t is not None:
+        print(f"throughput: {t['requests_per_s']:.3g} requests/s over {t['requests']} answered request(s), "
+              f"concurrency {t['concurrency']}, parallelism {t['parallelism']:.2g}", file=sys.stderr)
     if budget.exhausted is not None:
         done = stats.total - stats.limited
         print(f"reteco-measures: stopped: {budget.exhausted}; {done} of {stats.total} judgments are finished "
@@ -202,8 +228,10 @@ def _final_code(args: argparse.Namespace, run: _Run) -> int:
     return 1 if args.strict and stats.invalid else 0
 
 
-def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict | None = None) -> None:
-    """``OUT.run.json``: the settings and counts of the run that wrote OUT (read by ``judge report``)."""
+def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict | None = None,
+                      out: str | None = None) -> None:
+    """``OUT.run.json``: the settings and counts of the run that wrote OUT (read by ``judge report``);
+    ``out`` names another file the run wrote (``judge temporal --judgments-out``)."""
     import datetime
 
     from .._version import __version__
@@ -228,10 +256,11 @@ def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict
         "prompts": list(prompts.values()),
         "last_run": {"total": s.total, "cached": s.cached, "asked": s.asked, "not_sent": s.not_sent,
                      "invalid": s.invalid, "requests": s.requests, "prompt_tokens": s.prompt_tokens,
-                     "completion_tokens": s.completion_tokens, "retry_causes": dict(sorted(s.causes.items()))},
+                     "completion_tokens": s.completion_tokens, "retry_causes": dict(sorted(s.causes.items())),
+                     "attempts_by_cause": s.attempts_by_cause, "throughput": s.throughput},
         **(extra or {}),
     }
-    atomic_write_text(f"{args.out}.run.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(f"{out or args.out}.run.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 
 
 def _targets(path: str | None):
@@ -348,9 +377,11 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
              "error": o.verdict.error, "rationale": o.verdict.rationale, "error_kind": None if o.verdict.valid
              else o.verdict.kind, "attempts": o.verdict.attempts, "retry_causes": list(o.verdict.causes),
              "prompt_tokens": o.verdict.prompt_tokens, "completion_tokens": o.verdict.completion_tokens,
-             "response_model": o.verdict.response_model, **({"inputs": o.item.inputs} if o.item.inputs else {})}
+             "response_model": o.verdict.response_model, "served_model": o.verdict.served_model,
+             **({"inputs": o.item.inputs} if o.item.inputs else {})}
             for o in outcomes
         ])
+        _write_run_record(args, run, outcomes, out=args.judgments_out)  # judge report reads it beside the file
     print_frame(temporal_summary(rows, outcomes), args.format)
     return _final_code(args, run)
 

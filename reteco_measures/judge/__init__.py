@@ -33,7 +33,17 @@ from .aggregate import (
 from .agreement import agreement, confusion_matrices, read_ratings, self_consistency
 from .cache import JudgmentCache, cache_key
 from .calibrate import calibrate
-from .client import Budget, JudgeClient, JudgeFatalError, ReplyError, Verdict, parse_reply
+from .client import (
+    STRUCTURED_MODES,
+    Budget,
+    JudgeClient,
+    JudgeFatalError,
+    JudgeQueueingWarning,
+    ReplyError,
+    Verdict,
+    judgment_schema,
+    parse_reply,
+)
 from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
 from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
 from .ledger import token_totals
@@ -52,6 +62,9 @@ __all__ = [
     "available_prompts",
     "JudgeClient",
     "JudgeFatalError",
+    "JudgeQueueingWarning",
+    "STRUCTURED_MODES",
+    "judgment_schema",
     "ReplyError",
     "Verdict",
     "parse_reply",

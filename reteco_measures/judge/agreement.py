@@ -13,7 +13,11 @@ ratings" and that the report disclose the agreement. :func:`agreement` gives, pe
 * ``spearman``, ``kendall`` (tau-b): the judge against the mean of the raters' scores;
 * ``exact``, ``within_1``: the share of items where the judge equals the consensus / is at most
   one point from it;
-* percentile bootstrap confidence intervals (items resampled) for kappa and alpha.
+* percentile bootstrap confidence intervals (items resampled) for kappa and alpha, given only
+  when at least :data:`MIN_INTERVAL_ITEMS` items are compared (``note`` says so otherwise);
+* a *pooled* row per scale shared by several dimensions (``dimension`` = ``(pooled 1-5)`` ...):
+  the same statistics over the (dimension, item) pairs of those dimensions, for small rating
+  sheets where each dimension alone has too few items.
 
 Every statistic is computed here (numpy); the test suite checks them against scikit-learn's
 ``cohen_kappa_score(weights="quadratic")``, the ``krippendorff`` package and scipy.
@@ -50,13 +54,18 @@ __all__ = [
     "JUDGE_SCORE_COLUMNS",
     "read_ratings",
     "lower_median",
+    "MIN_INTERVAL_ITEMS",
 ]
 
 #: the columns of :func:`agreement`, in order
 AGREEMENT_COLUMNS = [
     "dimension", "n", "kappa_quadratic", "kappa_ci_low", "kappa_ci_high", "alpha_ordinal",
-    "alpha_ci_low", "alpha_ci_high", "alpha_humans", "spearman", "kendall", "exact", "within_1",
+    "alpha_ci_low", "alpha_ci_high", "alpha_humans", "spearman", "kendall", "exact", "within_1", "note",
 ]
+
+#: fewest compared items for a bootstrap interval: with fewer, the resamples take a handful of
+#: distinct values and a percentile interval is not a meaningful 95% interval
+MIN_INTERVAL_ITEMS = 10
 
 Frame = pd.DataFrame | str | os.PathLike
 
@@ -346,9 +355,9 @@ def _dimensions(judge, human, scale, dimensions, problems):
     for dim in dims:
         low, high = _scale(dim, scale)
         jd, hd = _in_scale(j[j["dimension"] == dim], h[h["dimension"] == dim], low, high, dim, problems)
-        items, js, hm = _matrices(jd, hd)
+        items, js, hm, raters = _matrices(jd, hd)
         cons = np.array([lower_median(r[~np.isnan(r)].tolist()) for r in hm], dtype=np.float64)
-        yield dim, low, high, items, js, hm, cons
+        yield dim, low, high, items, js, hm, cons, raters
 
 
 def agreement(
@@ -361,8 +370,9 @@ def agreement(
     seed: int = 0,
     dimensions: Sequence[str] | None = None,
     problems: list[Problem] | None = None,
+    pooled: bool = True,
 ) -> pd.DataFrame:
-    """Agreement of the judge with human raters, one row per dimension.
+    """Agreement of the judge with human raters, one row per dimension (and pooled rows).
 
     Args:
         judge: judge scores: a DataFrame ``turn_id, dimension, score`` (repeats allowed: they are
@@ -377,13 +387,18 @@ def agreement(
         dimensions: the dimensions to report (default: those with human ratings, in first-seen order).
         problems: receives rows left out (non-integer or out-of-scale scores); default: a
             :class:`~reteco_measures.errors.DataFormatWarning`.
+        pooled: add one ``(pooled <low>-<high>)`` row per scale that two or more reported
+            dimensions share: the statistics over all their (dimension, item) pairs, the raters
+            matched by name; its bootstrap draws from numpy seeded with ``[seed, number of dimensions + its index]``.
 
     Returns:
         DataFrame with :data:`AGREEMENT_COLUMNS`: ``dimension, n, kappa_quadratic,
         kappa_ci_low, kappa_ci_high, alpha_ordinal, alpha_ci_low, alpha_ci_high, alpha_humans,
-        spearman, kendall, exact, within_1``.
+        spearman, kendall, exact, within_1, note``; ``note`` says when there is nothing to compare,
+        when ``n`` is below :data:`MIN_INTERVAL_ITEMS` (no interval is given) and what a pooled
+        row pools.
     """
-    return _agreement_table(list(_dimensions(judge, human, scale, dimensions, problems)), bootstrap, ci, seed)
+    return _agreement_table(list(_dimensions(judge, human, scale, dimensions, problems)), bootstrap, ci, seed, pooled)
 
 
 def agreement_and_confusion(
@@ -396,6 +411,7 @@ def agreement_and_confusion(
     seed: int = 0,
     dimensions: Sequence[str] | None = None,
     problems: list[Problem] | None = None,
+    pooled: bool = True,
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """:func:`agreement` and :func:`confusion_matrices` from one reading of the inputs.
 
@@ -408,12 +424,39 @@ def agreement_and_confusion(
         :func:`agreement` and :func:`confusion_matrices` return for the same arguments.
     """
     dims = list(_dimensions(judge, human, scale, dimensions, problems))
-    return _agreement_table(dims, bootstrap, ci, seed), _confusion_tables(dims)
+    return _agreement_table(dims, bootstrap, ci, seed, pooled), _confusion_tables(dims)
 
 
-def _agreement_table(dims: list, bootstrap: int, ci: float, seed: int) -> pd.DataFrame:
+def _pool(group: list) -> tuple:
+    """One (items, judge scores, human matrix, consensus) over several dimensions of one scale:
+    items ``"<dimension> <item>"``, the human matrix over the union of the raters (by name)."""
+    raters = sorted({r for g in group for r in g[7]})
+    col = {r: i for i, r in enumerate(raters)}
+    blocks = []
+    for g in group:
+        m = np.full((len(g[3]), len(raters)), np.nan)
+        m[:, [col[r] for r in g[7]]] = g[5]
+        blocks.append(m)
+    items = pd.Index([f"{g[0]} {i}" for g in group for i in g[3]])
+    return (items, np.concatenate([g[4] for g in group]), np.vstack(blocks), np.concatenate([g[6] for g in group]))
+
+
+def _agreement_table(dims: list, bootstrap: int, ci: float, seed: int, pooled: bool = True) -> pd.DataFrame:
     rows = [_agreement_one(dim, low, high, items, js, hm, cons, bootstrap, ci, np.random.default_rng([seed, d_i]))
-            for d_i, (dim, low, high, items, js, hm, cons) in enumerate(dims)]
+            for d_i, (dim, low, high, items, js, hm, cons, _raters) in enumerate(dims)]
+    if pooled:
+        scales: dict[tuple[int, int], list] = {}
+        for d in dims:
+            if len(d[3]):
+                scales.setdefault((d[1], d[2]), []).append(d)
+        groups = [(k, g) for k, g in scales.items() if len(g) >= 2]
+        for g_i, ((low, high), group) in enumerate(groups):
+            items, js, hm, cons = _pool(group)
+            row = _agreement_one(f"(pooled {low}-{high})", low, high, items, js, hm, cons, bootstrap, ci,
+                                 np.random.default_rng([seed, len(dims) + g_i]))
+            pooled_note = f"pooled over {', '.join(g[0] for g in group)} (items = dimension x item)"
+            row["note"] = pooled_note + (f"; {row['note']}" if row["note"] else "")
+            rows.append(row)
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
@@ -433,16 +476,18 @@ def _matrices(jd: pd.DataFrame, hd: pd.DataFrame):
     """(items, judge scores, human matrix items x raters with NaN) over the compared items."""
     items = pd.Index(sorted(set(jd["turn_id"]) & set(hd["turn_id"])))
     jscore = jd.drop_duplicates("turn_id").set_index("turn_id")["score"].reindex(items).to_numpy(np.float64)
-    hm = (hd[hd["turn_id"].isin(items)].pivot(index="turn_id", columns="rater", values="score")
-          .reindex(items).to_numpy(np.float64))
-    return items, jscore, hm
+    wide = hd[hd["turn_id"].isin(items)].pivot(index="turn_id", columns="rater", values="score").reindex(items)
+    return items, jscore, wide.to_numpy(np.float64), [str(c) for c in wide.columns]
 
 
 def _agreement_one(dim, low, high, items, js, hm, cons, B, ci, rng) -> dict[str, Any]:
     n = len(items)
     row: dict[str, Any] = {"dimension": dim, "n": n}
     if n == 0:
-        return {**row, **{c: float("nan") for c in AGREEMENT_COLUMNS[2:]}}
+        return {**row, **{c: float("nan") for c in AGREEMENT_COLUMNS[2:-1]},
+                "note": "no item has both a valid judge score and a human rating"}
+    row["note"] = None if n >= MIN_INTERVAL_ITEMS or B <= 0 else (
+        f"n = {n} is too small for an interval (at least {MIN_INTERVAL_ITEMS} items)")
     mean = np.nanmean(hm, axis=1)
     k = high - low + 1
     jcode = (js - low).astype(np.int64)
@@ -459,9 +504,10 @@ def _agreement_one(dim, low, high, items, js, hm, cons, B, ci, rng) -> dict[str,
 
     everything = np.arange(n)
     row["kappa_quadratic"] = kappa_of(everything)
-    row["kappa_ci_low"], row["kappa_ci_high"] = _bootstrap(kappa_of, n, B, rng, ci)
+    small = n < MIN_INTERVAL_ITEMS
+    row["kappa_ci_low"], row["kappa_ci_high"] = _bootstrap(kappa_of, n, 0 if small else B, rng, ci)
     row["alpha_ordinal"] = alpha_of(everything)
-    row["alpha_ci_low"], row["alpha_ci_high"] = _bootstrap(alpha_of, n, B, rng, ci)
+    row["alpha_ci_low"], row["alpha_ci_high"] = _bootstrap(alpha_of, n, 0 if small else B, rng, ci)
     row["alpha_humans"] = _alpha_from_counts(h_counts)
     row["spearman"] = spearman(js, mean)
     row["kendall"] = kendall_tau_b(js, mean)
@@ -485,7 +531,7 @@ def confusion_matrices(
 
 def _confusion_tables(dims) -> dict[str, pd.DataFrame]:
     out = {}
-    for dim, low, high, _items, js, _hm, cons in dims:
+    for dim, low, high, _items, js, _hm, cons, _raters in dims:
         cats = list(range(low, high + 1))
         table = pd.crosstab(pd.Categorical(js.astype(int), categories=cats),
                             pd.Categorical(cons.astype(int), categories=cats), dropna=False)

@@ -142,7 +142,8 @@ class _Api:
         return r.content
 
 
-def _result_verdict(client: JudgeClient, line: dict[str, Any], low: int, high: int) -> tuple[Verdict, bool]:
+def _result_verdict(client: JudgeClient, line: dict[str, Any], low: int, high: int,
+                    placeholders: tuple[str, ...] | list[str] = ()) -> tuple[Verdict, bool]:
     """(verdict of one attempt, retryable) from a batch output or error line."""
     usage, model = [0, 0], [None]
     response = line.get("response") if isinstance(line.get("response"), dict) else None
@@ -160,9 +161,9 @@ def _result_verdict(client: JudgeClient, line: dict[str, Any], low: int, high: i
             return v(None, None, why, "transport", "not_a_completion"), True
         raw = content if isinstance(content, str) else None
         try:
-            score, rationale = parse_reply(content, low, high)
+            score, rationale = parse_reply(content, low, high, placeholders)
         except ReplyError as exc:
-            return v(None, None, str(exc), "response", "invalid_reply", raw), True
+            return v(None, None, str(exc), "response", exc.cause, raw), True
         return v(score, rationale, None, "ok", None, raw), False
     if isinstance(status, int) and not isinstance(status, bool):
         body = response.get("body") if response else None
@@ -284,7 +285,8 @@ def run_batch(
                                   causes=(f"batch_{status}",))
                 retryable = True
             else:
-                attempt, retryable = _result_verdict(client, line, int(info["low"]), int(info["high"]))
+                attempt, retryable = _result_verdict(client, line, int(info["low"]), int(info["high"]),
+                                                     info.get("placeholders") or ())
             merged = _merge(prev, attempt)
             done = attempt.valid or not retryable or int(info.get("round", 1)) >= rounds
             if done and not attempt.valid:
@@ -315,7 +317,7 @@ def run_batch(
             for n, key in enumerate(chunk):
                 item = items[pending[key][0]]
                 custom_id = f"r{n}-{key[:16]}"
-                body = client._body(item.prompt.render(item.inputs))
+                body = client._body(item.prompt.render(item.inputs), item.prompt.low, item.prompt.high)
                 line = json.dumps({"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
                                    "body": body}, ensure_ascii=False) + "\n"
                 size += len(line.encode("utf-8"))
@@ -325,7 +327,8 @@ def run_batch(
                 prev = history.get(key)
                 index[custom_id] = {"key": key, "round": (prev.attempts if prev else 0) + 1,
                                     "history": prev.as_dict() if prev else None, "low": item.prompt.low,
-                                    "high": item.prompt.high, "prompt_sha256": item.prompt.sha256,
+                                    "high": item.prompt.high, "placeholders": list(item.prompt.reply_placeholders),
+                                    "prompt_sha256": item.prompt.sha256,
                                     "dimension": item.prompt.dimension, "repeat": item.repeat}
             file_id = api.upload("".join(lines).encode("utf-8"))
             batch = api.create(file_id, completion_window, {"tool": "reteco-measures", "model": model[:64]})

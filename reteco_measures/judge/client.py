@@ -21,7 +21,22 @@ Outcome of one judgment (:class:`Verdict`), never an exception for a single bad 
   the run was cancelled.
 
 Every attempt has a total deadline (``timeout``): connecting, sending, waiting and reading the
-whole body together, so a server that trickles its reply cannot hold a request longer.
+whole body together, so a server that trickles its reply cannot hold a request longer. Time a
+request spends queued at the server (behind other requests it has not started yet) counts too:
+see :class:`JudgeQueueingWarning`.
+
+Structured output (``structured``): ``json_object`` sends ``response_format={"type":
+"json_object"}`` (JSON mode), ``json_schema`` the OpenAI form ``{"type": "json_schema",
+"json_schema": {"name", "strict", "schema"}}`` (OpenAI, vLLM, Ollama, llama.cpp's ``llama-server``),
+``schema-in-object`` llama-cpp-python's form ``{"type": "json_object", "schema": ...}``, ``none``
+nothing; ``auto`` picks one from what ``GET /models`` says about the server
+(:data:`AUTO_STRUCTURED`), ``json_object`` when it cannot tell. The schema
+(:func:`judgment_schema`) allows only an object with an integer ``score`` on the prompt's scale and
+a string ``rationale``, so a server that enforces it can only answer well-formed judgments.
+
+A reply that is not a valid judgment is retried with a short repair message (the reason and the
+schema) after the model's own reply; an answer identical to an earlier invalid one ends the
+retries of that judgment (asking again would give it again).
 
 HTTP 401/403/404 mean the configuration is wrong (key, URL, model): they raise
 :class:`JudgeFatalError` and stop the run instead of marking every item invalid; so does an
@@ -45,6 +60,15 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "JudgeClient",
+    "JudgeQueueingWarning",
+    "QUEUEING_PARALLELISM",
+    "QUEUEING_MIN_SECONDS",
+    "STRUCTURED_MODES",
+    "AUTO_STRUCTURED",
+    "judgment_schema",
+    "response_format",
+    "clean_text",
+    "echoed_placeholder",
     "Verdict",
     "JudgeFatalError",
     "ReplyError",
@@ -61,13 +85,81 @@ INSTALL_HINT = 'pip install "reteco-measures[judge]"'
 #: the largest response body read (bytes); a longer body is a transport failure
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
+#: values of ``structured`` (``--structured``)
+STRUCTURED_MODES = ("auto", "json_object", "json_schema", "schema-in-object", "none")
+
+#: ``structured="auto"``: the ``owned_by`` a server reports in ``GET /models`` -> the structured-output
+#: form its documentation describes (vLLM, llama.cpp's llama-server, Ollama and OpenAI document
+#: ``json_schema``; llama-cpp-python documents a ``schema`` inside ``json_object``); anything else
+#: gets ``json_object``
+AUTO_STRUCTURED = {
+    "vllm": "json_schema",
+    "llamacpp": "json_schema",
+    "library": "json_schema",
+    "ollama": "json_schema",
+    "openai": "json_schema",
+    "system": "json_schema",
+    "me": "schema-in-object",
+}
+
+#: parallelism below which a run with concurrency >= 2 is warned that the server queues requests
+QUEUEING_PARALLELISM = 1.5
+#: answers faster than this (seconds) are not judged for queueing: the client's own overhead then
+#: dominates the measurement, and a queue that short cannot exhaust a deadline
+QUEUEING_MIN_SECONDS = 0.05
+
+
+class JudgeQueueingWarning(UserWarning):
+    """The endpoint answers about one request at a time although several are in flight: the
+    others wait in its queue, and that wait counts against each attempt's ``timeout``."""
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """Endpoint-supplied text made safe to print on a terminal: control characters (terminal escape
+    sequences included; line feeds and tabs kept) and bidirectional overrides become ``\\uXXXX``;
+    cut to ``limit`` characters when given."""
+    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", str(text))
+    return text if limit is None or len(text) <= limit else text[:limit]
+
+
+def judgment_schema(low: int, high: int) -> dict[str, Any]:
+    """The JSON schema of one judgment on the scale ``low..high``: an object with exactly an integer
+    ``score`` (one of low..high) and a string ``rationale``."""
+    return {"type": "object",
+            "properties": {"score": {"type": "integer", "enum": list(range(low, high + 1))},
+                           "rationale": {"type": "string"}},
+            "required": ["score", "rationale"], "additionalProperties": False}
+
+
+def response_format(mode: str, low: int | None = None, high: int | None = None) -> dict[str, Any] | None:
+    """The ``response_format`` field for a (resolved) structured-output ``mode`` (None: no field).
+    Without a scale (``low``/``high`` None) the schema modes fall back to JSON mode."""
+    if mode == "none":
+        return None
+    if mode == "json_object" or low is None or high is None:
+        return {"type": "json_object"}
+    schema = judgment_schema(low, high)
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "judgment", "strict": True, "schema": schema}}
+    if mode == "schema-in-object":
+        return {"type": "json_object", "schema": schema}
+    raise ValueError(f"structured output must be one of {', '.join(STRUCTURED_MODES)}, not {mode!r}")
+
 
 class JudgeFatalError(RuntimeError):
     """The endpoint refuses every request (bad key, URL or model) or cannot be reached: stop the run."""
 
 
 class ReplyError(ValueError):
-    """The model's reply is not a valid judgment (the message says why)."""
+    """The model's reply is not a valid judgment (the message says why; ``cause`` names the kind:
+    ``invalid_reply``, or ``echoed_placeholder`` when the reply copies the prompt's template)."""
+
+    def __init__(self, message: str, cause: str = "invalid_reply") -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -85,8 +177,12 @@ class Verdict:
         raw: the last raw reply content (for audit, at most 2000 characters), if any.
         prompt_tokens, completion_tokens: tokens the endpoint reported over all attempts.
         response_model: the model name the endpoint returned (last completion), if any.
-        causes: why each failed attempt failed (``timeout``, ``connection``, ``http_429``,
-            ``http_5xx``, ``not_a_completion``, ``invalid_reply`` ...), in order.
+        causes: why each failed attempt failed (``timeout``, ``connection`` (could not connect),
+            ``reset`` (the connection broke after it was made), ``http_429``, ``http_5xx``,
+            ``not_a_completion``, ``invalid_reply``, ``echoed_placeholder``, ``identical_reply`` ...),
+            in order.
+        served_model: the model the endpoint's ``GET /models`` listed at the start of the run
+            (the requested name when it is listed, else the only listed id), if known.
     """
 
     score: int | None
@@ -99,6 +195,7 @@ class Verdict:
     completion_tokens: int = 0
     response_model: str | None = None
     causes: tuple[str, ...] = field(default_factory=tuple)
+    served_model: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -108,7 +205,7 @@ class Verdict:
         return {"score": self.score, "rationale": self.rationale, "error": self.error, "kind": self.kind,
                 "attempts": self.attempts, "raw": self.raw, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "response_model": self.response_model,
-                "causes": list(self.causes)}
+                "causes": list(self.causes), "served_model": self.served_model}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Verdict:
@@ -124,7 +221,8 @@ class Verdict:
                    raw=d.get("raw") if isinstance(d.get("raw"), str) else None,
                    prompt_tokens=_int(d.get("prompt_tokens")), completion_tokens=_int(d.get("completion_tokens")),
                    response_model=d.get("response_model") if isinstance(d.get("response_model"), str) else None,
-                   causes=tuple(str(c) for c in causes) if isinstance(causes, list) else ())
+                   causes=tuple(str(c) for c in causes) if isinstance(causes, list) else (),
+                   served_model=d.get("served_model") if isinstance(d.get("served_model"), str) else None)
 
 
 _FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*)\n```$", re.S)
@@ -155,17 +253,53 @@ def _loads(text: str | bytes) -> Any:
         raise ValueError(str(exc).split("\n")[0][:120] or type(exc).__name__) from None
 
 
-def parse_reply(content: str, low: int, high: int) -> tuple[int, str]:
+_BRACKETED = re.compile(r"^<[^<>]*>$")
+_TEMPLATE_FIELD = re.compile(r"\{\{\w+\}\}")
+
+
+def _plain(text: str) -> str:
+    """Lower case, single spaces, without surrounding quotes and angle brackets (for comparing a
+    rationale with a placeholder)."""
+    t = " ".join(str(text).split()).strip().strip("\"'").strip()
+    if t.startswith("<") and t.endswith(">"):
+        t = t[1:-1].strip()
+    return t.lower()
+
+
+def echoed_placeholder(rationale: str, placeholders: tuple[str, ...] | list[str] = ()) -> str | None:
+    """The placeholder a rationale copies instead of giving a reason, or None.
+
+    A rationale echoes the template when, compared without case, spacing, quotes and angle
+    brackets, it is one of the prompt's ``<...>`` placeholders (``"<one or two sentences>"``), or
+    when it is itself a bracketed placeholder (``"<rationale>"``) or holds a ``{{field}}`` of the
+    prompt template.
+    """
+    plain = _plain(rationale)
+    for ph in placeholders:
+        if plain and plain == _plain(ph):
+            return f"<{ph.strip().strip('<>')}>"
+    text = " ".join(str(rationale).split())
+    if _BRACKETED.match(text):
+        return text
+    m = _TEMPLATE_FIELD.search(text)
+    return m.group(0) if m else None
+
+
+def parse_reply(content: str, low: int, high: int, placeholders: tuple[str, ...] | list[str] = ()) -> tuple[int, str]:
     """Strictly parse a judge reply: one JSON object with an integer ``score`` in [low, high] and a
-    string ``rationale``.
+    non-empty string ``rationale`` of the model's own.
 
     The only leniency is surrounding whitespace and a single Markdown code fence around the object.
     ``4.0``, ``"4"``, ``true`` and out-of-range numbers are rejected, never rounded or clamped.
+    An empty rationale, or one that copies the prompt's template (one of ``placeholders`` — the
+    ``<...>`` texts of the prompt's reply format —, any ``<...>`` placeholder, a ``{{field}}``; see
+    :func:`echoed_placeholder`) is rejected with cause ``echoed_placeholder``: such a row would
+    look valid and carry no information.
     Any text at all (deeply nested JSON, numbers of thousands of digits, binary noise) either
     parses or raises :class:`ReplyError`; no other exception escapes.
 
     Raises:
-        ReplyError: with the reason.
+        ReplyError: with the reason (and its ``cause``).
     """
     if not isinstance(content, str):
         raise ReplyError("reply content is not text")
@@ -189,6 +323,12 @@ def parse_reply(content: str, low: int, high: int) -> tuple[int, str]:
     rationale = obj.get("rationale")
     if not isinstance(rationale, str):
         raise ReplyError("reply has no string 'rationale'")
+    if not rationale.strip():
+        raise ReplyError("reply has an empty 'rationale'", "echoed_placeholder")
+    echoed = echoed_placeholder(rationale, placeholders)
+    if echoed is not None:
+        raise ReplyError(f"the rationale copies the prompt's placeholder {_short(echoed, 80)} instead of giving a "
+                         "reason", "echoed_placeholder")
     return score, rationale
 
 
@@ -302,17 +442,25 @@ class JudgeClient:
         retries: extra attempts after the first (each failed attempt of any kind except
             ``request`` counts); a fixed number, so the procedure can be disclosed.
         backoff: first wait in seconds; doubles after each failed attempt, capped at ``max_backoff``.
-        max_retry_after: the longest ``Retry-After`` honoured (longer values are capped to it).
-        json_mode: send ``response_format={"type": "json_object"}`` (turn off for endpoints that
-            reject it).
+        max_retry_after: the longest wait for a ``Retry-After`` (``--max-wait``): a longer one is
+            cut to it (the pause of every worker too), so a server's ``Retry-After: 100000`` costs
+            at most this many seconds per attempt.
+        json_mode: False is ``structured="none"`` (kept for callers of earlier versions).
         max_tokens: optional ``max_tokens`` for the reply.
         concurrency: requests in flight (use the same number of threads).
-        extra_body: extra fields merged into every request body (e.g. ``{"seed": 0}``).
+        extra_body: extra fields merged into every request body.
         temperature: sampling temperature (default 0).
         budget: request / token limits shared by the run (:class:`Budget`).
         unreachable_after: stop the run (:class:`JudgeFatalError`) when this many judgments in a
-            row failed on connection errors only; before the endpoint has answered anything, the
-            first such judgment stops it. ``0`` never stops.
+            row failed on connection errors only (the endpoint could not be connected to; a
+            connection reset after it was made does not count); before the endpoint has
+            answered anything, the first such judgment stops it. ``0`` never stops.
+        structured: ``auto`` (default), ``json_object``, ``json_schema``, ``schema-in-object`` or
+            ``none`` (see the module docstring).
+        seed: the request's ``seed`` (None: not sent).
+        top_p: the request's ``top_p`` (None: not sent).
+        repair: retry an invalid reply with a repair message (the reason and the schema) after it;
+            False re-sends the same request.
     """
 
     def __init__(
@@ -325,7 +473,7 @@ class JudgeClient:
         retries: int = 3,
         backoff: float = 1.0,
         max_backoff: float = 60.0,
-        max_retry_after: float = 300.0,
+        max_retry_after: float = 60.0,
         json_mode: bool = True,
         max_tokens: int | None = None,
         concurrency: int = 4,
@@ -333,6 +481,10 @@ class JudgeClient:
         temperature: float = 0.0,
         budget: Budget | None = None,
         unreachable_after: int = 3,
+        structured: str = "auto",
+        seed: int | None = None,
+        top_p: float | None = None,
+        repair: bool = True,
     ) -> None:
         try:
             import httpx
@@ -344,6 +496,12 @@ class JudgeClient:
             raise ValueError("retries must be >= 0")
         if not timeout > 0:
             raise ValueError("timeout must be > 0")
+        if not max_retry_after >= 0:
+            raise ValueError("max_retry_after (--max-wait) must be >= 0")
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured output must be one of {', '.join(STRUCTURED_MODES)}, not {structured!r}")
+        if top_p is not None and not 0 < top_p <= 1:
+            raise ValueError("top_p must be in (0, 1]")
         self._httpx = httpx
         self.model = model
         base = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -371,9 +529,12 @@ class JudgeClient:
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self.max_retry_after = float(max_retry_after)
-        self.json_mode = json_mode
+        self.structured = structured if json_mode else "none"
         self.max_tokens = max_tokens
         self.temperature = float(temperature)
+        self.seed = None if seed is None else int(seed)
+        self.top_p = None if top_p is None else float(top_p)
+        self.repair = bool(repair)
         self.extra_body = dict(extra_body or {})
         self.budget = budget
         self.unreachable_after = int(unreachable_after)
@@ -391,20 +552,113 @@ class JudgeClient:
         self._state_lock = threading.Lock()
         self._answered = False  # the endpoint has sent at least one HTTP response
         self._unreachable_streak = 0
+        self._identity: dict[str, Any] | None = None  # what GET /models said (identify())
+        self._identity_lock = threading.Lock()
+        self._timings: list[tuple[float, float]] = []  # (sent, answered) of attempts that got a response
 
     # -- plumbing ------------------------------------------------------------------------------
     def redact(self, text: str) -> str:
         """``text`` without the key or URL credentials."""
         return redact(text, self._secrets)
 
+    @property
+    def json_mode(self) -> bool:
+        """Whether a ``response_format`` is sent."""
+        return self.resolved_structured() != "none"
+
+    def resolved_structured(self) -> str:
+        """The structured-output mode sent: ``structured``, or for ``auto`` the one
+        :data:`AUTO_STRUCTURED` gives for what ``GET /models`` reported (``json_object`` when
+        unknown; this asks the endpoint once)."""
+        if self.structured != "auto":
+            return self.structured
+        owners = self.identify().get("owned_by") or []
+        modes = {AUTO_STRUCTURED.get(str(o).lower()) for o in owners}
+        return modes.pop() if len(modes) == 1 and None not in modes else "json_object"
+
+    def identify(self) -> dict[str, Any]:
+        """What the endpoint's ``GET {base}/models`` reports, asked once per client (not counted
+        in the run's budget): ``{"ids": [...], "owned_by": [...], "served_model": id or None,
+        "error": None or why it is unknown}``. ``served_model`` is the requested name when the
+        list holds it, else the only id listed, else None."""
+        with self._identity_lock:
+            if self._identity is None:
+                self._identity = self._ask_models()
+            return self._identity
+
+    def _ask_models(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ids": [], "owned_by": [], "served_model": None, "error": None}
+        try:
+            r = self._client.get(f"{self.base_url}/models", timeout=min(self.timeout, 10.0))
+        except self._httpx.HTTPError as exc:
+            out["error"] = clean_text(self.redact(f"GET /models failed: {type(exc).__name__}"), 200)
+            return out
+        if r.status_code != 200:
+            out["error"] = f"GET /models answered HTTP {r.status_code}"
+            return out
+        try:
+            data = _loads(r.content[:MAX_BODY_BYTES]).get("data")
+            models = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)][:50]
+        except (ValueError, AttributeError, TypeError):
+            out["error"] = "GET /models did not answer a model list"
+            return out
+        out["ids"] = [clean_text(self.redact(m["id"]), 200) for m in models]
+        out["owned_by"] = sorted({clean_text(str(m["owned_by"]), 100) for m in models
+                                  if isinstance(m.get("owned_by"), str)})
+        if self.model in out["ids"]:
+            out["served_model"] = self.model
+        elif len(out["ids"]) == 1:
+            out["served_model"] = out["ids"][0]
+        if not out["ids"]:
+            out["error"] = "GET /models listed no model"
+        return out
+
+    def throughput(self) -> dict[str, Any] | None:
+        """Requests answered so far and how many the endpoint works on at once: ``requests``,
+        ``seconds`` (first sent to last answered), ``requests_per_s``, ``fastest`` (the shortest
+        attempt, s) and ``parallelism`` = requests_per_s x fastest, about 1 for a server that
+        answers one request at a time however many are in flight (None before two answers)."""
+        with self._state_lock:
+            timings = list(self._timings)
+        if len(timings) < 2:
+            return None
+        start = min(t[0] for t in timings)
+        end = max(t[1] for t in timings)
+        fastest = min(t[1] - t[0] for t in timings)
+        seconds = max(end - start, 1e-9)
+        rate = len(timings) / seconds
+        return {"requests": len(timings), "seconds": round(seconds, 3), "requests_per_s": round(rate, 3),
+                "fastest": round(fastest, 3), "parallelism": round(rate * fastest, 2)}
+
+    def key_settings(self) -> dict[str, Any]:
+        """The decoding settings that change the answer and differ from the defaults (they enter
+        the cache key): temperature (when not 0), seed, top_p, max reply tokens, the structured
+        output mode sent (when not JSON mode) and extra body fields."""
+        out: dict[str, Any] = {}
+        if self.temperature:
+            out["temperature"] = float(self.temperature)
+        for name in ("seed", "top_p", "max_tokens"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        mode = self.resolved_structured()
+        if mode != "json_object":
+            out["structured"] = mode
+        if self.extra_body:
+            out["extra_body"] = json.loads(self.redact(json.dumps(self.extra_body, sort_keys=True)))
+        return out
+
     def settings(self) -> dict[str, Any]:
-        """Decoding settings and retry procedure (for the disclosure report); no secrets."""
+        """Decoding settings, retry procedure and the endpoint's model list (for the run record and
+        the disclosure report); no secrets."""
+        mode = self.resolved_structured()
         return {
             "model": self.model, "base_url": self.display_url, "temperature": self.temperature,
-            "json_mode": self.json_mode, "max_tokens": self.max_tokens,
+            "seed": self.seed, "top_p": self.top_p, "structured": mode, "structured_option": self.structured,
+            "json_mode": mode != "none", "max_tokens": self.max_tokens,
             "extra_body": json.loads(self.redact(json.dumps(self.extra_body))),
             "timeout": self.timeout, "retries": self.retries, "backoff": self.backoff,
-            "max_backoff": self.max_backoff, "max_retry_after": self.max_retry_after,
+            "max_backoff": self.max_backoff, "max_retry_after": self.max_retry_after, "repair": self.repair,
+            "served_models": self.identify(),
         }
 
     def close(self) -> None:
@@ -433,14 +687,30 @@ class JudgeClient:
                 return
             self._stop.wait(min(remaining, 0.5))
 
-    def _body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def _body(self, messages: list[dict[str, str]], low: int | None = None, high: int | None = None) -> dict[str, Any]:
+        """The request body; with the scale (``low``, ``high``) the schema modes send the judgment
+        schema."""
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
+        fmt = response_format(self.resolved_structured(), low, high)
+        if fmt is not None:
+            body["response_format"] = fmt
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if self.seed is not None:
+            body["seed"] = self.seed
+        if self.top_p is not None:
+            body["top_p"] = self.top_p
         body.update(self.extra_body)
         return body
+
+    def _repair_messages(self, messages: list[dict[str, str]], content: str, reason: str, low: int,
+                         high: int) -> list[dict[str, str]]:
+        """``messages`` + the invalid reply + a short request to repair it (reason and schema)."""
+        schema = json.dumps(judgment_schema(low, high), separators=(",", ":"))
+        note = (f"Your reply is not a valid judgment: {reason}. Reply again with one JSON object only, matching "
+                f"this JSON schema: {schema}. The rationale must be your own reason for the score, not text "
+                "copied from the instructions.")
+        return [*messages, {"role": "assistant", "content": content[:2000]}, {"role": "user", "content": note}]
 
     def _post(self, url: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
         """POST with a total deadline of ``timeout`` seconds; returns (status, headers, body).
@@ -510,11 +780,17 @@ class JudgeClient:
                 "the same command again (finished judgments are cached)"))
 
     # -- one judgment ----------------------------------------------------------------------------
-    def judge(self, messages: list[dict[str, str]], low: int, high: int) -> Verdict:
-        """Send ``messages`` until a valid judgment arrives or the attempts run out."""
+    def judge(self, messages: list[dict[str, str]], low: int, high: int, *,
+              placeholders: tuple[str, ...] | list[str] = ()) -> Verdict:
+        """Send ``messages`` until a valid judgment arrives or the attempts run out.
+
+        ``placeholders``: the ``<...>`` texts of the prompt's reply format; a rationale that copies
+        one is invalid (see :func:`parse_reply`).
+        """
         httpx = self._httpx
         url = f"{self.base_url}/chat/completions"
-        body = self._body(messages)
+        served = self.identify().get("served_model")
+        body = self._body(messages, low, high)
         last_error = "no attempt made"
         last_kind = "transport"
         raw: str | None = None
@@ -522,11 +798,12 @@ class JudgeClient:
         causes: list[str] = []
         usage = [0, 0]
         returned_model: list[str | None] = [None]
+        invalid_contents: set[str] = set()
 
         def verdict(score: int | None, rationale: str | None, error: str | None, kind: str) -> Verdict:
-            return Verdict(score, rationale, None if error is None else self.redact(error), kind, attempts,
+            return Verdict(score, rationale, None if error is None else clean_text(self.redact(error)), kind, attempts,
                            None if raw is None else self.redact(raw), usage[0], usage[1], returned_model[0],
-                           tuple(causes))
+                           tuple(causes), served)
 
         for attempt in range(self.retries + 1):
             self._wait_for_pause()
@@ -537,6 +814,8 @@ class JudgeClient:
             attempts += 1
             wait = min(self.backoff * (2**attempt), self.max_backoff)
             cause = None
+            stop_retrying = False
+            sent = time.monotonic()
             try:
                 status, headers, data = self._post(url, body)
             except _AttemptTimeout:
@@ -545,12 +824,16 @@ class JudgeClient:
             except _TooLarge:
                 last_error, last_kind, cause = (f"reply larger than {MAX_BODY_BYTES} bytes", "transport",
                                                 "too_large")
-            except httpx.TransportError as exc:
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
                 last_error, last_kind = f"connection error: {type(exc).__name__}: {exc}", "transport"
                 cause = "connection"
+            except httpx.TransportError as exc:  # connected, then the connection broke (reset, closed)
+                last_error = f"connection error (reset after connecting): {type(exc).__name__}: {exc}"
+                last_kind, cause = "transport", "reset"
             else:
                 with self._state_lock:
                     self._answered = True
+                    self._timings.append((sent, time.monotonic()))
                 if status == 200:
                     content, why = self._completion(data, usage, returned_model)
                     if why is not None:
@@ -559,14 +842,22 @@ class JudgeClient:
                     else:
                         raw = content[:2000] if isinstance(content, str) else _short(content, 2000)
                         try:
-                            score, rationale = parse_reply(content, low, high)
+                            score, rationale = parse_reply(content, low, high, placeholders)
                         except ReplyError as exc:
-                            last_error, last_kind, cause = str(exc), "response", "invalid_reply"
+                            last_error, last_kind, cause = str(exc), "response", exc.cause
+                            text = content if isinstance(content, str) else raw
+                            if text in invalid_contents:
+                                cause, stop_retrying = "identical_reply", True
+                                last_error = f"{exc} (the same reply again: not retried further)"
+                            invalid_contents.add(text)
+                            if self.repair and not stop_retrying and attempt < self.retries:
+                                body = self._body(self._repair_messages(messages, text, str(exc), low, high),
+                                                  low, high)
                         else:
                             self._note_unreachable(False, "")
                             return verdict(score, rationale, None, "ok")
                 elif status in (401, 403, 404):
-                    text = data[:300].decode("utf-8", "replace").strip()
+                    text = clean_text(data[:300].decode("utf-8", "replace").strip())
                     self.cancel()
                     raise JudgeFatalError(self.redact(
                         f"{self.display_url}/chat/completions answered HTTP {status}: {text} "
@@ -579,6 +870,8 @@ class JudgeClient:
                     after = _retry_after(headers.get("Retry-After"))
                     if after is not None:
                         wait = min(after, self.max_retry_after)
+                        if after > self.max_retry_after:
+                            last_error += f" (Retry-After {after:g}s cut to --max-wait {self.max_retry_after:g}s)"
                         if status == 429:
                             self._pause(wait)
                 else:
@@ -587,6 +880,8 @@ class JudgeClient:
                     self._note_unreachable(False, "")
                     return verdict(None, None, f"HTTP {status}: {detail}", "request")
             causes.append(cause or "other")
+            if stop_retrying:
+                break
             if attempt < self.retries:
                 self._stop.wait(wait)
         self._note_unreachable(all(c == "connection" for c in causes) and bool(causes), last_error)
@@ -614,7 +909,7 @@ class JudgeClient:
             if self.budget is not None:
                 self.budget.add(pt, ct)
         if isinstance(obj.get("model"), str):
-            returned_model[0] = obj["model"][:200]
+            returned_model[0] = clean_text(obj["model"], 200)
         try:
             content = obj["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

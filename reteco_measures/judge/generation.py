@@ -112,7 +112,8 @@ def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> l
     model's ``rationale``, then the audit fields ``repeat`` (0 .. K-1), ``error_kind`` (why a
     judgment is invalid: ``input``, ``response``, ``transport``, ``request``, ``limit``, ``error``; null when
     valid), ``attempts``, ``retry_causes``, ``prompt_tokens``, ``completion_tokens``,
-    ``response_model`` (the model name the endpoint returned) and, on the first repeat, the
+    ``response_model`` (the model name the endpoint returned), ``served_model`` (the model its
+    ``GET /models`` listed, see :meth:`~reteco_measures.judge.client.JudgeClient.identify`) and, on the first repeat, the
     ``inputs`` the judge saw (for rating sheets and audits)."""
     rows = []
     for o in outcomes:
@@ -133,6 +134,7 @@ def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> l
             "prompt_tokens": v.prompt_tokens,
             "completion_tokens": v.completion_tokens,
             "response_model": v.response_model,
+            "served_model": v.served_model,
         }
         if with_inputs and o.item.repeat == 0 and o.item.inputs:
             row["inputs"] = dict(o.item.inputs)

@@ -43,6 +43,7 @@ ALIASES = {
 }
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_ANGLE = re.compile(r"<([^<>\n]{1,200})>")
 _FILE = re.compile(r"^(?P<dimension>\w+)\.v(?P<version>\d+)\.txt$")
 _SECTION = re.compile(r"^=== (system|user) ===$", re.M)
 
@@ -75,6 +76,12 @@ class Prompt:
     def placeholders(self) -> set[str]:
         """Names used as ``{{name}}`` in the templates."""
         return set(_PLACEHOLDER.findall(self.system)) | set(_PLACEHOLDER.findall(self.user))
+
+    @property
+    def reply_placeholders(self) -> tuple[str, ...]:
+        """The ``<...>`` texts of the templates (the reply format's ``<integer from 1 to 5>``,
+        ``<one or two sentences ...>``): a reply that copies one gives no information."""
+        return tuple(dict.fromkeys(m.strip() for m in _ANGLE.findall(self.system + "\n" + self.user)))
 
     def normalize(self, score: int) -> float:
         """Map a score in [low, high] linearly onto [0, 1]: (s - low) / (high - low).

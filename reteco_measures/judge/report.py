@@ -17,7 +17,14 @@ and golden-case results when given):
 * token totals and the cost estimate.
 
 :func:`report_markdown` renders it as the section to paste into a task report; the dict itself is
-the JSON form.
+the JSON form (:func:`report_json`).
+
+Text that comes from an endpoint (returned and listed model names, error messages quoting a
+server's body, retry causes) or from input files is never trusted: every report format escapes it
+through one function of its own — :func:`escape_markdown` for Markdown (HTML and Markdown syntax
+are shown as text once rendered, e.g. by MkDocs or python-markdown), :func:`escape_json` for JSON
+(``<``, ``>``, ``&`` and the line separators as ``\\u`` escapes, so the file can be embedded in an
+HTML page).
 """
 
 from __future__ import annotations
@@ -41,10 +48,11 @@ from ..report.text import frame_records
 from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
 from .agreement import agreement, read_ratings, self_consistency
 from .calibrate import calibration_section
+from .client import clean_text
 from .ledger import token_totals
 from .prompts import prompt_index
 
-__all__ = ["build_report", "report_markdown", "read_judgment_rows"]
+__all__ = ["build_report", "report_markdown", "report_json", "read_judgment_rows", "escape_markdown", "escape_json"]
 
 PathLike = str | os.PathLike
 
@@ -137,6 +145,41 @@ def _dimension_stats(rows: pd.DataFrame, targets: Sequence[str] | None, how: str
     return out
 
 
+def _echoes(rows: pd.DataFrame) -> dict[str, int]:
+    """Replies that copied the prompt's placeholder instead of a rationale: judgments left invalid
+    by it, and attempts (including those repaired by a later attempt)."""
+    causes = rows["retry_causes"] if "retry_causes" in rows else pd.Series([], dtype=object)
+    per_row = causes.map(lambda c: sum(1 for x in c if x == "echoed_placeholder") if isinstance(c, list) else 0)
+    error = rows["error"].astype(str) if "error" in rows else pd.Series([], dtype=str)
+    final = error.str.contains("placeholder|empty 'rationale'", regex=True) & ~rows.get("valid", True)
+    return {"invalid_judgments": int(final.sum()), "attempts": int(per_row.sum())}
+
+
+def _identity(records: list[dict[str, Any]], requested: list[str], returned: dict[str, int]) -> dict[str, Any]:
+    """What the endpoint's ``GET /models`` listed at the start of the runs, beside the returned
+    names, and whether the two can tell which weights answered."""
+    listed = [r.get("settings", {}).get("served_models") for r in records]
+    listed = [x for x in listed if isinstance(x, dict)]
+    if not listed:
+        return {"listed": None, "note": "no run record with the endpoint's model list: which weights answered is "
+                                        "known only from the names the endpoint returned"}
+    ids = sorted({str(i) for x in listed for i in (x.get("ids") or [])})
+    errors = sorted({str(x["error"]) for x in listed if x.get("error")})
+    out: dict[str, Any] = {"listed": ids, "owned_by": sorted({str(o) for x in listed for o in (x.get("owned_by") or [])})}
+    if not ids:
+        out["note"] = ("the endpoint's GET /models gave no model list (" + "; ".join(errors or ["no answer"]) + "): "
+                       "which weights answered is known only from the returned names")
+    elif returned and set(returned) <= set(requested) and not set(requested) & set(ids):
+        out["note"] = ("the endpoint returned the requested name, which is not a model it lists: it echoes the "
+                       "request, so the returned name cannot tell which weights answered; GET /models listed "
+                       + ", ".join(ids))
+    elif not returned:
+        out["note"] = "no returned model name; GET /models listed " + ", ".join(ids)
+    else:
+        out["note"] = None
+    return out
+
+
 def _golden(path: PathLike, problems: list[Problem]) -> dict[str, Any]:
     cases = pd.DataFrame([obj for _, obj in iter_jsonl(path, problems)])
     if cases.empty or not {"dimension", "separated"} <= set(cases.columns):
@@ -208,6 +251,12 @@ def build_report(
             retry_causes.update(str(c) for c in causes)
     attempts = pd.to_numeric(rows.get("attempts", pd.Series(dtype=float)), errors="coerce").dropna().astype(int)
     settings = rec.get("settings", {})
+    by_cause = Counter(retry_causes)
+    answered = int((rows["valid"].astype(bool) & (attempts.reindex(rows.index).fillna(0) > 0)).sum())
+    if answered:
+        by_cause["answered"] = answered
+    requested = sorted({str(m) for m in rows["model"].dropna()})
+    returned = dict(Counter(str(m) for m in rows["response_model"].dropna()).most_common())
     report: dict[str, Any] = {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "reteco_measures_version": __version__,
@@ -216,23 +265,34 @@ def build_report(
         "dimensions": _dimension_stats(rows, targets, how),
         "prompts": _prompts(list(dict.fromkeys(str(s) for s in rows["prompt_sha256"].dropna())), prompts_dir),
         "model": {
-            "requested": sorted({str(m) for m in rows["model"].dropna()}),
-            "returned": dict(Counter(str(m) for m in rows["response_model"].dropna()).most_common()),
+            "requested": requested,
+            "returned": returned,
             "judgments_without_returned_model": int(rows["response_model"].isna().sum()),
+            "served": dict(Counter(str(m) for m in rows["served_model"].dropna()).most_common())
+            if "served_model" in rows else {},
+            "endpoint_models": _identity(records, requested, returned),
         },
-        "decoding": {k: settings.get(k) for k in ("temperature", "json_mode", "max_tokens", "extra_body")}
+        "decoding": {k: settings.get(k) for k in ("temperature", "seed", "top_p", "structured", "json_mode",
+                                                   "max_tokens", "extra_body") if k in settings}
         if settings else {"note": "no run record found: decoding settings unknown"},
         "retry_procedure": {
-            **({k: settings.get(k) for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after")}
-               if settings else {"note": "no run record found"}),
-            "description": ("each judgment gets 1 + retries attempts; timeouts (a total deadline per attempt), "
-                            "connection errors, HTTP 5xx and 429, bodies that are not a chat completion and "
-                            "replies that are not a valid judgment are retried with exponential backoff (doubling, "
-                            "capped); a 429's Retry-After is honoured (capped) and pauses every worker; HTTP 400-type "
-                            "rejections are not retried; 401/403/404 and an unreachable endpoint stop the run"),
+            **({k: settings.get(k) for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after", "repair")
+                if k in settings} if settings else {"note": "no run record found"}),
+            "description": ("each judgment gets 1 + retries attempts, each with a total deadline counted from sending "
+                            "(time queued at the server included); timeouts, connection errors and resets, HTTP 5xx "
+                            "and 429 and bodies that are not a chat completion are retried with exponential backoff "
+                            "(doubling, capped); a 429's Retry-After is honoured up to --max-wait and pauses every "
+                            "worker; a reply that is not a valid judgment (a placeholder copied as the rationale "
+                            "included) is retried with a repair message giving the reason and the schema, and an "
+                            "answer identical to an earlier invalid one ends the retries; HTTP 400-type rejections "
+                            "are not retried; 401/403/404 and an endpoint that cannot be connected to stop the run"),
             "retry_causes": dict(retry_causes.most_common()),
+            "attempts_by_cause": dict(sorted(by_cause.items())),
             "attempts_histogram": {int(k): int(v) for k, v in attempts.value_counts().sort_index().items()},
         },
+        "echoed_placeholders": _echoes(rows),
+        "throughput": [r.get("last_run", {}).get("throughput") for r in records
+                       if isinstance(r.get("last_run", {}).get("throughput"), dict)],
         "repeats": {"k": repeats, "aggregate": how},
         "tokens": token_totals(rows, price_in=price_in, price_out=price_out),
     }
@@ -269,21 +329,55 @@ def build_report(
 # markdown
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
+
+
+def escape_markdown(text: Any) -> str:
+    """``text`` as literal Markdown text, safe to render: ``&``, ``<``, ``>`` become HTML entities
+    (no tag, comment or autolink can form), Markdown punctuation (emphasis, code, links, images,
+    table bars, headings) is backslash-escaped, line breaks become spaces and control characters
+    ``\\uXXXX``. The one function every piece of text in :func:`report_markdown` goes through."""
+    t = clean_text(" ".join(str(text).splitlines()))
+    t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", t)
+
+
+def escape_json(text: str) -> str:
+    """A JSON document with ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\\u`` escapes
+    (the same JSON value), so it stays inert inside an HTML page or a ``<script>`` block."""
+    for ch in ("<", ">", "&", "\u2028", "\u2029"):
+        text = text.replace(ch, f"\\u{ord(ch):04x}")
+    return text
+
+
 def _cell(v: Any, places: int = 4) -> str:
     if v is None:
         return ""
+    if isinstance(v, bool):
+        return str(v)
     if isinstance(v, float):
         return "NaN" if math.isnan(v) else f"{v:.{places}f}"
+    if isinstance(v, (int, np.integer)):
+        return str(v)
     if isinstance(v, dict):
-        return ", ".join(f"{k}: {x}" for k, x in v.items()) or "-"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+        return ", ".join(f"{escape_markdown(k)}: {_cell(x, places)}" for k, x in v.items()) or "-"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_cell(x, places) for x in v) or "-"
+    return escape_markdown(v)
+
+
+def _fence(text: str) -> str:
+    """``text`` in a code block whose fence is longer than any run of backticks inside it."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}text\n{clean_text(text)}\n{fence}\n"
 
 
 def _table(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
     if not records:
         return "(none)\n"
     cols = list(columns or records[0].keys())
-    out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    out = ["| " + " | ".join(_cell(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     out += ["| " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for r in records]
     return "\n".join(out) + "\n"
 
@@ -291,8 +385,8 @@ def _table(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = No
 def report_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown (the section to paste into a task report)."""
     md: list[str] = ["## LLM judge: disclosure", ""]
-    md.append(f"Generated {report['generated']} by reteco-measures {report['reteco_measures_version']} from "
-              f"{', '.join(report['judgment_files'])}.\n")
+    md.append(f"Generated {_cell(report['generated'])} by reteco-measures {_cell(report['reteco_measures_version'])} "
+              f"from {_cell(report['judgment_files'])}.\n")
     md += ["### Scores and invalid or missing outputs", ""]
     md.append(_table(report["dimensions"], ["dimension", "scale", "items", "valid_items", "invalid_items",
                                             "missing_items", "raw_mean", "normalized_mean"]))
@@ -300,33 +394,50 @@ def report_markdown(report: dict[str, Any]) -> str:
               "means are over items with a valid judgment.\n")
     for d in report["dimensions"]:
         if d["invalid_judgments"]:
-            md.append(f"* {d['dimension']}: {d['invalid_judgments']} invalid judgment(s); by kind: "
+            md.append(f"* {_cell(d['dimension'])}: {d['invalid_judgments']} invalid judgment(s); by kind: "
                       f"{_cell(d['invalid_by_kind'])}; reasons: "
-                      + "; ".join(f"{k} ({v})" for k, v in d["invalid_by_reason"].items()))
+                      + "; ".join(f"{_cell(k)} ({v})" for k, v in d["invalid_by_reason"].items()))
+    echo = report.get("echoed_placeholders")
+    if echo and (echo["attempts"] or echo["invalid_judgments"]):
+        md.append(f"* Replies that copied the prompt's placeholder as their rationale: {echo['attempts']} attempt(s); "
+                  f"{echo['invalid_judgments']} judgment(s) left invalid by it")
     md += ["", "### Judge model and decoding", ""]
     m = report["model"]
-    md.append(f"* Requested: {', '.join(m['requested']) or '-'}")
-    md.append("* Returned by the endpoint: " + (", ".join(f"{k} ({v})" for k, v in m["returned"].items()) or "-")
+    md.append(f"* Requested: {_cell(m['requested'])}")
+    md.append("* Returned by the endpoint: " + (", ".join(f"{_cell(k)} ({v})" for k, v in m["returned"].items()) or "-")
               + (f"; {m['judgments_without_returned_model']} judgment(s) without a returned name"
                  if m["judgments_without_returned_model"] else ""))
+    ident = m.get("endpoint_models") or {}
+    if ident.get("listed") is not None:
+        md.append(f"* Listed by the endpoint's GET /models at the start of the run: {_cell(ident['listed'])}"
+                  + (f" (owned_by {_cell(ident['owned_by'])})" if ident.get("owned_by") else ""))
+    if ident.get("note"):
+        md.append(f"* Model identity: {_cell(ident['note'])}")
     md.append(f"* Decoding: {_cell(report['decoding'])}")
+    for t in report.get("throughput") or []:
+        md.append(f"* Throughput of the last run: {_cell(t.get('requests_per_s'))} requests/s over "
+                  f"{_cell(t.get('requests'))} answered request(s), concurrency {_cell(t.get('concurrency'))}, "
+                  f"parallelism {_cell(t.get('parallelism'))}"
+                  + ("; the endpoint answered one request at a time" if t.get("queueing") else ""))
     r = report["retry_procedure"]
-    md += ["", "### Retry procedure", "", r["description"] + ".", ""]
-    shown = ", ".join(f"{k} {r[k]}" for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after")
-                      if k in r)
-    md.append("* Settings: " + (shown or r.get("note", "unknown")))
+    md += ["", "### Retry procedure", "", escape_markdown(r["description"]) + ".", ""]
+    shown = ", ".join(f"{k} {_cell(r[k])}" for k in ("retries", "timeout", "backoff", "max_backoff",
+                                                      "max_retry_after", "repair") if k in r)
+    md.append("* Settings: " + (shown or _cell(r.get("note", "unknown"))))
     md.append(f"* Retry causes (failed attempts): {_cell(r['retry_causes'])}")
+    if "attempts_by_cause" in r:
+        md.append(f"* Attempts by cause: {_cell(r['attempts_by_cause'])}")
     md.append(f"* Attempts per judgment: {_cell(r['attempts_histogram'])}")
     rep = report["repeats"]
     md += ["", "### Repeats and self-consistency", "",
-           f"{rep['k']} judgment(s) per item, combined by the {rep['aggregate']}.", ""]
+           f"{rep['k']} judgment(s) per item, combined by the {_cell(rep['aggregate'])}.", ""]
     if "self_consistency" in rep:
         md.append(_table(rep["self_consistency"]))
     if "agreement" in report:
         a = report["agreement"]
         s = a["sample"]
         md += ["### Agreement with human raters", "",
-               f"Sample: {s['items']} item(s) rated by {len(s['raters'])} rater(s) ({', '.join(s['raters'])}), "
+               f"Sample: {s['items']} item(s) rated by {len(s['raters'])} rater(s) ({_cell(s['raters'])}), "
                f"{s['ratings']} rating(s); consensus = {a['consensus']}; 95% percentile bootstrap intervals over "
                f"{a['bootstrap']['resamples']} resamples of the items.", ""]
         md.append(_table(a["table"]))
@@ -335,7 +446,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     if "golden" in report:
         g = report["golden"]
         md += ["### Golden-case meta-evaluation", ""]
-        md.append(_table(g.get("by_dimension", [])) if "by_dimension" in g else g.get("note", "") + "\n")
+        md.append(_table(g.get("by_dimension", [])) if "by_dimension" in g else _cell(g.get("note", "")) + "\n")
     t = report["tokens"]
     md += ["### Tokens and cost", "",
            f"{t['requests']} request(s); {t['prompt_tokens']} prompt + {t['completion_tokens']} completion = "
@@ -345,11 +456,12 @@ def report_markdown(report: dict[str, Any]) -> str:
     md.append(_table(t["by_model"]))
     md += ["### Prompts", ""]
     for p in report["prompts"]:
-        md.append(f"#### {p.get('dimension') or '(unknown)'} v{p.get('version')} — sha256 `{p['sha256']}`\n")
-        md.append("```text\n" + (p.get("text") or p.get("note", "")) + "\n```\n")
+        md.append(f"#### {_cell(p.get('dimension') or '(unknown)')} v{_cell(p.get('version'))} — sha256 "
+                  f"{_cell(p['sha256'])}\n")
+        md.append(_fence(p.get("text") or p.get("note", "")))
     if report["problems"]:
         md += ["### Problems in the inputs", ""]
-        md += [f"* {Problem(**{k: v for k, v in p.items()})}" for p in report["problems"]]
+        md += [f"* {_cell(str(Problem(**{k: v for k, v in p.items()})))}" for p in report["problems"]]
     return "\n".join(md).rstrip() + "\n"
 
 
@@ -360,7 +472,7 @@ def _calibration_markdown(section: dict[str, Any]) -> list[str]:
           f"{section['definition']} {level}% intervals.", ""]
     md.append(_table(section["table"], ["dimension", "n", "n_human", "judge_mean", "human_mean", "calibrated",
                                         "ci_low", "ci_high", "bias"]))
-    md += [f"* {note}" for note in section.get("notes", [])]
+    md += [f"* {escape_markdown(note)}" for note in section.get("notes", [])]
     return md + ([""] if section.get("notes") else [])
 
 
@@ -377,5 +489,5 @@ def _nan_to_none(obj: Any) -> Any:
 
 
 def report_json(report: dict[str, Any]) -> str:
-    """The report as JSON (NaN as null)."""
-    return json.dumps(_nan_to_none(report), indent=2, ensure_ascii=False)
+    """The report as JSON (NaN as null; ``<``, ``>``, ``&`` escaped by :func:`escape_json`)."""
+    return escape_json(json.dumps(_nan_to_none(report), indent=2, ensure_ascii=False))

@@ -21,13 +21,21 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import JudgmentCache, cache_key
-from .client import JudgeFatalError, Verdict
+from .client import (
+    QUEUEING_MIN_SECONDS,
+    QUEUEING_PARALLELISM,
+    JudgeClient,
+    JudgeFatalError,
+    JudgeQueueingWarning,
+    Verdict,
+)
 from .prompts import Prompt
 
 __all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key"]
@@ -84,6 +92,22 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     causes: dict[str, int] = field(default_factory=dict)
+    #: the endpoint's throughput (:meth:`JudgeClient.throughput`), with ``concurrency`` and
+    #: ``queueing`` (True when it answered about one request at a time although several were sent)
+    throughput: dict[str, Any] | None = None
+
+    #: asked judgments that ended valid (each is one answered request)
+    answered: int = 0
+
+    @property
+    def attempts_by_cause(self) -> dict[str, int]:
+        """Requests of this run by outcome: ``answered`` (the attempt that gave a valid judgment)
+        and each failure cause (``invalid_reply``, ``echoed_placeholder``, ``identical_reply``,
+        ``timeout``, ``http_429`` ...)."""
+        out = dict(self.causes)
+        if self.answered:
+            out["answered"] = self.answered
+        return dict(sorted(out.items()))
 
     @property
     def valid(self) -> int:
@@ -93,6 +117,8 @@ class RunStats:
         """Count a verdict the judge was asked for (not one served from the cache): its requests,
         tokens and retry causes."""
         self.asked += 1
+        if verdict.valid:
+            self.answered += 1
         self.requests += verdict.attempts
         self.prompt_tokens += verdict.prompt_tokens
         self.completion_tokens += verdict.completion_tokens
@@ -160,8 +186,46 @@ def item_key(item: JudgeItem, model: str, settings: dict[str, Any] | None = None
 
 
 def _key_settings(client: Any) -> dict[str, Any] | None:
+    """The cache key's settings: :meth:`JudgeClient.key_settings` (every decoding setting that
+    changes the answer and is not the default), or for other judges a temperature above 0."""
+    if isinstance(client, JudgeClient):
+        return client.key_settings() or None
     temperature = getattr(client, "temperature", 0.0)
     return {"temperature": float(temperature)} if isinstance(temperature, (int, float)) and temperature else None
+
+
+def _ask(client: Any, item: JudgeItem) -> Verdict:
+    messages = item.prompt.render(item.inputs)
+    if isinstance(client, JudgeClient):
+        return client.judge(messages, item.prompt.low, item.prompt.high, placeholders=item.prompt.reply_placeholders)
+    return client.judge(messages, item.prompt.low, item.prompt.high)
+
+
+def check_queueing(client: Any, concurrency: int, stats: RunStats, *, warn: bool = True) -> bool:
+    """Measure the endpoint's throughput into ``stats.throughput`` and, once at least
+    ``max(2 * concurrency, 6)`` attempts were answered, decide whether ``concurrency`` >= 2 gave a
+    speed-up; when the server answered about one request at a time (parallelism below
+    :data:`~reteco_measures.judge.client.QUEUEING_PARALLELISM`, answers taking at least
+    :data:`~reteco_measures.judge.client.QUEUEING_MIN_SECONDS`) and ``warn``, issue a
+    :class:`~reteco_measures.judge.client.JudgeQueueingWarning`. Returns True once decided."""
+    measure = getattr(client, "throughput", None)
+    t = measure() if callable(measure) else None
+    if t is None:
+        return False
+    enough = t["requests"] >= max(2 * concurrency, 6)
+    queueing = (concurrency >= 2 and t["parallelism"] < QUEUEING_PARALLELISM
+                and t["fastest"] >= QUEUEING_MIN_SECONDS)
+    stats.throughput = {**t, "concurrency": concurrency, "queueing": bool(queueing) if enough else None}
+    if not enough:
+        return False
+    if queueing and warn:
+        warnings.warn(
+            f"the endpoint answers about one request at a time: {t['requests']} answers at "
+            f"{t['requests_per_s']:.3g} requests/s with {concurrency} in flight, fastest answer {t['fastest']:.3g}s "
+            f"(parallelism {t['parallelism']:.2g}); the others wait in its queue and that wait counts against "
+            "--timeout (a deadline per attempt, from sending): use --concurrency 1, or raise --timeout",
+            JudgeQueueingWarning, stacklevel=3)
+    return True
 
 
 def run_items(
@@ -225,8 +289,7 @@ def run_items(
                     found = _cached_verdict(cache.get(key), refresh_invalid)
                     if found is not None:
                         return found, True
-                    messages = item.prompt.render(item.inputs)
-                    verdict = client.judge(messages, item.prompt.low, item.prompt.high)
+                    verdict = _ask(client, item)
                     if _cacheable(verdict):
                         cache.put(key, _cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension,
                                                     item.repeat, item.inputs))
@@ -246,6 +309,7 @@ def run_items(
             for key, idx in pending.items():
                 futures[executor.submit(work, key, idx[0])] = key
             remaining = set(futures)
+            decided = False
             while remaining:
                 done, remaining = wait(remaining, timeout=0.5, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -262,6 +326,8 @@ def run_items(
                     if bar is not None:
                         bar.update(len(pending[key]))
                         bar.set_postfix_str(f"tokens {stats.prompt_tokens}+{stats.completion_tokens}", refresh=False)
+                if done and not decided:
+                    decided = check_queueing(client, concurrency, stats)
                 quiet = bar is None or bool(getattr(bar, "disable", False))
                 if quiet and report_every is not None and time.monotonic() - last_report >= report_every:
                     last_report = time.monotonic()
@@ -280,6 +346,7 @@ def run_items(
             if bar is not None:
                 bar.close()
         executor.shutdown(wait=True)
+        check_queueing(client, concurrency, stats, warn=not decided)  # the whole run's throughput
     return [r for r in results if r is not None]
 
 
