@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import Problem
+from ..errors import DataFormatError, Problem
 
 Source = str | os.PathLike | IO[str] | IO[bytes] | bytes
 
@@ -86,8 +86,6 @@ def _decompress(data: bytes, suffix: str | None, name: str | None) -> bytes:
     try:
         return COMPRESSION_SUFFIXES[suffix](data)
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
-        from ..errors import DataFormatError, Problem
-
         raise DataFormatError([Problem(f"not a readable {suffix} file ({exc})", path=name, kind="encoding")]) from None
 
 
