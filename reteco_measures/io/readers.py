@@ -43,7 +43,7 @@ from ._lines import (
 from .jsonl import iter_json_records, json_id, json_number
 
 __all__ = [
-    "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS",
+    "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS", "MAX_GRADE",
 ]
 
 RUN_COLUMNS = ["query_id", "doc_id", "score", "rank", "run_id"]
@@ -59,6 +59,12 @@ Format = Literal["auto", "trec", "jsonl"]
 #: 64 bits); hexadecimal, decimals ("1.0"), "nan" and longer numbers are reported, never changed
 INT_PATTERN = r"^[+-]?[0-9]{1,18}$"
 INT_LIMIT = 10**18
+#: the largest relevance grade read, in magnitude: qrels with a larger grade are refused line by
+#: line. trec_eval (and pytrec_eval, which runs its code) allocates and scans, for every query
+#: and measure, an array as long as the query's largest grade: a grade of 2**31 asks for 16 GB,
+#: and 10**6 costs about 2.5 ms per query. Graded scales in use are far smaller (0-3 in the TREC
+#: Deep Learning tracks, -2-4 in TREC Web, 0-4 in TREC iKAT, gains up to 16 in TREC News).
+MAX_GRADE = 1000
 #: how a score is written: decimal or scientific notation (what arrow's parser reads as a finite
 #: number; it also reads nan / inf, which a score may not be)
 FLOAT_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
@@ -134,6 +140,12 @@ def parse_ints(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarr
     ok = pc.fill_null(pc.match_substring_regex(values, INT_PATTERN), False).to_numpy(zero_copy_only=False)
     cleaned = pc.if_else(pa.array(ok), pc.replace_substring_regex(values, r"^\+", ""), "0")
     return pc.cast(cleaned, pa.int64()).to_numpy(zero_copy_only=False), ~ok
+
+
+def _grade_fault(value: int) -> str:
+    """Why a relevance grade beyond :data:`MAX_GRADE` is refused, in words."""
+    return (f"relevance {value} is beyond the largest grade read ({-MAX_GRADE} to {MAX_GRADE}; "
+            "trec_eval allocates memory by grade)")
 
 
 def _clip(text: str, limit: int = 80) -> str:
@@ -239,24 +251,55 @@ def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | Non
     return frame
 
 
+#: why a line with a carriage return between its fields is refused
+CR_INSIDE = ("a carriage return (CR) inside the line: records end with a newline (LF or CRLF); "
+             "a CR-only line end or a stray CR would join several records into one line")
+
+
+def _line_fields_problem(raw: bytes, line: int, path: str | None, cr_inside: bool, glued: bool = False
+                         ) -> Problem:
+    """The problem of a run line that cannot be one record: a CR inside it, a second record after
+    its sixth field (``glued``), or fewer than six fields."""
+    fields = ascii_fields(raw.decode("utf-8", errors="replace"))
+    qid = _clip(fields[0]) if fields else None
+    if cr_inside:
+        return Problem(CR_INSIDE, line=line, query_id=qid, path=path)
+    if glued:
+        return Problem(f"found {len(fields)} fields, and fields 7-12 are another record (a missing line break): "
+                       f"{_clip(' '.join(fields))!r}", line=line, query_id=qid, path=path)
+    return Problem(f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: "
+                   f"{_clip(' '.join(fields))!r}", line=line, query_id=qid, path=path)
+
+
+def _glued_records(block: pa.Array, n: np.ndarray) -> np.ndarray:
+    """Lines of at least 12 fields whose fields 7-12 are another record (its rank an integer and
+    its score a number, as the format writes them): two records joined by a lost line break.
+    Other fields after the sixth are free text, which trec_eval ignores (its own test runs
+    carry some), and so do we."""
+    glued = np.zeros(len(n), dtype=bool)
+    many = np.flatnonzero(n >= 12)
+    if len(many):
+        (rank_s, score_s), _, _, _ = _split_chunk(block.take(pa.array(many)), [9, 10])
+        _, bad_rank = parse_ints(rank_s)
+        score_ok = pc.fill_null(pc.match_substring_regex(score_s, FLOAT_PATTERN), False).to_numpy(zero_copy_only=False)
+        glued[many] = ~bad_rank & score_ok
+    return glued
+
+
 def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tuple[dict[str, Any], list[Problem]]:
     """The checking path for one block of lines: split, check, parse; only good rows are kept."""
-    cols, n, undecodable = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
+    cols, n, undecodable, cr_inside = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
     problems = [Problem(msg, line=first_line + i, path=path, kind="encoding") for i, msg in undecodable.items()]
     comment = comment_mask(cols[0])
-    short = (n > 0) & (n < 6) & ~comment
-    for i in np.flatnonzero(short).tolist():
-        fields = ascii_fields(bytes(block[i].as_py()).decode("utf-8", errors="replace"))
-        problems.append(
-            Problem(
-                f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: "
-                f"{_clip(' '.join(fields))!r}",
-                line=first_line + i,
-                query_id=_clip(fields[0]) if fields else None,
-                path=path,
-            )
-        )
-    keep = (n > 0) & ~comment & ~short
+    # a line that cannot be one record: a CR inside it (comment lines too: a CR-only file that
+    # starts with a comment would otherwise vanish whole), fewer than six fields, or a second
+    # record after the sixth
+    glued = _glued_records(block, n) & ~comment
+    wrong = (n > 0) & (cr_inside | (~comment & (n < 6)) | glued)
+    for i in np.flatnonzero(wrong).tolist():
+        problems.append(_line_fields_problem(bytes(block[i].as_py()), first_line + i, path, bool(cr_inside[i]),
+                                             bool(glued[i])))
+    keep = (n > 0) & ~comment & ~wrong
     if not keep.all():
         cols = [c.filter(pa.array(keep)) for c in cols]
     line_no = np.flatnonzero(keep) + first_line
@@ -447,9 +490,11 @@ def read_run(
         source: a path (``.gz`` read transparently), a string holding the file's text, bytes,
             or an open file.
         format: ``'trec'`` (``query_id Q0 doc_id rank score run_id``; tabs, runs of spaces and
-            trailing extra fields are tolerated as trec_eval does; lines starting with ``#``
-            are comments), ``'jsonl'`` (one ``{"query_id", "results": [{"doc_id", "score"}]}``
-            per line) or ``'auto'`` (by extension, else by the first character).
+            trailing free text after the run id are tolerated as trec_eval does; lines starting
+            with ``#`` are comments; a line with a carriage return inside it, or with a second
+            record in fields 7-12, is reported), ``'jsonl'`` (one ``{"query_id", "results":
+            [{"doc_id", "score"}]}`` per line) or ``'auto'`` (by extension, else by the first
+            character).
         on_bad_lines: what to do with malformed lines: ``'warn'`` (skip them and warn),
             ``'error'`` (raise :class:`~reteco_measures.errors.DataFormatError` listing all of
             them) or ``'skip'``.
@@ -477,23 +522,28 @@ def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pr
     lines = split_lines(data, 4)
     n = lines.n_fields
     comment = lines.is_comment()
-    bad_cols = (n > 0) & (n != 4) & ~comment
+    cr_inside = lines.cr_inside
+    bad_cols = (n > 0) & (cr_inside | ((n != 4) & ~comment))
     problems: list[Problem] = lines.encoding_problems(path)
     for i in np.flatnonzero(bad_cols):
+        if cr_inside[i]:
+            problems.append(Problem(CR_INSIDE, line=int(i) + 1, query_id=_clip(lines.fields_of(int(i))[0]), path=path))
+            continue
         fields = lines.fields_of(int(i))
         problems.append(
             Problem(f"expected 4 columns 'query_id iteration doc_id relevance', found {len(fields)}",
                     line=int(i) + 1, query_id=_clip(fields[0]), path=path)
         )
-    keep = (n == 4) & ~comment
+    keep = (n == 4) & ~comment & ~cr_inside
     line_no = np.flatnonzero(keep) + 1
     qid, it, doc, rel_s = (lines.column(i, keep) for i in range(4))
     rel, bad = parse_ints(rel_s)
-    for j in np.flatnonzero(bad).tolist():
-        problems.append(Problem(f"relevance {_clip(rel_s[j].as_py())!r} is not an integer (at most 18 digits)",
-                                line=int(line_no[j]),
-                                query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
-    ok = ~bad
+    too_large = ~bad & (np.abs(rel) > MAX_GRADE)
+    for j in np.flatnonzero(bad | too_large).tolist():
+        what = _grade_fault(int(rel[j])) if too_large[j] else (
+            f"relevance {_clip(rel_s[j].as_py())!r} is not an integer (at most 18 digits)")
+        problems.append(Problem(what, line=int(line_no[j]), query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
+    ok = ~(bad | too_large)
     mask = pa.array(ok)
     problems.sort(key=lambda p: p.line or 0)
     frame = pd.DataFrame(
@@ -533,6 +583,9 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
             if isinstance(rel, bool) or not isinstance(rel, int) or abs(rel) >= INT_LIMIT:
                 problems.append(Problem(f"relevance {_short(rel)} is not an integer (at most 18 digits)", line=line,
                                         query_id=qid, path=path, doc_id=doc))
+                continue
+            if abs(rel) > MAX_GRADE:
+                problems.append(Problem(_grade_fault(rel), line=line, query_id=qid, path=path, doc_id=doc))
                 continue
             rows.append((qid, doc, rel, line or 0))
         elif gold_field is not None:
@@ -575,6 +628,9 @@ def read_qrels(
 ) -> pd.DataFrame:
     """Read relevance judgments: TREC qrels (``query_id iteration doc_id relevance``; ``#``
     comment lines skipped, as trec_eval 10 does) or JSONL.
+
+    A relevance grade is an integer from -1000 to 1000 (:data:`MAX_GRADE`); a line with a larger
+    one is reported and skipped, because trec_eval's measures allocate memory by grade.
 
     Returns a DataFrame with columns ``query_id, doc_id, relevance, iteration`` (+ ``line``),
     in file order. Repeated (query, doc) pairs are kept as they are; evaluation uses the last
