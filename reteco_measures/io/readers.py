@@ -198,20 +198,19 @@ def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | Non
         return None
     head = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = b"\t" in head
-    # Each test below is one fast scan of the bytes. Space-separated: any other ASCII whitespace
-    # (tab, CR, VT, FF) or a doubled space needs the checking path. An empty field (a leading
-    # or trailing separator in a line that lacks a field) is read as null and sends the file on;
-    # a doubled space (an empty Q0, a column arrow does not convert) is found by the scan.
-    # Tab-separated: spaces may pad numbers (trec_eval's own test runs do; arrow's number parser
-    # accepts them) but must not appear inside the other fields, checked after parsing. Arrow's
-    # integer parser reads hexadecimal ("0x10"), which a rank is not: such files take the
-    # checking path too. A comment line starts with '#'. Text must be UTF-8 throughout (one
-    # validation of the whole buffer, so arrow need not validate each string column again).
-    others = [b"\r", b"\x0b", b"\x0c"] + ([b"\t\t"] if tabbed else [b"\t", b"  "])
+    # Each test below is one single-byte scan of the bytes (memchr). Space-separated: any other
+    # ASCII whitespace (tab, CR, VT, FF) needs the checking path. An empty field (a doubled,
+    # leading or trailing separator in a line that lacks a field) is read as null and sends the
+    # file on. Tab-separated: spaces may pad numbers (trec_eval's own test runs do; arrow's
+    # number parser accepts them) but must not appear inside the other fields, checked after
+    # parsing. Arrow's integer parser reads hexadecimal ("0x10"), which a rank is not: such
+    # files take the checking path too, as do comment lines (a first field starting with '#').
+    # Text must be UTF-8 throughout: one validation of the whole buffer, so arrow need not
+    # validate each string column (Q0 is read as bytes, only to see that it is there).
+    others = [b"\r", b"\x0b", b"\x0c"] + ([] if tabbed else [b"\t"])
     if (any(c in data for c in others) or ((b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data))
-            or data.startswith(b"#") or b"\n#" in data or not _valid_utf8(data)):
+            or not _valid_utf8(data)):
         return None
-    columns = _RUN_NAMES if tabbed else ["query_id", "doc_id", "rank", "score", "run_id"]
     try:
         table = pv.read_csv(
             pa.BufferReader(pa.py_buffer(data)),  # zero copy, read without the GIL
@@ -221,10 +220,9 @@ def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | Non
             ),
             convert_options=pv.ConvertOptions(
                 # large_string: pandas' str dtype takes it without a copy
-                column_types={"query_id": pa.large_string(), "q0": pa.large_string(),
+                column_types={"query_id": pa.large_string(), "q0": pa.binary(),
                               "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
                               "run_id": pa.large_string()},
-                include_columns=columns,  # Q0 is not converted (space-separated: the scans cover it)
                 check_utf8=False,  # validated above
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
@@ -236,6 +234,8 @@ def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | Non
     if len(table) == 0 or any(col.null_count for col in table.columns):
         return None
     if not pc.all(pc.is_finite(table["score"])).as_py():
+        return None
+    if b"#" in data and pc.any(pc.starts_with(table["query_id"], "#")).as_py():
         return None
     low, high = pc.min_max(table["rank"]).values()
     if max(abs(low.as_py()), abs(high.as_py())) >= INT_LIMIT:
