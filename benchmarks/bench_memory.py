@@ -3,7 +3,7 @@
     python benchmarks/bench_memory.py [--queries 5000] [--docs 1000] [--keep DIR]
 
 Writes a synthetic run of Q x D lines (single spaces, as most systems write it) and a copy of
-it that needs the checking path (one malformed line at the end: the native and arrow paths refuse the file
+it that needs the checking path (one malformed line at the end: the arrow path refuses the file
 and every line goes through the line-by-line checks), then runs each measured step in its own
 Python process and reports that process's peak resident set size (``VmHWM`` from ``/proc/self/status``, Linux),
 minus nothing: the interpreter and the imported libraries are included, as a user would see.
@@ -57,9 +57,7 @@ def write_run_files(folder: str, n_queries: int, n_docs: int) -> tuple[str, str]
 
 STEPS = {
     "baseline (python + import reteco_measures)": "import reteco_measures",
-    "rm.read_run, native path": "import reteco_measures as rm; rm.read_run({run!r})",
-    "rm.read_run, arrow path (native off)": "import os; os.environ['RETECO_MEASURES_NATIVE_READER'] = '0'; "
-    "import reteco_measures as rm; rm.read_run({run!r})",
+    "rm.read_run, arrow path": "import reteco_measures as rm; rm.read_run({run!r})",
     "rm.read_run, checking path": "import reteco_measures as rm, warnings; warnings.simplefilter('ignore'); "
     "rm.read_run({bad!r})",
     "validate --contract reteco (CLI)": "from reteco_measures.cli.main import main; "

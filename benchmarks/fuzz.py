@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import random
 import sys
 import tempfile
@@ -69,32 +68,27 @@ def build_targets(oracles: Path | None) -> dict[str, Callable[[random.Random, Pa
         check_trec_run(data, path)
         return data
 
-    def trec_run_native(rng: random.Random, tmp: Path) -> bytes:
-        """Gentle damage (a field replaced, single spaces kept) so that the native path often
-        accepts the file; split between two threads half of the time; the frame and problems
-        must equal those of the other paths (native off) bit for bit, and every line the
-        reference parser's."""
-        lines = window(rng.choice(trec_runs), rng, 400)
-        lines = [b" ".join(line.split()) for line in lines]  # single spaces
+    def trec_run_paths(rng: random.Random, tmp: Path) -> bytes:
+        """Gentle damage (a field replaced, single spaces or single tabs kept) so that the arrow
+        path often accepts the file; the frame and problems must equal, bit for bit, those of
+        the checking path alone (the arrow path switched off), and every line the reference
+        parser's."""
+        sep = rng.choice([b" ", b"\t"])
+        lines = [sep.join(line.split()) for line in window(rng.choice(trec_runs), rng, 400)]
         data = mutate_lines(lines, rng, rng.randint(0, 3)).data
         path = tmp / "run.txt"
         path.write_bytes(data)
-        split = rng.random() < 0.5
-        old = readers._NATIVE_SPLIT_BYTES
-        readers._NATIVE_SPLIT_BYTES = 1 if split else old
+        check_trec_run(data, path)
+        both = readers.read_run_with_problems(path, "trec")
+        fast = readers._fast_trec_run
+        readers._fast_trec_run = lambda *a, **k: None
         try:
-            check_trec_run(data, path)
-            on = readers.read_run_with_problems(path, "trec")
-            os.environ[readers.NATIVE_READER_ENV] = "0"
-            try:
-                off = readers.read_run_with_problems(path, "trec")
-            finally:
-                del os.environ[readers.NATIVE_READER_ENV]
+            checking = readers.read_run_with_problems(path, "trec")
         finally:
-            readers._NATIVE_SPLIT_BYTES = old
-        assert on[0].equals(off[0]), "native and arrow/checking paths differ"
-        assert np.array_equal(on[0]["score"].to_numpy().view(np.int64), off[0]["score"].to_numpy().view(np.int64))
-        assert [(p.line, p.message) for p in on[1]] == [(p.line, p.message) for p in off[1]]
+            readers._fast_trec_run = fast
+        assert both[0].equals(checking[0]), "the arrow and checking paths differ"
+        assert np.array_equal(both[0]["score"].to_numpy().view(np.int64), checking[0]["score"].to_numpy().view(np.int64))
+        assert [(p.line, p.message) for p in both[1]] == [(p.line, p.message) for p in checking[1]]
         return data
 
     def trec_qrels(rng: random.Random, tmp: Path) -> bytes:
@@ -139,7 +133,7 @@ def build_targets(oracles: Path | None) -> dict[str, Callable[[random.Random, Pa
         assert code in (0, 1, 2), (code, err.getvalue()[-2000:])
         return data
 
-    return {"trec_run": trec_run, "trec_run_native": trec_run_native, "trec_qrels": trec_qrels, "jsonl_run": jsonl_run, "contract": contract, "cli": cli}
+    return {"trec_run": trec_run, "trec_run_paths": trec_run_paths, "trec_qrels": trec_qrels, "jsonl_run": jsonl_run, "contract": contract, "cli": cli}
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ from .benchmarks import Benchmark, Score, benchmark
 from .contracts import ValidationReport, validate_run
 from .datasets import topics
 from .errors import DataFormatError, DataFormatWarning, Problem
-from .io.readers import native_reader_available, read_qrels, read_run
+from .io.readers import read_qrels, read_run
 from .measures import (
     TC,
     TP,
@@ -88,7 +88,6 @@ __all__ = [
     "evaluate",
     "use_native_kernels",
     "read_run",
-    "native_reader_available",
     "read_qrels",
     "validate_run",
     "topics",

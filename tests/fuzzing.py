@@ -28,6 +28,7 @@ HOSTILE_TOKENS: list[bytes] = [
     b"99999999999999999999", b"9" * 30, b"1.5", b"1.0", b"+1", b".5", b"1.", b"--1", b"1,5", b"1_0", b"",
     b"#", b"#x", b"\x80", b"\xff\xfe", b"\xc3", b"\x1f", b"\x00", b"\xc3\xa9", b"\xe2\x80\xa8", b"[" * 50,
     b"\t", b"\r", b" ", b"\x0b", b"\x0c", b"\xef\xbb\xbf", b"-0", b"00012", b"1e5", b"-", b"e5",
+    b"1000", b"1001", b"-1001", b"2147483648", b"q1 Q0 d1 1 0.5 r",
 ]
 
 _WS = re.compile(rb"[ \t\r\x0b\x0c]+")
@@ -119,8 +120,14 @@ def _fields(line: bytes) -> list[str] | str:
         line.decode("utf-8")
     except UnicodeDecodeError:
         return BAD
+    if b"\r" in line.strip(b" \t\r\x0b\x0c"):  # a CR between fields or inside one: never one record
+        return BAD
     fields = [f.decode("utf-8") for f in raw]
     return SKIP if fields[0].startswith("#") else fields
+
+
+#: the largest relevance grade (in magnitude) the qrels format allows
+MAX_GRADE = 1000
 
 
 def _score(token: str) -> float | None:
@@ -135,7 +142,8 @@ def ref_trec_run_line(line: bytes) -> tuple | str:
     fields = _fields(line)
     if isinstance(fields, str):
         return fields
-    if len(fields) < 6 or not INT_RE.fullmatch(fields[3]):
+    glued = len(fields) >= 12 and INT_RE.fullmatch(fields[9]) and FLOAT_RE.fullmatch(fields[10])
+    if len(fields) < 6 or glued or not INT_RE.fullmatch(fields[3]):
         return BAD
     score = _score(fields[4])
     if score is None:
@@ -148,7 +156,7 @@ def ref_trec_qrels_line(line: bytes) -> tuple | str:
     fields = _fields(line)
     if isinstance(fields, str):
         return fields
-    if len(fields) != 4 or not INT_RE.fullmatch(fields[3]):
+    if len(fields) != 4 or not INT_RE.fullmatch(fields[3]) or abs(int(fields[3])) > MAX_GRADE:
         return BAD
     return fields[0], fields[2], int(fields[3])
 

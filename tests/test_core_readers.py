@@ -169,3 +169,52 @@ def test_fast_path_declines_suspicious_files() -> None:
     assert _fast_trec_run(b"q Q0 d\t1 0.5 r\n") is None  # a tab in a space-separated file
     assert _fast_trec_run(b"# c\tQ0\td\t1\t0.5\tr\n") is None  # comment line
     assert _fast_trec_run(b"q Q0 d 1 nan r\n") is None  # NaN score gets reported by the general path
+
+
+@pytest.mark.parametrize("data, line, words", [
+    (b"q Q0 d1 1 0.5 r\nq  d2 2 0.4 r\n", 2, "found 5"),  # a doubled space: Q0 missing, 5 fields
+    (b"q Q0 d1 1 0.5 r\nq Q\x800 d2 2 0.4 r\n", 2, "not valid UTF-8"),  # undecodable byte in Q0
+    (b"q Q0 d1 1 0.5 r\n#c Q0 d2 2 0.4 r\n", None, None),  # a comment line of six fields
+])
+def test_the_columns_the_arrow_path_does_not_convert_are_still_checked(data: bytes, line: int | None,
+                                                                      words: str | None) -> None:
+    """The arrow path does not convert Q0; a file whose Q0 field is missing or undecodable, or
+    that holds a comment line, is read by the checking path (the bad line reported, the good one kept)."""
+    from reteco_measures.io.readers import _fast_trec_run
+
+    assert _fast_trec_run(data) is None
+    frame, problems = read_run_with_problems(data)
+    assert frame["doc_id"].tolist() == ["d1"]
+    assert [p.line for p in problems] == ([line] if line else [])
+    if words:
+        assert words in problems[0].message
+
+
+@pytest.mark.parametrize("fmt", ["{!r}", "{:.17g}", "{:.16e}", "{:.15g}", "{:.19e}"])
+@pytest.mark.parametrize("path", ["arrow", "checking"])
+def test_scores_of_random_doubles_read_as_float_reads_them(fmt: str, path: str) -> None:
+    """5,000 doubles drawn from all bit patterns (every exponent, subnormals included), written as
+    Python writes them: each read back bit for bit as Python's float() reads the text, by the
+    arrow path (a clean file) and by the checking path (the same file with a comment line)."""
+    import math
+    import struct
+
+    import numpy as np
+
+    from reteco_measures.io.readers import _fast_trec_run
+
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 2**64, 5_000, dtype=np.uint64).view(np.float64)
+    texts = [fmt.format(float(v)) for v in values if math.isfinite(v)]
+    data = "".join(f"q Q0 d{i} {i + 1} {t} r\n" for i, t in enumerate(texts)).encode()
+    if path == "checking":
+        data = b"# forces the checking path\n" + data
+    assert (_fast_trec_run(data) is not None) == (path == "arrow")
+    frame = rm.read_run(data, on_bad_lines="skip", line_numbers=True)
+    got = dict(zip(frame["doc_id"].tolist(), frame["score"].to_numpy().view(np.int64).tolist()))
+    for i, t in enumerate(texts):
+        want = float(t)
+        if math.isfinite(want):  # a text that overflows to infinity is reported, not kept
+            assert got[f"d{i}"] == struct.unpack("<q", struct.pack("<d", want))[0], (t, want)
+        else:
+            assert f"d{i}" not in got

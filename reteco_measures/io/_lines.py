@@ -9,7 +9,8 @@ in parallel threads (arrow releases the GIL). Every line is kept (blank ones inc
 i is line i+1, which the validators need for their messages; tabs, runs of spaces, leading
 blanks and trailing extra fields are tolerated, as trec_eval does (C ``isspace``: ASCII
 whitespace only, so UTF-8 ids are never split; any other byte, control characters included,
-belongs to a field).
+belongs to a field). A carriage return between two fields or inside one is flagged
+(:attr:`SplitLines.cr_inside`): the readers refuse such a line, which may hold several records.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import Problem
+from ..errors import DataFormatError, Problem
 
 Source = str | os.PathLike | IO[str] | IO[bytes] | bytes
 
@@ -86,8 +87,6 @@ def _decompress(data: bytes, suffix: str | None, name: str | None) -> bytes:
     try:
         return COMPRESSION_SUFFIXES[suffix](data)
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
-        from ..errors import DataFormatError, Problem
-
         raise DataFormatError([Problem(f"not a readable {suffix} file ({exc})", path=name, kind="encoding")]) from None
 
 
@@ -237,12 +236,17 @@ def comment_mask(first: pa.Array | pa.ChunkedArray) -> np.ndarray:
 class SplitLines:
     """Whitespace-split lines: the first ``n_columns`` fields (null where a line is shorter),
     the number of fields of every line (0 for blank and undecodable lines), the raw lines (for
-    error messages) and the undecodable lines (index → reason)."""
+    error messages), the undecodable lines (index → reason) and the lines with a carriage return
+    inside them."""
 
     columns: list[pa.ChunkedArray]
     n_fields: np.ndarray
     raw: pa.ChunkedArray
     undecodable: dict[int, str] = field(default_factory=dict)
+    #: lines holding a carriage return (CR) between two fields or inside one: the CR-only line
+    #: ends of old Mac files, or a stray CR, which would silently glue several records into one
+    #: line (a CR among the leading or trailing blanks, as in CRLF files, is fine)
+    cr_inside: np.ndarray | None = None
 
     def column(self, i: int, mask: np.ndarray | None = None) -> pa.ChunkedArray:
         """Field ``i`` of every line (or of the lines where ``mask`` is true)."""
@@ -272,7 +276,10 @@ class SplitLines:
         return len(self.n_fields)
 
 
-def _split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str]]:
+def _split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str], np.ndarray]:
+    """Fields ``keep`` of every line, the number of fields of each line (0: blank or
+    undecodable), the undecodable lines (index -> reason) and a mask of the lines holding a
+    carriage return between two fields or inside one (see :attr:`SplitLines.cr_inside`)."""
     bad: dict[int, str] = {}
     mask = valid_utf8_mask(chunk)
     if mask is not None:
@@ -284,11 +291,12 @@ def _split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.n
     fields = pc.ascii_split_whitespace(trimmed)
     n = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
     n = np.where(pc.equal(trimmed, "").to_numpy(zero_copy_only=False), 0, n)
+    cr_inside = pc.match_substring(trimmed, "\r").to_numpy(zero_copy_only=False)
     del trimmed, text
     fixed = pc.list_slice(fields, 0, max(keep) + 1, return_fixed_size_list=True)
     del fields
     cols = [pc.cast(pc.list_element(fixed, i), pa.string()) for i in keep]
-    return cols, n.astype(np.int64), bad
+    return cols, n.astype(np.int64), bad, cr_inside
 
 
 def split_lines(source: Source | bytes, n_columns: int, keep: list[int] | None = None) -> SplitLines:
@@ -300,7 +308,8 @@ def split_lines(source: Source | bytes, n_columns: int, keep: list[int] | None =
     chunks = line_blocks(data)
     if not chunks:
         empty = pa.chunked_array([], pa.string())
-        return SplitLines([empty] * len(keep), np.zeros(0, np.int64), pa.chunked_array([], pa.binary()))
+        return SplitLines([empty] * len(keep), np.zeros(0, np.int64), pa.chunked_array([], pa.binary()),
+                          cr_inside=np.zeros(0, bool))
     workers = min(len(chunks), os.cpu_count() or 1)
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
@@ -316,4 +325,4 @@ def split_lines(source: Source | bytes, n_columns: int, keep: list[int] | None =
         base += len(chunk)
     raw = pa.chunked_array(chunks) if len({c.type for c in chunks}) == 1 else pa.chunked_array(
         [c.cast(pa.large_binary()) for c in chunks])
-    return SplitLines(columns, n_fields, raw, undecodable)
+    return SplitLines(columns, n_fields, raw, undecodable, np.concatenate([p[3] for p in parts]))

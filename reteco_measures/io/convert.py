@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from ..errors import DataFormatError, Problem
 from ._lines import is_inline_text
-from .readers import read_qrels, read_run, read_run_with_problems
+from .readers import MAX_GRADE, read_qrels, read_run, read_run_with_problems
 
 __all__ = ["as_run_frame", "as_qrels_frame", "run_frame_with_problems", "run_to_dict", "qrels_to_dict", "is_source"]
 
@@ -130,8 +130,9 @@ def as_run_frame(run: Any) -> pd.DataFrame:
 def as_qrels_frame(qrels: Any) -> pd.DataFrame:
     """Qrels as a DataFrame with ``query_id, doc_id, relevance`` (str, str, int64).
 
-    In-memory relevance values must be integers (or floats with an integral value) within 64
-    bits; any other value (NaN, 1.5, text) raises
+    In-memory relevance values must be integers (or floats with an integral value) from
+    -1000 to 1000 (:data:`~reteco_measures.io.readers.MAX_GRADE`, the bound the readers apply);
+    any other value (NaN, 1.5, text, 2**31) raises
     :class:`~reteco_measures.errors.DataFormatError` naming the rows, never becomes another
     number.
     """
@@ -161,13 +162,19 @@ def _relevance(frame: pd.DataFrame, raw: Any) -> np.ndarray:
     values = values.reset_index(drop=True)
     dtype = values.dtype
     if (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not values.isna().any():
-        return values.to_numpy(dtype=np.int64)
+        out = values.to_numpy(dtype=np.int64) if not pd.api.types.is_unsigned_integer_dtype(dtype) else None
+        if out is not None and not ((out > MAX_GRADE) | (out < -MAX_GRADE)).any():
+            return out
     num = pd.to_numeric(values, errors="coerce")
     num = num.to_numpy(dtype=np.float64, na_value=np.nan)
-    # integral values only, and within 2**53 so that the float detour cannot change them
-    bad = ~(np.isfinite(num) & (np.abs(num) < 2.0**53) & (num == np.round(num)))
+    # integral values only (a float detour cannot change one within the grade bound)
+    bad = ~(np.isfinite(num) & (num == np.round(num)))
     if bad.any():
         raise DataFormatError(_bad_value_problems(frame, bad, "relevance", values, "an integer"))
+    large = np.abs(num) > MAX_GRADE
+    if large.any():
+        raise DataFormatError(_bad_value_problems(frame, large, "relevance", values,
+                                                  f"a grade from {-MAX_GRADE} to {MAX_GRADE}"))
     return num.astype(np.int64)
 
 

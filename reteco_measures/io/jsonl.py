@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import Problem
+from ._lines import read_source_bytes
 
 __all__ = ["iter_jsonl", "iter_json_records", "loads", "JSONTextError", "json_number", "json_id",
            "read_json_document"]
@@ -163,8 +164,6 @@ def json_id(value: Any) -> str | None:
 def read_json_document(path: str | os.PathLike) -> Any:
     """One JSON document from a file (``.gz``/``.bz2``/``.xz`` decompressed); every failure is a
     :class:`JSONTextError` (or :class:`FileNotFoundError` for a missing file or a folder)."""
-    from ._lines import read_source_bytes
-
     return loads(read_source_bytes(path))
 
 
@@ -182,8 +181,6 @@ def _what(value: Any) -> str:
 
 
 def _file_bytes(source: str | os.PathLike | bytes, name: str | None) -> tuple[bytes, str | None]:
-    from ._lines import read_source_bytes
-
     if isinstance(source, bytes):
         return source, name
     return read_source_bytes(source), name or os.fspath(source)

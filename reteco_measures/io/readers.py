@@ -6,20 +6,16 @@ good rows because of a bad one: a malformed line is skipped and reported as a
 ``on_bad_lines`` ('warn' (default) | 'error' | 'skip'), as in :func:`pandas.read_csv`. The
 problems are also kept in ``df.attrs["problems"]``.
 
-A TREC run is read by the first of three paths that accepts it: the native path (a C tokenizer
-for lines of six fields separated by single spaces, built at install when a C compiler is
-present; see :func:`native_reader_available`), the arrow path (one multi-threaded arrow CSV
-pass for single spaces or single tabs) and the checking path (line by line, every bad line
-reported). A path that meets a line it does not accept hands the file on; all three read every
-accepted line to the same values.
+A TREC run is read by the first of two paths that accepts it: the arrow path (one multi-threaded
+pass of arrow's CSV reader, for files of single spaces or single tabs, as almost every system
+writes its runs) and the checking path (line by line, every bad line reported). The arrow path
+hands a file it does not accept on whole; both read every accepted line to the same values.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +28,6 @@ import pyarrow.csv as pv
 
 from ..errors import Problem, report_problems
 from ._lines import (
-    _MAGIC,
     Source,
     _split_chunk,
     ascii_fields,
@@ -47,34 +42,8 @@ from ._lines import (
 )
 from .jsonl import iter_json_records, json_id, json_number
 
-
-def _power_table() -> np.ndarray:
-    """For e = -348 .. 347: floor(10^e * 2^k) with k putting the top bit at bit 127, as (low 64
-    bits, high 64 bits) -- exact integer arithmetic; the C tokenizer's Eisel-Lemire conversion."""
-    out = np.empty(2 * 696, dtype=np.uint64)
-    mask = (1 << 64) - 1
-    for i, e in enumerate(range(-348, 348)):
-        if e >= 0:
-            v = 10**e
-            b = v.bit_length()
-            t = v >> (b - 128) if b > 128 else v << (128 - b)
-        else:
-            d = 10**-e
-            t = (1 << (d.bit_length() + 127)) // d
-        out[2 * i], out[2 * i + 1] = t & mask, t >> 64
-    return out
-
-
-try:  # the optional C tokenizer (built at install when a C compiler is present)
-    from . import _runparse
-
-    _runparse.set_powers(_power_table())
-except ImportError:  # pragma: no cover - depends on the build
-    _runparse = None
-
 __all__ = [
-    "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS",
-    "native_reader_available",
+    "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS", "MAX_GRADE",
 ]
 
 RUN_COLUMNS = ["query_id", "doc_id", "score", "rank", "run_id"]
@@ -90,6 +59,12 @@ Format = Literal["auto", "trec", "jsonl"]
 #: 64 bits); hexadecimal, decimals ("1.0"), "nan" and longer numbers are reported, never changed
 INT_PATTERN = r"^[+-]?[0-9]{1,18}$"
 INT_LIMIT = 10**18
+#: the largest relevance grade read, in magnitude: qrels with a larger grade are refused line by
+#: line. trec_eval (and pytrec_eval, which runs its code) allocates and scans, for every query
+#: and measure, an array as long as the query's largest grade: a grade of 2**31 asks for 16 GB,
+#: and 10**6 costs about 2.5 ms per query. Graded scales in use are far smaller (0-3 in the TREC
+#: Deep Learning tracks, -2-4 in TREC Web, 0-4 in TREC iKAT, gains up to 16 in TREC News).
+MAX_GRADE = 1000
 #: how a score is written: decimal or scientific notation (what arrow's parser reads as a finite
 #: number; it also reads nan / inf, which a score may not be)
 FLOAT_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
@@ -167,6 +142,12 @@ def parse_ints(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarr
     return pc.cast(cleaned, pa.int64()).to_numpy(zero_copy_only=False), ~ok
 
 
+def _grade_fault(value: int) -> str:
+    """Why a relevance grade beyond :data:`MAX_GRADE` is refused, in words."""
+    return (f"relevance {value} is beyond the largest grade read ({-MAX_GRADE} to {MAX_GRADE}; "
+            "trec_eval allocates memory by grade)")
+
+
 def _clip(text: str, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters for a message (a 16 MB line stays one short line)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -192,311 +173,133 @@ def _str_array(values: pa.ChunkedArray | pa.Array) -> pd.api.extensions.Extensio
 _RUN_NAMES = ["query_id", "q0", "doc_id", "rank", "score", "run_id"]
 
 
+def _valid_utf8(data: bytes) -> bool:
+    """Whether all of ``data`` is UTF-8 text: one vectorised arrow validation of the whole
+    buffer, without a copy (a few milliseconds for 100 MB of ASCII)."""
+    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int64)),
+                                                        pa.py_buffer(data)])
+    try:
+        pc.cast(whole, pa.large_string())
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+#: bytes of an arrow CSV block (each block is parsed by one thread)
+_ARROW_BLOCK_BYTES = 1 << 20
+
+
 def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | None:
     """The arrow path, in one multi-threaded pass: fields separated by one space (or one tab),
     exactly 6 fields, no blank or comment lines, numeric rank and finite score. Returns None
-    when the file needs the general (line-by-line checking) path, which reads every line the
-    arrow path accepts to the same values."""
-    if not data:
+    when the file needs the checking path, which reads every line the arrow path accepts to the
+    same values."""
+    if not data or data.startswith(b"\xef\xbb\xbf"):
         return None
     head = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = b"\t" in head
-    # Space-separated: any other ASCII whitespace (tab, CR, VT, FF) needs the general path (a
-    # single-byte scan is fast). An empty field (a doubled, leading or trailing separator in a
-    # line that lacks a field) is read as null and sends the file to the general path, which
-    # does not see empty fields. Tab-separated: spaces may pad numbers (trec_eval's own test
-    # runs do; arrow's number parser accepts them) but must not appear inside the other
-    # fields, checked after parsing. Arrow's integer parser reads hexadecimal ("0x10"), which
-    # a rank is not: such files take the general path too.
-    if data.startswith(b"\xef\xbb\xbf"):
-        return None
-
-    def parse() -> pa.Table | None:
-        try:
-            return pv.read_csv(
-                pa.BufferReader(pa.py_buffer(data)),  # zero copy, read without the GIL
-                read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 20),
-                parse_options=pv.ParseOptions(
-                    delimiter="\t" if tabbed else " ", quote_char=False, escape_char=False, ignore_empty_lines=False
-                ),
-                convert_options=pv.ConvertOptions(
-                    # large_string: pandas' str dtype takes it without a copy
-                    column_types={"query_id": pa.large_string(), "q0": pa.large_string(),
-                                  "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
-                                  "run_id": pa.large_string()},
-                    strings_can_be_null=True,
-                    quoted_strings_can_be_null=False,
-                    null_values=[""],
-                ),
-            )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
-
+    # Each test below is one single-byte scan of the bytes (memchr). Space-separated: any other
+    # ASCII whitespace (tab, CR, VT, FF) needs the checking path. An empty field (a doubled,
+    # leading or trailing separator in a line that lacks a field) is read as null and sends the
+    # file on. Tab-separated: spaces may pad numbers (trec_eval's own test runs do; arrow's
+    # number parser accepts them) but must not appear inside the other fields, checked after
+    # parsing. Arrow's integer parser reads hexadecimal ("0x10"), which a rank is not: such
+    # files take the checking path too, as do comment lines (a first field starting with '#').
+    # Text must be UTF-8 throughout: one validation of the whole buffer, so arrow need not
+    # validate each string column (Q0 is read as bytes, only to see that it is there).
     others = [b"\r", b"\x0b", b"\x0c"] + ([] if tabbed else [b"\t"])
-    if any(c in data for c in others) or ((b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data)):
+    if (any(c in data for c in others) or ((b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data))
+            or not _valid_utf8(data)):
         return None
-    table = parse()
-    if table is None:
+    try:
+        table = pv.read_csv(
+            pa.BufferReader(pa.py_buffer(data)),  # zero copy, read without the GIL
+            read_options=pv.ReadOptions(column_names=_RUN_NAMES, block_size=_ARROW_BLOCK_BYTES),
+            parse_options=pv.ParseOptions(
+                delimiter="\t" if tabbed else " ", quote_char=False, escape_char=False, ignore_empty_lines=False
+            ),
+            convert_options=pv.ConvertOptions(
+                # large_string: pandas' str dtype takes it without a copy
+                column_types={"query_id": pa.large_string(), "q0": pa.binary(),
+                              "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
+                              "run_id": pa.large_string()},
+                check_utf8=False,  # validated above
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=False,
+                null_values=[""],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if len(table) == 0 or any(col.null_count for col in table.columns):
         return None
-    if not pc.all(pc.is_finite(table["score"])).as_py() or pc.any(pc.starts_with(table["query_id"], "#")).as_py():
+    if not pc.all(pc.is_finite(table["score"])).as_py():
         return None
-    if pc.any(pc.greater_equal(pc.abs(table["rank"]), INT_LIMIT)).as_py():
+    if b"#" in data and pc.any(pc.starts_with(table["query_id"], "#")).as_py():
+        return None
+    low, high = pc.min_max(table["rank"]).values()
+    if max(abs(low.as_py()), abs(high.as_py())) >= INT_LIMIT:
         return None
     if tabbed:
         for c in ("query_id", "q0", "doc_id", "run_id"):
             if pc.any(pc.match_substring_regex(table[c], r"[ \t\r\x0b\x0c]")).as_py():
                 return None
     frame = table.select(["query_id", "doc_id", "score", "rank", "run_id"]).to_pandas()
+    del table
     if line_numbers:
         frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
     return frame
 
 
-# --------------------------------------------------------------------------------------------
-# TREC run: the native path
-
-#: environment variable that switches the native tokenizer off ("0"), e.g. to compare paths
-NATIVE_READER_ENV = "RETECO_MEASURES_NATIVE_READER"
+#: why a line with a carriage return between its fields is refused
+CR_INSIDE = ("a carriage return (CR) inside the line: records end with a newline (LF or CRLF); "
+             "a CR-only line end or a stray CR would join several records into one line")
 
 
-def native_reader_available() -> bool:
-    """Whether :func:`read_run` can use its C tokenizer: it was built at install (it needs a C
-    compiler; without one the arrow readers, which return the same values, serve alone) and
-    is not switched off with ``RETECO_MEASURES_NATIVE_READER=0``."""
-    return _runparse is not None and os.environ.get(NATIVE_READER_ENV, "1") != "0"
+def _line_fields_problem(raw: bytes, line: int, path: str | None, cr_inside: bool, glued: bool = False
+                         ) -> Problem:
+    """The problem of a run line that cannot be one record: a CR inside it, a second record after
+    its sixth field (``glued``), or fewer than six fields."""
+    fields = ascii_fields(raw.decode("utf-8", errors="replace"))
+    qid = _clip(fields[0]) if fields else None
+    if cr_inside:
+        return Problem(CR_INSIDE, line=line, query_id=qid, path=path)
+    if glued:
+        return Problem(f"found {len(fields)} fields, and fields 7-12 are another record (a missing line break): "
+                       f"{_clip(' '.join(fields))!r}", line=line, query_id=qid, path=path)
+    return Problem(f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: "
+                   f"{_clip(' '.join(fields))!r}", line=line, query_id=qid, path=path)
 
 
-def _large_strings(off: np.ndarray, dat: np.ndarray, rows: int, length: int) -> pa.Array:
-    return pa.LargeStringArray.from_buffers(rows, pa.py_buffer(off[: rows + 1]), pa.py_buffer(dat[:length]))
-
-
-def _native_range(data: Any, start: int, end: int, rank: np.ndarray, score: np.ndarray) -> dict[str, Any] | None:
-    """Parse ``data[start:end]`` (whole lines; ``data`` a uint8 array) with the C tokenizer,
-    writing its ranks and scores into ``rank`` and ``score`` (exactly one slot per line) and
-    returning its id columns; None when a line is refused."""
-    size, rows = end - start, len(rank)
-    i64 = [np.empty(rows + 1, np.int64) for _ in range(3)]  # query_id, doc_id, run_id offsets
-    dat = [np.empty(size + 1, np.uint8) for _ in range(3)]
-    slow_rows, s_off, s_dat = np.empty(rows, np.int64), np.empty(rows + 1, np.int64), np.empty(size + 1, np.uint8)
-    status, n, q_len, d_len, r_len, slow, s_len, high, _ = _runparse.parse_chunk(
-        data, start, end, i64[0], dat[0], i64[1], dat[1], i64[2], dat[2], rank, score, slow_rows, s_off, s_dat
-    )
-    if status != 0 or n != rows:
-        return None
-    ids = [_large_strings(i64[k], dat[k], n, length) for k, length in enumerate((q_len, d_len, r_len))]
-    if high:  # a byte >= 0x80: the ids must be valid UTF-8, as the other readers require
-        try:
-            for arr in ids:
-                arr.validate(full=True)
-        except pa.ArrowInvalid:
-            return None
-    if slow:
-        # the scores Clinger's exact fast path does not cover: arrow's parser, the other readers'
-        try:
-            values = pc.cast(_large_strings(s_off, s_dat, slow, s_len), pa.float64()).to_numpy()
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
-        if not np.isfinite(values).all():
-            return None
-        score[slow_rows[:slow]] = values
-    return {"query_id": ids[0], "doc_id": ids[1], "run_id": ids[2]}
-
-
-def _newline_after(buf: np.ndarray, lo: int, hi: int, last: bool = False) -> int | None:
-    """Position just after the first (``last``: the last) newline of ``buf[lo:hi]``, or None."""
-    step = 1 << 16
-    if not last:
-        for a in range(lo, hi, step):
-            hit = np.flatnonzero(buf[a:min(a + step, hi)] == 10)
-            if len(hit):
-                return a + int(hit[0]) + 1
-        return None
-    for b in range(hi, lo, -step):
-        a = max(lo, b - step)
-        hit = np.flatnonzero(buf[a:b] == 10)
-        if len(hit):
-            return a + int(hit[-1]) + 1
-    return None
-
-
-#: inputs of at least this many bytes are parsed by two threads (when the machine has two cores)
-_NATIVE_SPLIT_BYTES = 1 << 20
-
-
-def _native_workers(size: int) -> int:
-    return max(1, min(2, os.cpu_count() or 1)) if size >= _NATIVE_SPLIT_BYTES else 1
-
-
-def _native_parse(buf: np.ndarray, workers: int, fill: Any = None) -> tuple[list[dict[str, Any] | None],
-                                                                            np.ndarray, np.ndarray] | None:
-    """Parse ``buf`` with ``workers`` threads. Thread i owns the i-th share of the bytes:
-    ``fill(lo, hi)`` (if given) first reads that share into ``buf`` and says whether it
-    could; then the thread finds the whole lines inside its share and counts them. Once every
-    share is counted (a barrier, whose action lays out the rows once), each thread parses its
-    lines straight into its rows of the shared rank and score arrays; the few lines that
-    straddle two shares are parsed last. Returns (id columns of each piece in order, rank, score)."""
-    size = len(buf)
-    bounds = [size * i // workers for i in range(workers + 1)]
-    spans: list[tuple[int, int, int] | None] = [None] * workers  # (start, end, lines) of a share's whole lines
-    failed: list[int] = []
-    plan: dict[str, Any] = {}
-
-    def lay_out() -> None:
-        """Every piece (shares, and the lines between them) with its first row and owner; the
-        shared rank and score arrays."""
-        if failed:
-            return
-        pieces: list[tuple[int, int, int, int | None]] = []  # (start, end, lines, owning share)
-        pos = 0
-        for i, span in enumerate(spans):
-            if span is None:
-                continue
-            if span[0] > pos:
-                pieces.append((pos, span[0], _runparse.count_lines(buf, pos, span[0]), None))
-            pieces.append((*span, i))
-            pos = span[1]
-        if pos < size:
-            pieces.append((pos, size, _runparse.count_lines(buf, pos, size), None))
-        firsts = np.cumsum([0] + [p[2] for p in pieces]).tolist()
-        plan["pieces"] = [(start, end, first, n, owner) for (start, end, n, owner), first in zip(pieces, firsts)]
-        plan["rank"], plan["score"] = np.empty(firsts[-1], np.int64), np.empty(firsts[-1], np.float64)
-        plan["parts"] = [None] * len(pieces)
-
-    def parse_pieces(owner: int | None) -> None:
-        for k, (start, end, first, n, who) in enumerate(plan.get("pieces", ())):
-            if who == owner:
-                plan["parts"][k] = _native_range(buf, start, end, plan["rank"][first:first + n],
-                                                 plan["score"][first:first + n])
-
-    barrier = threading.Barrier(workers, action=lay_out) if workers > 1 else None
-
-    def run(i: int) -> None:
-        lo, hi = bounds[i], bounds[i + 1]
-        try:
-            if fill is not None and not fill(lo, hi):
-                failed.append(i)
-            else:
-                start = 0 if i == 0 else _newline_after(buf, lo, hi)
-                end = size if i == workers - 1 else _newline_after(buf, lo, hi, last=True)
-                if start is not None and end is not None and end > start:
-                    spans[i] = (start, end, _runparse.count_lines(buf, start, end))
-        finally:
-            if barrier is not None:
-                barrier.wait()
-            else:
-                lay_out()
-        parse_pieces(i)
-
-    if workers == 1:
-        run(0)
-    else:
-        with ThreadPoolExecutor(workers) as executor:
-            list(executor.map(run, range(workers)))
-    if "pieces" not in plan:
-        return None
-    parse_pieces(None)  # the lines between two shares
-    return plan["parts"], plan["rank"], plan["score"]
-
-
-def _native_frame(parsed: Any, line_numbers: bool) -> pd.DataFrame | None:
-    if parsed is None:
-        return None
-    parts, rank, score = parsed
-    if any(p is None for p in parts) or len(rank) == 0:
-        return None
-    columns: dict[str, Any] = {}
-    for name in RUN_COLUMNS:
-        if name in ("query_id", "doc_id", "run_id"):
-            columns[name] = _str_array(pa.chunked_array([p[name] for p in parts], pa.large_string()))
-        else:
-            columns[name] = rank if name == "rank" else score
-    frame = pd.DataFrame(columns, copy=False)
-    if line_numbers:
-        frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
-    return frame
-
-
-def _native_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | None:
-    """The native path for bytes in memory: the C tokenizer reads the lines in parallel
-    threads (it releases the GIL). It accepts only lines of six fields separated by single
-    spaces whose values the other readers accept, and reads them to the same values; None
-    sends the data to the arrow path (see :func:`_fast_trec_run`)."""
-    if not data or not native_reader_available() or data.startswith(b"\xef\xbb\xbf"):
-        return None
-    buf = np.frombuffer(data, np.uint8)
-    return _native_frame(_native_parse(buf, _native_workers(len(buf))), line_numbers)
-
-
-def _native_trec_file(path: str | os.PathLike, line_numbers: bool = True, *, auto: bool = False,
-                      refused: list[bool] | None = None) -> pd.DataFrame | None:
-    """The native path for an uncompressed file: each thread reads its share of the file
-    (``pread``, without the GIL) and parses the whole lines inside it (see
-    :func:`_native_parse`). None when the file is not a plain run of single-space lines (or
-    changed while read): the caller then reads it the general way. ``auto``: the format is
-    being detected, and a file starting with ``{`` or ``[`` is JSONL's. ``refused`` (a list)
-    gets True appended when the file was read whole and its bytes were refused, so that the
-    caller does not try them again."""
-    if not native_reader_available() or not hasattr(os, "preadv"):
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        size = info.st_size
-        if not stat.S_ISREG(info.st_mode) or size == 0:
-            return None
-        buf = np.empty(size, np.uint8)
-        view = memoryview(buf)
-
-        def fill(lo: int, hi: int) -> bool:
-            pos = lo
-            while pos < hi:
-                try:
-                    got = os.preadv(fd, [view[pos:hi]], pos)
-                except OSError:
-                    return False  # the general path reads the file again and reports the error
-                if got <= 0:
-                    return False  # the file shrank while read
-                pos += got
-            if lo == 0:  # not plain text: a byte-order mark, a compressed file, JSONL by its look
-                head = buf[:8].tobytes()
-                return not (head.startswith(b"\xef\xbb\xbf") or any(head.startswith(m) for m in _MAGIC)
-                            or (auto and head[:1] in b"{["))
-            return True
-
-        parsed = _native_parse(buf, _native_workers(size), fill)
-        if parsed is None or os.fstat(fd).st_size != size:  # not read whole, or not plain text
-            return None
-    finally:
-        os.close(fd)
-    frame = _native_frame(parsed, line_numbers)
-    if frame is None and refused is not None:
-        refused.append(True)
-    return frame
+def _glued_records(block: pa.Array, n: np.ndarray) -> np.ndarray:
+    """Lines of at least 12 fields whose fields 7-12 are another record (its rank an integer and
+    its score a number, as the format writes them): two records joined by a lost line break.
+    Other fields after the sixth are free text, which trec_eval ignores (its own test runs
+    carry some), and so do we."""
+    glued = np.zeros(len(n), dtype=bool)
+    many = np.flatnonzero(n >= 12)
+    if len(many):
+        (rank_s, score_s), _, _, _ = _split_chunk(block.take(pa.array(many)), [9, 10])
+        _, bad_rank = parse_ints(rank_s)
+        score_ok = pc.fill_null(pc.match_substring_regex(score_s, FLOAT_PATTERN), False).to_numpy(zero_copy_only=False)
+        glued[many] = ~bad_rank & score_ok
+    return glued
 
 
 def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tuple[dict[str, Any], list[Problem]]:
     """The checking path for one block of lines: split, check, parse; only good rows are kept."""
-    cols, n, undecodable = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
+    cols, n, undecodable, cr_inside = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
     problems = [Problem(msg, line=first_line + i, path=path, kind="encoding") for i, msg in undecodable.items()]
     comment = comment_mask(cols[0])
-    short = (n > 0) & (n < 6) & ~comment
-    for i in np.flatnonzero(short).tolist():
-        fields = ascii_fields(bytes(block[i].as_py()).decode("utf-8", errors="replace"))
-        problems.append(
-            Problem(
-                f"expected 6 columns 'query_id Q0 doc_id rank score run_id', found {len(fields)}: "
-                f"{_clip(' '.join(fields))!r}",
-                line=first_line + i,
-                query_id=_clip(fields[0]) if fields else None,
-                path=path,
-            )
-        )
-    keep = (n > 0) & ~comment & ~short
+    # a line that cannot be one record: a CR inside it (comment lines too: a CR-only file that
+    # starts with a comment would otherwise vanish whole), fewer than six fields, or a second
+    # record after the sixth
+    glued = _glued_records(block, n) & ~comment
+    wrong = (n > 0) & (cr_inside | (~comment & (n < 6)) | glued)
+    for i in np.flatnonzero(wrong).tolist():
+        problems.append(_line_fields_problem(bytes(block[i].as_py()), first_line + i, path, bool(cr_inside[i]),
+                                             bool(glued[i])))
+    keep = (n > 0) & ~comment & ~wrong
     if not keep.all():
         cols = [c.filter(pa.array(keep)) for c in cols]
     line_no = np.flatnonzero(keep) + first_line
@@ -521,15 +324,12 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
     return out, problems
 
 
-def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True, *, native: bool = True
+def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True
                    ) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
-    lines are parsed (peak memory on large files). ``native=False``: the native path already
-    refused these bytes."""
+    lines are parsed (peak memory on large files)."""
     data = holder.pop()
-    fast = _native_trec_run(data, line_numbers) if native else None
-    if fast is None:
-        fast = _fast_trec_run(data, line_numbers)
+    fast = _fast_trec_run(data, line_numbers)
     if fast is not None:
         return fast, []
     pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
@@ -666,23 +466,12 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
     """Like :func:`read_run`, returning ``(frame with a 'line' column, problems)``; never raises
     on malformed content (only on a missing file or a folder). ``line_numbers=False`` may leave
     the ``line`` column out (it is then dropped if present)."""
-    name = source_name(source) if isinstance(source, (str, os.PathLike)) else None
-    plain = strip_compression_suffix(name or "")
-    if (name is not None and format in ("auto", "trec") and plain == name.lower()  # a path, not compressed
-            and not plain.endswith(_JSONL_SUFFIXES)):
-        refused: list[bool] = []
-        frame = _native_trec_file(source, line_numbers, auto=format == "auto", refused=refused)
-        if frame is not None:
-            return frame, []
-        native = not refused  # the file was read whole and a line refused: no second attempt
-    else:
-        native = True
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
         holder = [data]
         del data  # the reader frees the bytes once parsed
-        return _read_trec_run(source, holder, line_numbers, native=native)
+        return _read_trec_run(source, holder, line_numbers)
     if fmt == "jsonl":
         return _read_jsonl_run(source, data)
     raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
@@ -701,9 +490,11 @@ def read_run(
         source: a path (``.gz`` read transparently), a string holding the file's text, bytes,
             or an open file.
         format: ``'trec'`` (``query_id Q0 doc_id rank score run_id``; tabs, runs of spaces and
-            trailing extra fields are tolerated as trec_eval does; lines starting with ``#``
-            are comments), ``'jsonl'`` (one ``{"query_id", "results": [{"doc_id", "score"}]}``
-            per line) or ``'auto'`` (by extension, else by the first character).
+            trailing free text after the run id are tolerated as trec_eval does; lines starting
+            with ``#`` are comments; a line with a carriage return inside it, or with a second
+            record in fields 7-12, is reported), ``'jsonl'`` (one ``{"query_id", "results":
+            [{"doc_id", "score"}]}`` per line) or ``'auto'`` (by extension, else by the first
+            character).
         on_bad_lines: what to do with malformed lines: ``'warn'`` (skip them and warn),
             ``'error'`` (raise :class:`~reteco_measures.errors.DataFormatError` listing all of
             them) or ``'skip'``.
@@ -731,23 +522,28 @@ def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pr
     lines = split_lines(data, 4)
     n = lines.n_fields
     comment = lines.is_comment()
-    bad_cols = (n > 0) & (n != 4) & ~comment
+    cr_inside = lines.cr_inside
+    bad_cols = (n > 0) & (cr_inside | ((n != 4) & ~comment))
     problems: list[Problem] = lines.encoding_problems(path)
     for i in np.flatnonzero(bad_cols):
+        if cr_inside[i]:
+            problems.append(Problem(CR_INSIDE, line=int(i) + 1, query_id=_clip(lines.fields_of(int(i))[0]), path=path))
+            continue
         fields = lines.fields_of(int(i))
         problems.append(
             Problem(f"expected 4 columns 'query_id iteration doc_id relevance', found {len(fields)}",
                     line=int(i) + 1, query_id=_clip(fields[0]), path=path)
         )
-    keep = (n == 4) & ~comment
+    keep = (n == 4) & ~comment & ~cr_inside
     line_no = np.flatnonzero(keep) + 1
     qid, it, doc, rel_s = (lines.column(i, keep) for i in range(4))
     rel, bad = parse_ints(rel_s)
-    for j in np.flatnonzero(bad).tolist():
-        problems.append(Problem(f"relevance {_clip(rel_s[j].as_py())!r} is not an integer (at most 18 digits)",
-                                line=int(line_no[j]),
-                                query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
-    ok = ~bad
+    too_large = ~bad & (np.abs(rel) > MAX_GRADE)
+    for j in np.flatnonzero(bad | too_large).tolist():
+        what = _grade_fault(int(rel[j])) if too_large[j] else (
+            f"relevance {_clip(rel_s[j].as_py())!r} is not an integer (at most 18 digits)")
+        problems.append(Problem(what, line=int(line_no[j]), query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
+    ok = ~(bad | too_large)
     mask = pa.array(ok)
     problems.sort(key=lambda p: p.line or 0)
     frame = pd.DataFrame(
@@ -787,6 +583,9 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
             if isinstance(rel, bool) or not isinstance(rel, int) or abs(rel) >= INT_LIMIT:
                 problems.append(Problem(f"relevance {_short(rel)} is not an integer (at most 18 digits)", line=line,
                                         query_id=qid, path=path, doc_id=doc))
+                continue
+            if abs(rel) > MAX_GRADE:
+                problems.append(Problem(_grade_fault(rel), line=line, query_id=qid, path=path, doc_id=doc))
                 continue
             rows.append((qid, doc, rel, line or 0))
         elif gold_field is not None:
@@ -829,6 +628,9 @@ def read_qrels(
 ) -> pd.DataFrame:
     """Read relevance judgments: TREC qrels (``query_id iteration doc_id relevance``; ``#``
     comment lines skipped, as trec_eval 10 does) or JSONL.
+
+    A relevance grade is an integer from -1000 to 1000 (:data:`MAX_GRADE`); a line with a larger
+    one is reported and skipped, because trec_eval's measures allocate memory by grade.
 
     Returns a DataFrame with columns ``query_id, doc_id, relevance, iteration`` (+ ``line``),
     in file order. Repeated (query, doc) pairs are kept as they are; evaluation uses the last

@@ -1,0 +1,162 @@
+"""``io.readers``: lines that cannot be one record, and the bound on relevance grades.
+
+Expected rows and problems are written by hand from the documented rules; the one evaluated
+value comes from pytrec_eval on the qrels without the refused line.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import pytrec_eval
+
+import reteco_measures as rm
+from reteco_measures.errors import DataFormatError
+from reteco_measures.io.readers import (
+    MAX_GRADE,
+    _fast_trec_run,
+    read_qrels_with_problems,
+    read_run_with_problems,
+)
+
+
+def _read(tmp_path: Path, data: bytes, name: str = "run.txt") -> tuple[pd.DataFrame, list, Path]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    frame, problems = read_run_with_problems(path)
+    return frame, problems, path
+
+
+# --------------------------------------------------------------------------------------------
+# a carriage return inside a line
+
+
+def test_cr_only_line_ends_are_one_reported_line_not_one_row(tmp_path: Path) -> None:
+    """Old Mac line ends: without a newline the file is one line; it used to read as the first
+    record, the others lost without a word."""
+    frame, problems, path = _read(tmp_path, b"q1 Q0 d1 1 0.5 r\rq1 Q0 d2 2 0.4 r\rq2 Q0 d3 1 0.3 r\r")
+    assert len(frame) == 0
+    assert [(p.line, p.query_id) for p in problems] == [(1, "q1")]
+    assert "carriage return (CR) inside the line" in problems[0].message
+    assert str(problems[0]).startswith(f"{path}:1: q1: ")
+
+
+def test_a_stray_cr_costs_its_own_line_only(tmp_path: Path) -> None:
+    data = b"q1 Q0 d1 1 0.5 r\nq1 Q0 d\r2 2 0.4 r\nq1 Q0 d3 3 0.3 r\n# a comment\rq1 Q0 d4 4 0.2 r\n"
+    frame, problems, _ = _read(tmp_path, data)
+    assert frame["doc_id"].tolist() == ["d1", "d3"]
+    assert frame["line"].tolist() == [1, 3]
+    assert [p.line for p in problems] == [2, 4]  # a comment line with a CR inside hides a record too
+    assert all("carriage return" in p.message for p in problems)
+
+
+def test_crlf_line_ends_and_trailing_blanks_are_fine(tmp_path: Path) -> None:
+    frame, problems, _ = _read(tmp_path, b"q1 Q0 d1 1 0.5 r\r\nq1 Q0 d2 2 0.4 r \r\n\r\n")
+    assert problems == []
+    assert frame["doc_id"].tolist() == ["d1", "d2"]
+    assert frame["score"].tolist() == [0.5, 0.4]
+
+
+def test_cr_inside_a_qrels_line_is_reported() -> None:
+    frame, problems = read_qrels_with_problems(b"q1 0 d1 1\rq1 0 d2 1\nq1 0 d3 2\n")
+    assert frame["doc_id"].tolist() == ["d3"]
+    assert [(p.line, p.query_id) for p in problems] == [(1, "q1")]
+    assert "carriage return" in problems[0].message
+
+
+# --------------------------------------------------------------------------------------------
+# more than six fields
+
+
+def test_two_records_on_one_line_are_reported(tmp_path: Path) -> None:
+    """A lost line break: fields 7-12 are a record of their own (an integer rank, a number as
+    score). The line is reported and skipped; the others are kept."""
+    data = b"q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 0.4 r q1 Q0 d3 3 0.3 r\nq1\tQ0\td4\t4\t0.2\tr\tq1\tQ0\td5\t5\t1e-3\tr\n" \
+           b"q1 Q0 d6 6 0.1 r\n"
+    frame, problems, path = _read(tmp_path, data)
+    assert frame["doc_id"].tolist() == ["d1", "d6"]
+    assert [(p.line, p.query_id) for p in problems] == [(2, "q1"), (3, "q1")]
+    assert problems[0].message.startswith("found 12 fields, and fields 7-12 are another record")
+    assert str(problems[1]).startswith(f"{path}:3: q1: found 12 fields")
+
+
+def test_free_text_after_the_run_id_is_still_ignored() -> None:
+    """trec_eval ignores any field after the run id (its own test run results.trunc carries
+    'more junk at end of lines'); only a second record is refused."""
+    data = b"q1 Q0 d1 1 0.5 r more junk at end of lines\nq1 Q0 d2 2 0.4 r a b c d e f g\nq1 Q0 d3 3 0.3 r x y z 9 w v\n"
+    frame, problems = read_run_with_problems(data)
+    assert problems == []
+    assert frame["doc_id"].tolist() == ["d1", "d2", "d3"]
+    assert frame["run_id"].tolist() == ["r", "r", "r"]
+
+
+def test_the_arrow_path_hands_such_files_on() -> None:
+    assert _fast_trec_run(b"q1 Q0 d1 1 0.5 r\rq1 Q0 d2 2 0.4 r\r") is None
+    assert _fast_trec_run(b"q1 Q0 d1 1 0.5 r q1 Q0 d2 2 0.4 r\n") is None
+    assert _fast_trec_run(b"q1 Q0 d1 1 0.5 r\nq1 Q0 d2 2 0.4 r\n") is not None
+
+
+# --------------------------------------------------------------------------------------------
+# relevance grades
+
+
+def test_trec_qrels_grades_beyond_the_bound_are_refused_line_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(b"q1 0 d1 2147483648\nq1 0 d2 1\nq1 0 d3 1000\nq1 0 d4 -1001\nq1 0 d5 -1000\nq1 0 d6 1001\n")
+    frame, problems = read_qrels_with_problems(path)
+    assert frame["doc_id"].tolist() == ["d2", "d3", "d5"]
+    assert frame["relevance"].tolist() == [1, MAX_GRADE, -MAX_GRADE] == [1, 1000, -1000]
+    assert [(p.line, p.doc_id) for p in problems] == [(1, "d1"), (4, "d4"), (6, "d6")]
+    assert str(problems[0]) == (f"{path}:1: q1: relevance 2147483648 is beyond the largest grade read "
+                                "(-1000 to 1000; trec_eval allocates memory by grade)")
+
+
+def test_jsonl_qrels_grades_beyond_the_bound_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.jsonl"
+    lines = [{"query_id": "q1", "doc_id": "d1", "relevance": 2**31}, {"query_id": "q1", "doc_id": "d2", "relevance": 3},
+             {"query_id": "q1", "doc_id": "d3", "relevance": -5000}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    frame, problems = read_qrels_with_problems(path)
+    assert frame["doc_id"].tolist() == ["d2"]
+    assert [(p.line, p.doc_id) for p in problems] == [(1, "d1"), (3, "d3")]
+    assert "beyond the largest grade read" in problems[0].message
+
+
+@pytest.mark.parametrize("value", [2**31, -(2**63), 1001, 1e300, 2**64 - 1])
+def test_in_memory_grades_beyond_the_bound_raise_naming_the_row(value) -> None:
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "relevance": [1, value]})
+    with pytest.raises(DataFormatError) as info:
+        rm.calc_aggregate(["nDCG@10"], qrels, pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}))
+    problems = info.value.problems
+    assert [p.line for p in problems] == [2]
+    assert "a grade from -1000 to 1000" in problems[0].message
+
+
+def test_in_memory_grades_within_the_bound_are_kept() -> None:
+    from reteco_measures.io.convert import as_qrels_frame
+
+    qrels = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1000, -1000, 2.0]})
+    assert as_qrels_frame(qrels)["relevance"].tolist() == [1000, -1000, 2]
+
+
+def test_bpref_with_a_huge_grade_scores_the_remaining_judgments(tmp_path: Path) -> None:
+    """The reproducer of the report: 'q1 0 d1 2147483648' made pytrec_eval allocate 16 GB for
+    Bpref. Now that line is refused (with a warning) and the rest is scored; the value is
+    pytrec_eval's on the qrels without it."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 2147483648\nq1 0 d2 1\nq1 0 d3 0\nq1 0 d4 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d3 1 0.9 r\nq1 Q0 d2 2 0.8 r\nq1 Q0 d1 3 0.7 r\nq1 Q0 d4 4 0.6 r\n")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = rm.calc_aggregate(["Bpref", "nDCG@10"], str(qrels), str(run))
+    assert any("2147483648" in str(w.message) and f"{qrels}:1" in str(w.message) for w in seen)
+    ref = pytrec_eval.RelevanceEvaluator({"q1": {"d2": 1, "d3": 0, "d4": 1}}, {"bpref", "ndcg_cut.10"}).evaluate(
+        {"q1": {"d3": 0.9, "d2": 0.8, "d1": 0.7, "d4": 0.6}})["q1"]
+    values = {str(k): v for k, v in got.items()}
+    assert values["Bpref"] == pytest.approx(ref["bpref"], abs=1e-12)
+    assert values["nDCG@10"] == pytest.approx(ref["ndcg_cut_10"], abs=1e-12)
