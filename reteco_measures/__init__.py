@@ -9,21 +9,18 @@ our provider first in ir_measures' default pipeline::
 
     ir_measures.calc_aggregate([nDCG @ 10, rm.TC @ 10], qrels, run)
     rm.calc_aggregate(["nDCG@10", "TC@10"], "qrels.txt", "run.txt", topics=topics_df)
+
+How the package is cut (each layer imports only from the layers below it): ``io``, ``errors``,
+``side``, ``query_ids`` → ``measures`` → ``kernels`` → ``providers`` → ``engine``, ``scale`` →
+``api`` → contracts, datasets, report → stats, judge → benchmarks → platforms → cli.
 """
 
+# ruff: noqa: I001  (names are grouped by topic, as in ir_measures' __init__; the order is free)
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from . import kernels as _kernels  # noqa: F401  (registers kernels)
-from . import plot
-from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
-from .benchmarks import Benchmark, Score, benchmark
-from .contracts import ValidationReport, validate_run
-from .datasets import topics
-from .errors import DataFormatError, DataFormatWarning, Problem
-from .io.readers import native_reader_available, read_qrels, read_run
+# -- measures ---------------------------------------------------------------------------------
 from .measures import (
     TC,
     TP,
@@ -37,11 +34,28 @@ from .measures import (
     TurnNDCG,
     nDCG_FC,
 )
-from .provider import PROVIDER
-from .provider import install as _install
-from .reward import reward
-from .scale.native import use_native_kernels
+from .measures.names import measure_label, measure_name, parse_measures
+
+# -- evaluate ---------------------------------------------------------------------------------
+from .providers.native import use_native_kernels
+from .providers.reteco import PROVIDER
+from .providers.reteco import install as _install
+from .api import calc_aggregate, evaluate, iter_calc
+from .engine.grouping import depth_group
+from . import plot
+
+# -- data -------------------------------------------------------------------------------------
+from .io.readers import native_reader_available, read_qrels, read_run
 from .side import current_side_info, load_labels, load_topics, side_info
+from .datasets import topics
+from .contracts import ValidationReport, validate_run
+
+# -- official scoring -------------------------------------------------------------------------
+from .benchmarks import Benchmark, Score, benchmark
+from .reward import reward
+
+# -- errors -----------------------------------------------------------------------------------
+from .errors import DataFormatError, DataFormatWarning, Problem
 
 if TYPE_CHECKING:  # imported on first use (scipy and statsmodels are slow to import)
     from . import benchmarks as benchmarks
@@ -56,55 +70,33 @@ __version__ = "0.1.0"
 
 _install()
 
-#: Submodules reachable as ``reteco_measures.<name>`` without importing them first.
+#: Submodules reachable as ``reteco_measures.<name>`` without importing them first (they import
+#: scipy, statsmodels or httpx, which are slow to import).
 _LAZY_SUBMODULES = frozenset({"benchmarks", "judge", "platforms", "report", "scale", "stats"})
 #: Names exported here but defined in a submodule that is imported on first use.
 _LAZY_NAMES = {"compare": "stats", "Comparison": "stats", "tie_sensitivity": "stats"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """Import a submodule (``rm.judge``, ``rm.stats`` ...) or a lazily exported name on first access."""
+    from importlib import import_module
+
     if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+        return import_module(f"{__name__}.{name}")
     if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+        value = getattr(import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
+    public = {n for n in globals() if not n.startswith("_") and n not in ("annotations", "TYPE_CHECKING")}
+    return sorted(public | {"__version__"} | _LAZY_SUBMODULES | set(_LAZY_NAMES))
+
 
 __all__ = [
-    "benchmark",
-    "Benchmark",
-    "Score",
-    "__version__",
-    "calc_aggregate",
-    "iter_calc",
-    "evaluate",
-    "use_native_kernels",
-    "read_run",
-    "native_reader_available",
-    "read_qrels",
-    "validate_run",
-    "topics",
-    "reward",
-    "plot",
-    "side_info",
-    "current_side_info",
-    "load_topics",
-    "load_labels",
-    "parse_measures",
-    "measure_label",
-    "measure_name",
-    "depth_group",
-    "ValidationReport",
-    "Problem",
-    "DataFormatError",
-    "DataFormatWarning",
-    "PROVIDER",
+    # measures
     "TemporalPrecision",
     "TP",
     "TemporalRelevance",
@@ -116,7 +108,39 @@ __all__ = [
     "TurnNDCG",
     "SpokenMacroNDCG",
     "Likert",
+    "parse_measures",
+    "measure_label",
+    "measure_name",
+    # evaluate
+    "calc_aggregate",
+    "iter_calc",
+    "evaluate",
+    "depth_group",
+    "use_native_kernels",
+    "PROVIDER",
+    "plot",
     "compare",
     "Comparison",
     "tie_sensitivity",
+    # data
+    "read_run",
+    "read_qrels",
+    "native_reader_available",
+    "side_info",
+    "current_side_info",
+    "load_topics",
+    "load_labels",
+    "topics",
+    "validate_run",
+    "ValidationReport",
+    # official scoring
+    "benchmark",
+    "Benchmark",
+    "Score",
+    "reward",
+    # errors
+    "Problem",
+    "DataFormatError",
+    "DataFormatWarning",
+    "__version__",
 ]

@@ -124,8 +124,10 @@ def metrics_frame(
         qids = metrics["query_id"].astype(str).to_numpy(dtype=object)
         measure_col = metrics["measure"].to_numpy(dtype=object)
         values = metrics["value"].to_numpy(dtype=np.float64)
-        weights = metrics["weight"].to_numpy(dtype=np.float64) if "weight" in metrics.columns \
-            else np.ones(len(values))
+        weights = np.ones(len(values))
+        if "weight" in metrics.columns:  # a frame of unweighted values joined to weighted ones: NaN = 1
+            given = metrics["weight"].to_numpy(dtype=np.float64)
+            weights = np.where(np.isnan(given), 1.0, given)
     else:
         metrics = metrics if isinstance(metrics, list) else list(metrics)
         qids = np.array([str(m.query_id) for m in metrics], dtype=object)
@@ -137,10 +139,13 @@ def metrics_frame(
     mcode = _codes(measure_col, listed) if listed else np.zeros(len(values), dtype=np.int64)
     if listed:  # measures not asked for keep the order they were met, after the others
         mcode = np.where(mcode < 0, len(listed), mcode)
-    keys_of = {}
+    keys_of: dict[int, str] = {}
     if label is not None:
+        # a row of a listed measure is named by that measure (as asked: an alias keeps its spelling)
+        listed_labels = [_label_of(m, label, keys_of) for m in listed]
         out_col = np.empty(len(measure_col), dtype=object)
-        out_col[:] = [_label_of(m, label, keys_of) for m in measure_col]
+        out_col[:] = [listed_labels[c] if c < len(listed) else _label_of(m, label, keys_of)
+                      for c, m in zip(mcode.tolist(), measure_col)]
     else:
         out_col = measure_col
     frame = pd.DataFrame({"query_id": qids, "measure": out_col, "value": values, "weight": weights})

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import ir_measures
+import numpy as np
 import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import Evaluator, Provider
@@ -25,6 +26,7 @@ __all__ = [
     "native_enabled",
     "standard_calc_aggregate",
     "standard_iter_calc",
+    "standard_frame",
     "NativeStandardProvider",
     "NATIVE_PROVIDER",
 ]
@@ -111,6 +113,23 @@ def standard_iter_calc(measures: Iterable[ir_measures.Measure], qrels: Any, run:
     for part in _routed(measures, qrels, run, standard.iter_metrics, ir_measures.iter_calc):
         results.extend(part)
     return results
+
+
+def _ir_frame(measures: list[ir_measures.Measure], qrels: Any, run: Any) -> pd.DataFrame:
+    """``ir_measures.iter_calc`` as a frame ``query_id, measure, value`` (in its order)."""
+    metrics = list(ir_measures.iter_calc(measures, qrels, run))
+    col = np.empty(len(metrics), dtype=object)
+    col[:] = [m.measure for m in metrics]
+    return pd.DataFrame({"query_id": np.array([str(m.query_id) for m in metrics], dtype=object), "measure": col,
+                         "value": np.array([float(m.value) for m in metrics], dtype=np.float64)})
+
+
+def standard_frame(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any) -> pd.DataFrame:
+    """Per-query values of standard measures as a frame ``query_id, measure, value`` (measure
+    objects), routed as :func:`standard_calc_aggregate`: the native kernels' values in the
+    qrels' query order, then ir_measures' in its order."""
+    parts = _routed(measures, qrels, run, standard.per_query_frame, _ir_frame)
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else _ir_frame([], qrels, [])
 
 
 # ------------------------------------------------------------------------------------------
