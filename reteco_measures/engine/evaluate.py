@@ -18,7 +18,10 @@ refused:
 * qrels queries whose labels are all negative reach pytrec_eval with one extra unretrieved
   label-0 judgment, because trec_eval's code sizes its relevance-level table by the largest label
   and crashes (or reads stale memory) when it is negative; the values are trec_eval's for a
-  query without relevant documents (all 0), see :func:`trec_eval_safe_qrels`.
+  query without relevant documents (all 0), see
+  :func:`~reteco_measures.providers.native.trec_eval_safe_qrels` (applied by the routing to what
+  goes to pytrec_eval only, after a measure's ``gains`` mapping; the native kernels read
+  negative labels themselves).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from ..kernels.ranking import duplicate_pairs, rank_run
 from ..measures.base import REGISTERED
 from ..measures.names import measure_name, parse_measures
 from ..measures.params import TIE_BREAKS
-from ..providers.native import standard_frame, standard_iter_calc
+from ..providers.native import standard_frame, standard_iter_calc, trec_eval_safe_qrels
 from ..providers.reteco import PROVIDER
 from ..query_ids import QUERY_ID_MODES, align_query_ids
 from ..side import load_labels, load_topics, side_info
@@ -48,33 +51,6 @@ __all__ = [
     "Prepared", "prepare", "iter_prepared", "calc_prepared", "iter_calc", "calc_aggregate", "evaluate_table",
     "trec_eval_safe_qrels", "check_modes", "qrels_order",
 ]
-
-
-def trec_eval_safe_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
-    """Qrels that pytrec_eval can evaluate without crashing, with trec_eval's values.
-
-    trec_eval sizes its per-query table of relevance levels by the query's largest label; when
-    every label of a query is negative (TREC Web qrels use -2) that size is zero or negative and
-    the process crashes or reads stale memory. By trec_eval's rules a negative label is "in the
-    pool, not judged": it is never relevant, gives no nDCG gain and is not counted in ``num_rel``.
-    Such a query therefore has no relevant document: nDCG, P, AP, R, RR (every measure of relevant
-    documents) are 0 on it. Each such query gets one extra label-0 judgment of a document no run
-    retrieves, which keeps all of those rules and gives pytrec_eval a valid table. Other queries
-    are untouched.
-    """
-    if qrels.empty:
-        return qrels
-    rel = qrels["relevance"].to_numpy()
-    if rel.min() >= 0:
-        return qrels
-    top = pd.Series(rel).groupby(qrels["query_id"].to_numpy(), sort=False).max()
-    bad = top.index[top.to_numpy() < 0]
-    if len(bad) == 0:
-        return qrels
-    extra = pd.DataFrame(
-        {"query_id": pd.Series(bad, dtype="str"), "doc_id": "<reteco-measures:unretrieved>", "relevance": 0}
-    )
-    return pd.concat([qrels[["query_id", "doc_id", "relevance"]], extra], ignore_index=True)
 
 
 def qrels_order(qrels: pd.DataFrame) -> pd.Index:
@@ -145,8 +121,8 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
         if ours:
             shared = RankedRun(run_in, tie_break, ranked)
     # the native kernels take the frames; providers.native converts the run to a dict
-    # (vectorised) only for the measures they do not claim
-    qrels_standard = trec_eval_safe_qrels(qrels_in) if standard else qrels_in
+    # (vectorised) and makes the qrels safe for pytrec_eval only for the measures they do not claim
+    qrels_standard = qrels_in
     return Prepared(measures, ours, standard, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in,
                     shared, corpus, tie_break)
 

@@ -542,6 +542,8 @@ class _Context:
             self._qrow[need] = self.q.lookup(self.run, self.run.orig(need))
             self._looked[need] = True
         qrow = self._qrow[rows]
+        if len(self.rel) == 0:  # empty qrels: nothing is judged (and rel[0] does not exist)
+            return np.full(len(rows), -1, dtype=np.int64)
         return np.where(qrow >= 0, self.rel[np.maximum(qrow, 0)], -1)
 
     def num_rel(self, level: int) -> np.ndarray:

@@ -18,7 +18,8 @@ import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import Evaluator, Provider
 
-from ..io.convert import as_qrels_frame, as_run_frame, qrels_to_dict, run_to_dict
+from ..errors import DataFormatError
+from ..io.convert import as_qrels_frame, as_run_frame, is_source, qrels_to_dict, run_to_dict
 from ..kernels import standard
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "standard_calc_aggregate",
     "standard_iter_calc",
     "standard_frame",
+    "trec_eval_safe_qrels",
     "NativeStandardProvider",
     "NATIVE_PROVIDER",
 ]
@@ -80,11 +82,62 @@ def _as_dict(run: Any) -> Any:
     return run_to_dict(as_run_frame(run)) if isinstance(run, pd.DataFrame) else run
 
 
+def trec_eval_safe_qrels(qrels: pd.DataFrame, gains: dict | None = None) -> pd.DataFrame:
+    """Qrels that pytrec_eval can evaluate without crashing, with trec_eval's values.
+
+    trec_eval sizes its per-query table of relevance levels by the query's largest label; when
+    every label of a query is negative (TREC Web qrels use -2) that size is zero or negative and
+    the process crashes or reads stale memory. By trec_eval's rules a negative label is "in the
+    pool, not judged": it is never relevant, gives no nDCG gain and is not counted in ``num_rel``.
+    Such a query therefore has no relevant document: nDCG, P, AP, R, RR (every measure of relevant
+    documents) are 0 on it. Each such query gets one extra label-0 judgment of a document no run
+    retrieves, which keeps all of those rules and gives pytrec_eval a valid table. Other queries
+    are untouched.
+
+    ``gains``: the ``gains`` mapping of an nDCG measure, which ir_measures applies to the labels
+    *before* pytrec_eval sees them: a query is all-negative when its *mapped* labels are, and the
+    extra judgment gets a label the mapping sends to 0 (not relevant), so that it changes nothing
+    (TREC's ``nDCG(gains={-2: 5, -1: 2, 0: 1})`` makes a -1/-2 query an ordinary one). When every
+    label maps to a relevant gain, no such label exists and the qrels are left as they are.
+    """
+    if qrels.empty:
+        return qrels
+    rel = qrels["relevance"].to_numpy()
+    placeholder = 0
+    if gains:
+        uniq, inv = np.unique(rel, return_inverse=True)
+        rel = np.array([gains.get(int(v), int(v)) for v in uniq.tolist()], dtype=np.int64)[inv.ravel()]
+        if gains.get(0, 0) != 0:
+            zero = [k for k, v in gains.items() if v == 0]
+            if not zero:
+                return qrels
+            placeholder = zero[0]
+    if rel.min() >= 0:
+        return qrels
+    top = pd.Series(rel).groupby(qrels["query_id"].to_numpy(), sort=False).max()
+    bad = top.index[top.to_numpy() < 0]
+    if len(bad) == 0:
+        return qrels
+    extra = pd.DataFrame(
+        {"query_id": pd.Series(bad, dtype="str"), "doc_id": "<reteco-measures:unretrieved>", "relevance": placeholder}
+    )
+    return pd.concat([qrels[["query_id", "doc_id", "relevance"]], extra], ignore_index=True)
+
+
+def _gains_of(measure: ir_measures.Measure) -> dict | None:
+    gains = measure.params.get("gains") if measure.NAME == "nDCG" else None
+    return gains if isinstance(gains, dict) else None
+
+
 def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, native_fn, ir_fn) -> list:
     """The results of ``native_fn`` for the measures the kernels claim and of ``ir_fn``
-    (ir_measures) for the others, as ``[native results, ir_measures results]``; everything goes
-    to ``ir_fn`` when the kernels raise :class:`~reteco_measures.kernels.standard.NativeFallback`
-    (raised by the call itself: ``native_fn`` computes before it returns)."""
+    (ir_measures) for the others, as ``[native results, ir_measures results...]``; everything
+    goes to ``ir_fn`` when the kernels raise :class:`~reteco_measures.kernels.standard.NativeFallback`
+    (raised by the call itself: ``native_fn`` computes before it returns).
+
+    The native kernels take the qrels as they are (a negative label is "not judged"; gains are
+    mapped first). ir_measures (pytrec_eval) gets :func:`trec_eval_safe_qrels` of them, made
+    per ``gains`` mapping (one ``ir_fn`` call per mapping; one call when no measure has one)."""
     native, other = _split(list(measures))
     parts = []
     if native:
@@ -93,7 +146,14 @@ def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, nativ
         except standard.NativeFallback:
             other = native + other
     if other:
-        parts.append(ir_fn(other, qrels, _as_dict(run)))
+        frame = qrels if isinstance(qrels, pd.DataFrame) else as_qrels_frame(qrels)
+        groups: dict[Any, list] = {}
+        for m in other:
+            gains = _gains_of(m)
+            groups.setdefault(tuple(sorted(gains.items())) if gains else None, []).append(m)
+        run_in = _as_dict(run)
+        for key, group in groups.items():
+            parts.append(ir_fn(group, trec_eval_safe_qrels(frame, dict(key) if key else None), run_in))
     return parts
 
 
@@ -143,13 +203,24 @@ class _NativeEvaluator(Evaluator):
         super().__init__(measures, set(self.qrels_frame["query_id"].tolist()))
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
-        frame = as_run_frame(run)
+        try:
+            frame = as_run_frame(run)
+        except DataFormatError:
+            if is_source(run):  # a run file with bad lines: its reader's error stands
+                raise
+            # scores that are not finite numbers (NaN, ±inf): pytrec_eval's own reading of them,
+            # as without the native kernels (the documented fallback)
+            yield from self._pytrec_eval(run)
+            return
         try:
             yield from standard.iter_metrics(self.measures, self.qrels_frame, frame)
         except standard.NativeFallback:
-            pte = ir_measures.providers.registry["pytrec_eval"]
-            ev = pte.evaluator(self.measures, qrels_to_dict(self.qrels_frame))
-            yield from ev.iter_calc(run_to_dict(frame))
+            yield from self._pytrec_eval(run_to_dict(frame))
+
+    def _pytrec_eval(self, run: Any) -> Iterator[Metric]:
+        pte = ir_measures.providers.registry["pytrec_eval"]
+        ev = pte.evaluator(self.measures, qrels_to_dict(self.qrels_frame))
+        yield from ev.iter_calc(run)
 
 
 class NativeStandardProvider(Provider):
