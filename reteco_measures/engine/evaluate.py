@@ -56,7 +56,7 @@ __all__ = [
 def qrels_order(qrels: pd.DataFrame) -> pd.Index:
     """The qrels' query ids in first-appearance order: the canonical row order of the results
     frame (see :mod:`reteco_measures.engine.results`)."""
-    return pd.Index(pd.unique(qrels["query_id"].astype(str).to_numpy(dtype=object)), dtype=object)
+    return pd.Index(pd.unique(qrels["query_id"].to_numpy(dtype=object)), dtype=object)
 
 
 def check_modes(tie_break: str, query_ids: str) -> None:

@@ -121,7 +121,9 @@ def metrics_frame(
         ``measure`` column.
     """
     if isinstance(metrics, pd.DataFrame):
-        qids = metrics["query_id"].astype(str).to_numpy(dtype=object)
+        qids = metrics["query_id"].to_numpy(dtype=object)
+        if len(qids) and not isinstance(qids[0], str):
+            qids = metrics["query_id"].astype(str).to_numpy(dtype=object)
         measure_col = metrics["measure"].to_numpy(dtype=object)
         values = metrics["value"].to_numpy(dtype=np.float64)
         weights = np.ones(len(values))
@@ -151,7 +153,7 @@ def metrics_frame(
     frame = pd.DataFrame({"query_id": qids, "measure": out_col, "value": values, "weight": weights})
     canon = units if units is not None else order
     if canon is not None:
-        canon_index = pd.Index(pd.Series(list(canon), dtype="str"))
+        canon_index = pd.Index(np.asarray([str(q) for q in canon], dtype=object))
         qpos = canon_index.get_indexer(frame["query_id"])
         if units is not None:
             keep = qpos >= 0
@@ -168,11 +170,25 @@ def metrics_frame(
         for col in by:
             frame[col] = groups[col].to_numpy()
     listed_index = _Index(listed)
-    seen = listed + [m for m in pd.unique(measure_col) if listed_index.get(m) < 0] if len(measure_col) else listed
+    seen = listed + [m for m in _distinct(measure_col) if listed_index.get(m) < 0]
     key = (lambda m: _label_of(m, label, keys_of)) if label is not None else (lambda m: m)
     frame.attrs["empty"] = {key(m): empty_value(m) for m in seen}
     frame.attrs["sum"] = [key(m) for m in seen if is_sum(m)]
     return frame
+
+
+def _distinct(values: np.ndarray) -> list[Any]:
+    """The distinct objects of ``values`` (by identity, then equality), in the order met; hashing
+    measure objects (by their ``repr``) once per distinct object, not once per row."""
+    if len(values) == 0:
+        return []
+    ids = np.fromiter((id(v) for v in values), dtype=np.int64, count=len(values))
+    _, first = np.unique(ids, return_index=True)
+    out: list[Any] = []
+    for i in np.sort(first).tolist():
+        if values[i] not in out:
+            out.append(values[i])
+    return out
 
 
 def _label_of(measure: Any, label: Callable[[Any], str], cache: dict[int, str]) -> str:
@@ -232,7 +248,7 @@ def aggregate(
     by = list(by)
     empty = dict(empty if empty is not None else long.attrs.get("empty", {}))
     sums = list(sums if sums is not None else long.attrs.get("sum", ()))
-    measures = list(measures) if measures is not None else list(pd.unique(long["measure"].to_numpy(dtype=object)))
+    measures = list(measures) if measures is not None else _distinct(long["measure"].to_numpy(dtype=object))
     n_m = len(measures)
     mcode_all = _codes(long["measure"], measures)
     keep = mcode_all >= 0

@@ -53,6 +53,8 @@ import pyarrow.compute as pc
 from ir_measures import Metric
 from ir_measures.providers.base import NOT_PROVIDED, Choices
 
+from ..io.convert import as_qrels_frame, as_run_frame
+
 __all__ = [
     "SUPPORTED_MEASURES",
     "NATIVE_MEASURES",
@@ -651,8 +653,6 @@ def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
 
 
 def _frames(qrels: Any, run: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from ..io.convert import as_qrels_frame, as_run_frame
-
     q = qrels if isinstance(qrels, pd.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(qrels.columns) \
         else as_qrels_frame(qrels)
     r = run if isinstance(run, pd.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
