@@ -9,22 +9,16 @@ our provider first in ir_measures' default pipeline::
 
     ir_measures.calc_aggregate([nDCG @ 10, rm.TC @ 10], qrels, run)
     rm.calc_aggregate(["nDCG@10", "TC@10"], "qrels.txt", "run.txt", topics=topics_df)
+
+How the package is cut (each layer imports only from the layers below it): ``io``, ``errors``,
+``side``, ``query_ids`` → ``measures`` → ``kernels`` → ``providers`` → ``engine``, ``scale`` →
+``api`` → contracts, datasets, report → stats, judge → benchmarks → platforms → cli.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-from . import kernels as _kernels  # noqa: F401  (registers kernels)
-from . import plot
+# ruff: noqa: I001  (names are grouped by topic, as in ir_measures' __init__; the order is free)
 from ._version import __version__
-from .api import calc_aggregate, depth_group, evaluate, iter_calc, measure_label, measure_name, parse_measures
-from .benchmarks import Benchmark, Score, benchmark
-from .contracts import ValidationReport, validate_run
-from .datasets import topics
-from .errors import DataFormatError, DataFormatWarning, Problem
-from .io.readers import read_qrels, read_run
+
+# -- measures ---------------------------------------------------------------------------------
 from .measures import (
     TC,
     TP,
@@ -38,74 +32,45 @@ from .measures import (
     TurnNDCG,
     nDCG_FC,
 )
-from .provider import PROVIDER
-from .provider import install as _install
-from .reward import reward
-from .scale.native import use_native_kernels
-from .side import current_side_info, load_labels, load_topics, side_info
+from .measures.names import measure_label, measure_name, parse_measures
 
-if TYPE_CHECKING:  # imported on first use (scipy and statsmodels are slow to import)
-    from . import benchmarks as benchmarks
-    from . import judge as judge
-    from . import platforms as platforms
-    from . import report as report
-    from . import scale as scale
-    from . import stats as stats
-    from .benchmarks.leaderboard import leaderboard
-    from .stats import Comparison, compare, tie_sensitivity
+# -- evaluate ---------------------------------------------------------------------------------
+from .providers.native import use_native_kernels
+from .providers.reteco import PROVIDER
+from .providers.reteco import install as _install
+from .api import calc_aggregate, evaluate, iter_calc
+from .engine.grouping import depth_group
+from . import plot
+
+# -- data -------------------------------------------------------------------------------------
+from .io.readers import read_qrels, read_run
+from .side import current_side_info, load_labels, load_topics, side_info
+from .datasets import topics
+from .contracts import ValidationReport, validate_run
+
+# -- official scoring -------------------------------------------------------------------------
+from .benchmarks import Benchmark, Score, benchmark
+from .reward import reward
+
+# -- errors -----------------------------------------------------------------------------------
+from .errors import DataFormatError, DataFormatWarning, Problem
+
+# -- comparisons, leaderboards, the judge, platforms (their heavy third-party packages -- scipy,
+# statsmodels, httpx, matplotlib, dask -- are imported inside the functions that need them)
+from . import benchmarks as benchmarks
+from . import judge as judge
+from . import platforms as platforms
+from . import report as report
+from . import scale as scale
+from . import stats as stats
+from .benchmarks.leaderboard import leaderboard
+from .stats import Comparison, compare, tie_sensitivity
 
 _install()
 
-#: Submodules reachable as ``reteco_measures.<name>`` without importing them first.
-_LAZY_SUBMODULES = frozenset({"benchmarks", "judge", "platforms", "report", "scale", "stats"})
-#: Names exported here but defined in a submodule that is imported on first use.
-_LAZY_NAMES = {"compare": "stats", "Comparison": "stats", "tie_sensitivity": "stats",
-               "leaderboard": "benchmarks.leaderboard"}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a submodule (``rm.judge``, ``rm.stats`` ...) or a lazily exported name on first access."""
-    if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
 
 __all__ = [
-    "benchmark",
-    "leaderboard",
-    "Benchmark",
-    "Score",
-    "__version__",
-    "calc_aggregate",
-    "iter_calc",
-    "evaluate",
-    "use_native_kernels",
-    "read_run",
-    "read_qrels",
-    "validate_run",
-    "topics",
-    "reward",
-    "plot",
-    "side_info",
-    "current_side_info",
-    "load_topics",
-    "load_labels",
-    "parse_measures",
-    "measure_label",
-    "measure_name",
-    "depth_group",
-    "ValidationReport",
-    "Problem",
-    "DataFormatError",
-    "DataFormatWarning",
-    "PROVIDER",
+    # measures
     "TemporalPrecision",
     "TP",
     "TemporalRelevance",
@@ -117,7 +82,39 @@ __all__ = [
     "TurnNDCG",
     "SpokenMacroNDCG",
     "Likert",
+    "parse_measures",
+    "measure_label",
+    "measure_name",
+    # evaluate
+    "calc_aggregate",
+    "iter_calc",
+    "evaluate",
+    "depth_group",
+    "use_native_kernels",
+    "PROVIDER",
+    "plot",
     "compare",
     "Comparison",
     "tie_sensitivity",
+    # data
+    "read_run",
+    "read_qrels",
+    "side_info",
+    "current_side_info",
+    "load_topics",
+    "load_labels",
+    "topics",
+    "validate_run",
+    "ValidationReport",
+    # official scoring
+    "benchmark",
+    "leaderboard",
+    "Benchmark",
+    "Score",
+    "reward",
+    # errors
+    "Problem",
+    "DataFormatError",
+    "DataFormatWarning",
+    "__version__",
 ]

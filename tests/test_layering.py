@@ -39,7 +39,7 @@ PACKAGE = Path(importlib.util.find_spec(PACKAGE_NAME).origin).parent  # found, n
 #: module prefix (relative to the package; "" = the package's own ``__init__``) -> layer
 LAYERS: dict[str, int] = {
     # 0: reading and writing, problems, side information, query-id forms
-    "io": 0, "errors": 0, "side": 0, "query_ids": 0, "_version": 0, "_plugins": 0,
+    "io": 0, "errors": 0, "side": 0, "query_ids": 0, "_version": 0,
     # 1: one declaration per measure, measure names and parameters
     "measures": 1,
     # 2: vectorised computation over whole ranked runs

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from ..measures.judgments import ALIASES, FAMILIES, canonical, family_of  # noqa: F401  (declared with the Likert measure)
+
 __all__ = [
     "Prompt",
     "FAMILIES",
@@ -26,21 +28,6 @@ __all__ = [
     "available_prompts",
     "prompt_index",
 ]
-
-#: dimension families: name -> (dimensions in report order, score range, normalisation)
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "reteco": ("correctness", "completeness", "relevance", "coherence", "faithfulness"),
-    "ikat": ("naturalness", "groundedness"),
-    "tempo": ("temporal_relevance", "period_coverage"),
-}
-
-#: accepted spellings of dimension names -> canonical name
-ALIASES = {
-    "conversational_coherence": "coherence",
-    "conversational-coherence": "coherence",
-    "temporal-relevance": "temporal_relevance",
-    "period-coverage": "period_coverage",
-}
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _ANGLE = re.compile(r"<([^<>\n]{1,200})>")
@@ -130,20 +117,6 @@ def parse_prompt(data: bytes, source: str = "<text>") -> Prompt:
         sha256=hashlib.sha256(data).hexdigest(),
         source=source,
     )
-
-
-def family_of(dimension: str) -> str:
-    """The family a (canonical) dimension belongs to."""
-    for family, dims in FAMILIES.items():
-        if dimension in dims:
-            return family
-    raise ValueError(f"unknown dimension {dimension!r}; known: {', '.join(d for ds in FAMILIES.values() for d in ds)}")
-
-
-def canonical(dimension: str) -> str:
-    """Canonical spelling of a dimension name (``conversational_coherence`` -> ``coherence``)."""
-    d = dimension.strip().lower()
-    return ALIASES.get(d, d)
 
 
 def _candidates(directory: Path | None, family: str, dimension: str) -> list[tuple[int, str, bytes]]:

@@ -1,15 +1,21 @@
 """Vectorised computation kernels (numpy/pandas): ranking, nDCG and the measures' kernels.
 
-Importing this package registers every available kernel with the provider.
+One module per benchmark family; each declares its kernels with
+:func:`~reteco_measures.kernels.context.implements` (the table
+:data:`~reteco_measures.kernels.context.IMPLEMENTATIONS` the provider reads).
+:mod:`.standard` holds the native kernels of trec_eval's standard measures.
 """
 
+from . import conversational, likert, spoken, standard, stepwise, temporal
+from .context import IMPLEMENTATIONS, EvalContext, RankedRun, implements
 from .ndcg import dcg_at_k, gains_frame, ideal_dcg_at_k, ndcg, ndcg_at_k
 from .ranking import TIE_BREAKS, rank_run, top_k
 
-__all__ = ["TIE_BREAKS", "rank_run", "top_k", "ndcg", "ndcg_at_k", "dcg_at_k", "ideal_dcg_at_k", "gains_frame"]
+__all__ = [
+    "TIE_BREAKS", "rank_run", "top_k", "ndcg", "ndcg_at_k", "dcg_at_k", "ideal_dcg_at_k", "gains_frame",
+    "EvalContext", "RankedRun", "implements", "IMPLEMENTATIONS",
+    "conversational", "likert", "spoken", "standard", "stepwise", "temporal",
+]
 
-from .._plugins import import_present as _import_present
-
-#: kernel modules, one per benchmark family; each registers its measures with the provider
+#: kernel modules, one per benchmark family; each declares the kernels of its measures
 KERNEL_MODULES = ["temporal", "stepwise", "conversational", "spoken", "likert"]
-_import_present(__name__, KERNEL_MODULES)

@@ -26,7 +26,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
-from ..provider import EvalContext, implements
+from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
 __all__ = ["turn_ndcg", "turn_parts", "TURN_ID_PATTERN"]

@@ -5,7 +5,8 @@
 (s-1)/4 on the RETECO 1-5 scale, s/4 on the iKAT 0-4 scale. A target turn whose judgment is
 invalid or missing has no value (NaN, left out of the mean) and is *reported*: a
 :class:`LikertWarning` names how many were invalid and missing. The full table with the counts is
-:func:`reteco_measures.judge.aggregate_judgments` / ``reteco-measures judge aggregate``.
+:func:`reteco_measures.judge.aggregate_judgments` / ``reteco-measures judge aggregate``. Judgment rows
+are read by :func:`reteco_measures.measures.judgments.read_judgments`, the reader the judge uses.
 
 The judgments file may also be given as ``rm.side_info(judgments=...)`` (path or DataFrame).
 """
@@ -17,7 +18,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..provider import EvalContext, implements
+from ..measures.judgments import FAMILIES, canonical, normalize_scores, read_judgments
+from .context import EvalContext, implements
 
 __all__ = ["likert_kernel", "LikertWarning"]
 
@@ -28,9 +30,6 @@ class LikertWarning(UserWarning):
 
 @implements("Likert")
 def likert_kernel(measure, ctx: EvalContext) -> pd.DataFrame:
-    from ..judge.aggregate import normalize_scores, read_judgments
-    from ..judge.prompts import FAMILIES, canonical
-
     dimension = measure.params.get("dimension")
     if not dimension:
         raise ValueError(

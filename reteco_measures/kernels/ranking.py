@@ -28,9 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-TieBreak = Literal["trec_eval", "stable", "run_order", "corpus_order"]
-#: every tie policy :func:`rank_run` accepts (the CLI and measure parameters list these)
-TIE_BREAKS: tuple[str, ...] = ("trec_eval", "stable", "run_order", "corpus_order")
+from ..measures.params import TIE_BREAKS, TieBreak
 
 __all__ = ["TieBreak", "TIE_BREAKS", "rank_run", "row_ranks", "corpus_positions", "group_rank", "top_k", "duplicate_pairs"]
 

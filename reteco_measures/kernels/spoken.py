@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures.spoken_macro_ndcg import IncompleteGridWarning
-from ..provider import EvalContext, implements
+from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
 __all__ = ["spoken_macro_ndcg", "cell_frame", "missing_cells"]

@@ -35,7 +35,7 @@ looked up only for the rows a measure needs (the top k; for RR, deeper only for 
 without a relevant document so far), through a 64-bit hash of the doc id verified by an
 exact string comparison.
 
-Which parameter combinations are native is decided by :func:`supports`; everything else
+Which parameter combinations are native is declared in :data:`SUPPORTED_MEASURES`; everything else
 (and inputs with NaN scores) goes to pytrec_eval. Per-query equality with pytrec_eval to 1e-9
 is tested on trec_eval's own test files, hand-checked small cases and tie-heavy random runs.
 """
@@ -51,9 +51,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from ir_measures import Metric
-from ir_measures.providers.base import NOT_PROVIDED
+from ir_measures.providers.base import NOT_PROVIDED, Choices
+
+from ..io.convert import as_qrels_frame, as_run_frame
 
 __all__ = [
+    "SUPPORTED_MEASURES",
     "NATIVE_MEASURES",
     "supports",
     "split_measures",
@@ -64,9 +67,6 @@ __all__ = [
     "iter_metrics",
     "aggregate",
 ]
-
-#: measure names with a native kernel (parameter combinations: see :func:`supports`)
-NATIVE_MEASURES = ("nDCG", "AP", "P", "R", "RR")
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -92,50 +92,73 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def supports(measure: ir_measures.Measure) -> bool:
-    """True when ``measure`` has a native kernel verified against pytrec_eval.
+class PositiveInt:
+    """Parameter spec (as ir_measures' ``Any`` / ``Choices``): an integer ≥ 1, or not given
+    unless ``required``."""
 
-    Native: ``nDCG`` (``dcg='log2'``, optional cutoff, optional ``gains`` mapping int → int,
-    ``judged_only``), ``AP`` (optional cutoff, ``rel``, ``judged_only``), ``P@k`` and ``R@k``
-    (``rel`` ≥ 1, ``judged_only``), ``RR`` without a cutoff (``rel``, ``judged_only``). Cutoffs must
-    be integers ≥ 1. ``RR@k`` is not a pytrec_eval measure (ir_measures computes it elsewhere)
-    and stays with ir_measures.
-    """
-    name = getattr(measure, "NAME", None)
-    if name not in NATIVE_MEASURES or getattr(measure, "_RETECO", False):
+    def __init__(self, required: bool = False):
+        self.required = required
+
+    def validate(self, value: Any) -> bool:
+        if value is NOT_PROVIDED:
+            return not self.required
+        return _is_int(value) and value >= 1
+
+    def __repr__(self) -> str:
+        return "POSITIVE_INT" + (" (required)" if self.required else "")
+
+
+class IsBool:
+    """Parameter spec: a ``bool``."""
+
+    def validate(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+    def __repr__(self) -> str:
+        return "BOOL"
+
+
+class IntMapping:
+    """Parameter spec: a ``dict`` of int → int, or not given (nDCG's ``gains``)."""
+
+    def validate(self, value: Any) -> bool:
+        return value is NOT_PROVIDED or (isinstance(value, dict) and all(_is_int(k) and _is_int(v)
+                                                                          for k, v in value.items()))
+
+    def __repr__(self) -> str:
+        return "INT_TO_INT"
+
+
+#: The measures and parameter values the native kernels compute, verified against pytrec_eval,
+#: declared as ir_measures' providers declare theirs (``SUPPORTED_MEASURES``): ``nDCG`` with the
+#: ``log2`` discount, an optional cutoff, an optional int → int ``gains`` mapping and
+#: ``judged_only``; ``AP`` (optional cutoff); ``P@k`` and ``R@k`` (cutoff required); ``RR``
+#: without a cutoff (``RR@k`` is not a pytrec_eval measure; ir_measures computes it elsewhere).
+#: Cutoffs and ``rel`` are integers ≥ 1 (pytrec_eval refuses relevance levels below 1).
+SUPPORTED_MEASURES: list[ir_measures.Measure] = [
+    ir_measures.measures._nDCG(cutoff=PositiveInt(), dcg=Choices("log2"), gains=IntMapping(), judged_only=IsBool()),
+    ir_measures.measures._AP(cutoff=PositiveInt(), rel=PositiveInt(), judged_only=IsBool()),
+    ir_measures.measures._P(cutoff=PositiveInt(required=True), rel=PositiveInt(), judged_only=IsBool()),
+    ir_measures.measures._R(cutoff=PositiveInt(required=True), rel=PositiveInt(), judged_only=IsBool()),
+    ir_measures.measures._RR(cutoff=Choices(NOT_PROVIDED), rel=PositiveInt(), judged_only=IsBool()),
+]
+
+#: measure names with a native kernel (parameter values: :data:`SUPPORTED_MEASURES`)
+NATIVE_MEASURES = tuple(m.NAME for m in SUPPORTED_MEASURES)
+
+
+def supports(measure: ir_measures.Measure) -> bool:
+    """True when :data:`SUPPORTED_MEASURES` declares ``measure`` (ir_measures' rule: same name,
+    every declared parameter valid); a measure whose parameters do not validate is not claimed
+    (ir_measures reports the error), nor is one of reteco-measures' own."""
+    if getattr(measure, "_RETECO", False):
         return False
     try:
         measure.validate_params()
     except Exception:  # noqa: BLE001 - invalid parameters: leave the error to ir_measures
         return False
-    params = measure.params
-    allowed = {
-        "nDCG": {"cutoff", "dcg", "gains", "judged_only"},
-        "AP": {"cutoff", "rel", "judged_only"},
-        "P": {"cutoff", "rel", "judged_only"},
-        "R": {"cutoff", "rel", "judged_only"},
-        "RR": {"rel", "judged_only"},
-    }[name]
-    if set(params) - allowed:
-        return False
-    cutoff = params.get("cutoff", NOT_PROVIDED)
-    if cutoff is not NOT_PROVIDED and (not _is_int(cutoff) or cutoff < 1):
-        return False
-    if name in ("P", "R") and cutoff is NOT_PROVIDED:
-        return False
-    if "rel" in params and not (_is_int(params["rel"]) and params["rel"] >= 1):
-        return False  # pytrec_eval refuses relevance levels below 1
-    if "judged_only" in params and not isinstance(params["judged_only"], bool):
-        return False
-    if name == "nDCG":
-        if _param(measure, "dcg") != "log2":
-            return False
-        gains = params.get("gains", NOT_PROVIDED)
-        if gains is not NOT_PROVIDED and not (
-            isinstance(gains, dict) and all(_is_int(k) and _is_int(v) for k, v in gains.items())
-        ):
-            return False
-    return True
+    return any(decl.NAME == measure.NAME and all(spec.validate(_param(measure, p)) for p, spec in decl.params.items())
+               for decl in SUPPORTED_MEASURES)
 
 
 def split_measures(
@@ -521,6 +544,8 @@ class _Context:
             self._qrow[need] = self.q.lookup(self.run, self.run.orig(need))
             self._looked[need] = True
         qrow = self._qrow[rows]
+        if len(self.rel) == 0:  # empty qrels: nothing is judged (and rel[0] does not exist)
+            return np.full(len(rows), -1, dtype=np.int64)
         return np.where(qrow >= 0, self.rel[np.maximum(qrow, 0)], -1)
 
     def num_rel(self, level: int) -> np.ndarray:
@@ -628,8 +653,6 @@ def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
 
 
 def _frames(qrels: Any, run: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from ..io.convert import as_qrels_frame, as_run_frame
-
     q = qrels if isinstance(qrels, pd.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(qrels.columns) \
         else as_qrels_frame(qrels)
     r = run if isinstance(run, pd.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \

@@ -23,7 +23,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
-from ..provider import EvalContext, implements
+from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
 __all__ = ["STEP_ID", "step_parents", "step_ndcg"]

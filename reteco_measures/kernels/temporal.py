@@ -35,7 +35,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
-from ..provider import EvalContext, implements
+from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
 __all__ = [
@@ -178,7 +178,7 @@ def coverage_frame(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFra
     topics = ctx.topics_for(measure)
     key = ("coverage", measure.params.get("cutoff"), ctx.tie_break_for(measure), id(labels), id(topics),
            reference_for(measure, ctx))
-    cache = ctx.__dict__.setdefault("_temporal_cache", {})
+    cache = ctx.cache
     if key in cache:
         return cache[key]
     if key[-1] == "tempo":
@@ -303,7 +303,7 @@ def tempo_query_frame(topics: pd.DataFrame | None, query_ids: pd.Index) -> pd.Da
 def _tempo_gates(ctx: EvalContext, topics: pd.DataFrame | None) -> pd.DataFrame:
     """:func:`tempo_query_frame` of the evaluated queries, built once per call and topics table
     (TP, TR, TC and nDCG|FC of one call share it)."""
-    cache = ctx.__dict__.setdefault("_temporal_cache", {})
+    cache = ctx.cache
     key = ("tempo_gates", id(topics))
     if key not in cache:
         cache[key] = tempo_query_frame(topics, ctx.query_ids)

@@ -2,7 +2,9 @@
 
 Every measure lives in its own small module (name, parameters, docstring with the
 definition and its source). The computation lives in :mod:`reteco_measures.kernels` and
-is looked up by measure name by :class:`reteco_measures.provider.RetecoProvider`.
+is looked up by measure name by :class:`reteco_measures.providers.reteco.RetecoProvider`.
+Shared parameter declarations (tie policies, the cutoff check) live in :mod:`.params`,
+measure names and their parsing in :mod:`.names`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import ir_measures
 from ir_measures.measures.base import Agg, ParamInfo
 
-from ..kernels.ranking import TIE_BREAKS
+from .params import TEMPORAL_REFERENCE, check_cutoff, common_params
 
 __all__ = [
     "RetecoMeasure",
@@ -26,21 +28,6 @@ __all__ = [
     "register",
     "REGISTERED",
 ]
-
-
-def check_cutoff(measure: ir_measures.Measure) -> None:
-    """Raise ``ValueError`` when ``measure`` (any ir_measures measure) has a cutoff below 1.
-
-    pytrec_eval aborts the whole interpreter on ``nDCG@0``, ``P@0``, ``AP@0``, ``R@0`` (an
-    assertion in its C code); a cutoff must be a positive integer, so this is refused before any
-    evaluation.
-    """
-    params = getattr(measure, "params", None) or {}
-    cutoff = params.get("cutoff")
-    if cutoff is None:
-        return
-    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or cutoff < 1 or cutoff != int(cutoff):
-        raise ValueError(f"{measure}: the cutoff must be a positive integer (1 or more), not {cutoff!r}")
 
 
 class WeightedValue(float):
@@ -88,34 +75,6 @@ class WeightedMeanAgg(Agg):
         if self.weight == 0:
             return self.empty
         return self.total / self.weight
-
-
-#: the ``reference`` parameter of the temporal measures (TP, TR, TC, nDCG|FC)
-TEMPORAL_REFERENCE = ParamInfo(
-    dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"
-)
-
-
-def common_params(**extra: ParamInfo) -> dict[str, ParamInfo]:
-    """Parameters every reteco measure accepts, plus ``extra``.
-
-    ``topics`` / ``labels`` are *file paths*: they let a plain ``ir_measures`` call (even the
-    command line) point a measure at its side information while keeping the measure
-    hashable and parseable (``TC(labels='judge.jsonl')@10``). DataFrames travel through
-    :func:`reteco_measures.side_info` instead.
-    """
-    params = {
-        "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff k"),
-        "topics": ParamInfo(dtype=str, desc="path of a topics file (JSONL/TSV) with query metadata"),
-        "labels": ParamInfo(dtype=str, desc="path of a frozen temporal labels JSONL file"),
-        "tie_break": ParamInfo(
-            dtype=str,
-            choices=list(TIE_BREAKS),
-            desc="tie policy; default: the active side_info() policy, else 'trec_eval'",
-        ),
-    }
-    params.update(extra)
-    return params
 
 
 class RetecoMeasure(ir_measures.Measure):

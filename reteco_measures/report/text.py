@@ -6,17 +6,15 @@ TSV and JSON print measure names in the form :func:`ir_measures.parse_measure` r
 
 from __future__ import annotations
 
-import functools
 import json
 import math
-import re
 import sys
 from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
-from ..api import measure_name
+from ..measures.names import machine_name, machine_names, metric_key
 
 __all__ = ["OUTPUT_FORMATS", "format_frame", "print_frame", "frame_records", "machine_names", "machine_name",
            "metric_key", "json_number"]
@@ -43,43 +41,6 @@ def frame_records(frame: pd.DataFrame) -> list[dict]:
     """``frame`` as JSON-ready records: NaN / NA as None, numpy scalars as Python numbers."""
     records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
     return [{k: json_number(v) for k, v in rec.items()} for rec in records]
-
-
-@functools.lru_cache(maxsize=1024)
-def machine_name(label: str) -> str:
-    """A measure's printed name in the form programs read back with ``ir_measures.parse_measure``
-    (``nDCG|FC@10`` → ``nDCG_FC@10``; ``MAP@10``, ``MRR`` and ``AP(rel=2)@1000`` stay, ir_measures
-    parses them); a label that is not a measure (``reward``, ``domain``) is returned unchanged."""
-    try:
-        return measure_name(label, machine=True)
-    except (ValueError, TypeError, KeyError):
-        return label
-
-
-def machine_names(frame: pd.DataFrame, column: str | None = "measure", headers: bool = True) -> pd.DataFrame:
-    """``frame`` with measure names in machine form (see :func:`machine_name`): the values of
-    ``column`` (a tidy table's ``measure``) and, with ``headers``, the column names that are
-    measures (a wide table's ``nDCG|FC@10`` column). Other values and columns are kept."""
-    if headers:
-        renamed = {c: machine_name(c) for c in frame.columns if isinstance(c, str)}
-        renamed = {c: n for c, n in renamed.items() if n != c}
-        if renamed:
-            frame = frame.rename(columns=renamed)
-    if column is None or column not in frame.columns or frame.empty:
-        return frame
-    names = {v: machine_name(v) for v in pd.unique(frame[column].to_numpy(dtype=object)) if isinstance(v, str)}
-    names = {v: n for v, n in names.items() if n != v}
-    if not names:
-        return frame
-    return frame.assign(**{column: frame[column].map(lambda v: names.get(v, v))})
-
-
-def metric_key(label: str) -> str:
-    """A stable, lower-case key for a measure's printed name: ``nDCG@10`` → ``ndcg_10``,
-    ``nDCG|FC@10`` → ``ndcg_fc_10``, ``MAP@10`` → ``map_10``, ``AP(rel=2)@1000`` →
-    ``ap_rel_2_1000``, ``TurnNDCG(average='conversation')@10`` →
-    ``turnndcg_average_conversation_10``. Used for JSON ``metrics`` and platform score files."""
-    return re.sub(r"[^0-9a-z]+", "_", str(label).lower()).strip("_")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,6 +1,28 @@
-"""Speed and scale: native standard kernels routing, streaming by query blocks, Dask runs."""
+"""Speed and scale: streaming a run file by query blocks, Dask runs on a cluster.
 
-from .native import NATIVE_PROVIDER, standard_calc_aggregate, standard_iter_calc, use_native_kernels
+Both are built on :mod:`reteco_measures.engine` (the in-memory evaluation of each block or
+partition, the one results frame and aggregation), never on :mod:`reteco_measures.api`. The
+native-kernel routing moved to :mod:`reteco_measures.providers.native`; its names stay
+importable from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from ir_measures import Metric
+
+from ..engine.results import aggregates
+from ..measures.names import parse_measures
+from ..providers.native import (
+    NATIVE_PROVIDER,
+    standard_calc_aggregate,
+    standard_iter_calc,
+    use_native_kernels,
+)
+from .dask import dask_frame, dask_iter_calc, is_dask_frame
+from .stream import stream_frame, stream_iter_calc
 
 __all__ = [
     "use_native_kernels",
@@ -9,41 +31,43 @@ __all__ = [
     "NATIVE_PROVIDER",
     "scaled_iter_calc",
     "scaled_calc_aggregate",
+    "scaled_frame",
     "is_scaled",
 ]
 
 
-def scaled_iter_calc(measures, qrels, run, *, stream: bool = False, **kwargs):
+def scaled_iter_calc(measures: Any, qrels: Any, run: Any, *, stream: bool = False, **kwargs: Any) -> list[Metric]:
     """Per-query values of a Dask run (on its workers) or of a run file read in blocks
     (``stream=True``); ``kwargs`` as :func:`reteco_measures.iter_calc`."""
     _check_modes(kwargs)
-    from .dask import dask_iter_calc, is_dask_frame
-
     if is_dask_frame(run):
         return dask_iter_calc(measures, qrels, run, **kwargs)
-    from .stream import stream_iter_calc
-
     return stream_iter_calc(measures, qrels, run, **kwargs)
 
 
-def scaled_calc_aggregate(measures, qrels, run, *, stream: bool = False, **kwargs):
-    """Aggregates of a Dask run or of a run file read in blocks (exact weighted means of the
-    per-query values)."""
-    from ..api import parse_measures
-    from .stream import aggregate_metrics
+def scaled_frame(measures: Any, qrels: Any, run: Any, *, stream: bool = False, label: Any = None,
+                 topics_frame: pd.DataFrame | None = None, by: list[str] | tuple = (), **kwargs: Any) -> pd.DataFrame:
+    """The long per-query frame (:func:`~reteco_measures.engine.results.metrics_frame`, rows in
+    the in-memory path's order) of a Dask run or a run file read in blocks."""
+    _check_modes(kwargs)
+    if is_dask_frame(run):
+        return dask_frame(measures, qrels, run, label=label, topics_frame=topics_frame, by=by, **kwargs)
+    return stream_frame(measures, qrels, run, label=label, topics_frame=topics_frame, by=by, **kwargs)
 
+
+def scaled_calc_aggregate(measures: Any, qrels: Any, run: Any, *, stream: bool = False, **kwargs: Any) -> dict:
+    """Aggregates of a Dask run or of a run file read in blocks: the in-memory aggregates, bit for
+    bit (the same per-query values in the same order, :func:`~reteco_measures.engine.results.aggregate`)."""
     measures = parse_measures(measures)
-    return aggregate_metrics(measures, scaled_iter_calc(measures, qrels, run, stream=stream, **kwargs))
+    return aggregates(scaled_frame(measures, qrels, run, stream=stream, **kwargs), measures)
 
 
-def is_scaled(run, stream: bool) -> bool:
+def is_scaled(run: Any, stream: bool) -> bool:
     """Whether ``rm.*`` hands this call to :mod:`reteco_measures.scale` (stream=True or a Dask run)."""
-    from .dask import is_dask_frame
-
     return bool(stream) or is_dask_frame(run)
 
 
-def _check_modes(kwargs) -> None:
+def _check_modes(kwargs: dict) -> None:
     if kwargs.get("query_ids", "exact") != "exact":
         raise ValueError(
             "query_ids='normalize' is not available with stream=True or a Dask run: normalise the run's "

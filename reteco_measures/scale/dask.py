@@ -33,10 +33,15 @@ import numpy as np
 import pandas as pd
 from ir_measures import Metric
 
+from ..engine.evaluate import iter_calc, qrels_order
+from ..engine.results import aggregates, metrics_frame
 from ..errors import DataFormatWarning
-from .stream import aggregate_metrics, unreported_metrics
+from ..io.convert import as_qrels_frame
+from ..measures.base import WeightedValue
+from ..measures.names import parse_measures
+from .stream import unreported_metrics
 
-__all__ = ["is_dask_frame", "dask_per_query_frame", "dask_iter_calc", "dask_calc_aggregate"]
+__all__ = ["is_dask_frame", "dask_per_query_frame", "dask_frame", "dask_iter_calc", "dask_calc_aggregate"]
 
 _HINT = 'evaluating a Dask DataFrame needs dask: pip install "reteco-measures[scale]"'
 
@@ -72,8 +77,6 @@ def _number_rows(part: pd.DataFrame, partition_info: dict | None = None) -> pd.D
 
 def _evaluate_partition(part: pd.DataFrame, qrels: pd.DataFrame, measures: list[str], kwargs: dict) -> pd.DataFrame:
     """Per-query values of one query-aligned partition (runs on a worker)."""
-    from ..api import iter_calc
-
     if _ROW in part.columns:  # shuffled: back to the run's row order (the last repeated pair wins)
         part = part.sort_values(_ROW, kind="stable")
     part = part[["query_id", "doc_id", "score"]]
@@ -117,11 +120,13 @@ def dask_per_query_frame(
     ``kwargs`` go to :func:`reteco_measures.iter_calc` (topics, labels, corpus, tie_break,
     query_ids). This is the frame ``rm.compare`` and ``rm.evaluate`` build on.
     """
+    return _dask_values(measures, qrels, run, partitioned=partitioned, **kwargs)[0]
+
+
+def _dask_values(measures: Any, qrels: Any, run: Any, *, partitioned: bool | None = None,
+                 **kwargs: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     dask = _import_dask()
     from dask.base import tokenize
-
-    from ..api import parse_measures
-    from ..io.convert import as_qrels_frame
 
     measures = parse_measures(measures)
     names = [str(m) for m in measures]
@@ -146,12 +151,20 @@ def dask_per_query_frame(
                           for m in rest], columns=["query_id", "measure", "value", "weight"])
     frame = pd.concat([frame, extra], ignore_index=True) if len(extra) else frame
     frame["measure"] = frame["measure"].map(by_name)
-    return frame
+    return frame, qrels_frame
+
+
+def dask_frame(measures: Any, qrels: Any, run: Any, *, label: Any = None, topics_frame: pd.DataFrame | None = None,
+               by: list[str] | tuple = (), **kwargs: Any) -> pd.DataFrame:
+    """The long per-query frame (:func:`~reteco_measures.engine.results.metrics_frame`, in the
+    in-memory path's row order) of a Dask run; ``kwargs`` as :func:`dask_per_query_frame`."""
+    measures = parse_measures(measures)
+    values, qrels_frame = _dask_values(measures, qrels, run, **kwargs)
+    return metrics_frame(values, measures=measures, label=label, order=qrels_order(qrels_frame), topics=topics_frame,
+                         by=by)
 
 
 def _to_metrics(frame: pd.DataFrame) -> list[Metric]:
-    from ..measures.base import WeightedValue
-
     out = []
     for q, m, v, w in zip(frame["query_id"], frame["measure"], frame["value"], frame["weight"]):
         value = float(v) if w == 1.0 and not getattr(m, "_RETECO", False) else WeightedValue(v, w)
@@ -165,8 +178,7 @@ def dask_iter_calc(measures: Any, qrels: Any, run: Any, **kwargs: Any) -> list[M
 
 
 def dask_calc_aggregate(measures: Any, qrels: Any, run: Any, **kwargs: Any) -> dict[ir_measures.Measure, float]:
-    """Aggregates of a Dask run: weighted means of the per-query values from the workers."""
-    from ..api import parse_measures
-
+    """Aggregates of a Dask run: weighted means of the per-query values from the workers, summed
+    as in memory (same order, same summation: the in-memory aggregates, bit for bit)."""
     measures = parse_measures(measures)
-    return aggregate_metrics(measures, dask_iter_calc(measures, qrels, run, **kwargs))
+    return aggregates(dask_frame(measures, qrels, run, **kwargs), measures)

@@ -34,11 +34,18 @@ import numpy as np
 import pandas as pd
 from ir_measures import Metric
 
+from ..engine.evaluate import iter_calc, qrels_order
+from ..engine.results import aggregates, metrics_frame
 from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
+from ..io.convert import as_qrels_frame
+from ..io.readers import read_run, read_run_with_problems
+from ..kernels.standard import _ranges, string_key
+from ..measures.base import REGISTERED
+from ..measures.names import parse_measures
 
 __all__ = [
-    "iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "unreported_metrics", "per_query_weights",
-    "DEFAULT_BLOCK_BYTES",
+    "iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "stream_frame", "unreported_metrics",
+    "per_query_weights", "aggregate_metrics", "DEFAULT_BLOCK_BYTES",
 ]
 
 #: bytes read per block (whole lines; the last query of a block waits for the next one)
@@ -65,8 +72,6 @@ def _format_of(path: str | os.PathLike) -> str:
 
 
 def _parse(chunk: bytes, path: str, first_line: int, fmt: str, problems: list[Problem]) -> pd.DataFrame:
-    from ..io.readers import read_run_with_problems
-
     frame, found = read_run_with_problems(chunk, format=fmt)  # type: ignore[arg-type]
     for p in found:
         line = p.line + first_line - 1 if p.line is not None else None
@@ -164,8 +169,6 @@ def _release_memory() -> None:
 
 def _partition(path: str | os.PathLike, tmp: str, n_buckets: int, block_bytes: int, problems: list[Problem]) -> list[str]:
     """Split a run into bucket files by a hash of the query id (each query whole in one bucket)."""
-    from ..kernels.standard import string_key
-
     paths = [os.path.join(tmp, f"bucket{i:04d}.txt") for i in range(n_buckets)]
     handles = [open(p, "w", encoding="utf-8") for p in paths]
     try:
@@ -208,8 +211,6 @@ class _QrelsByQuery:
         self.pos = {qid: i for i, qid in enumerate(qs[starts].tolist())}
 
     def subset(self, queries: set[str]) -> pd.DataFrame:
-        from ..kernels.standard import _ranges
-
         idx = np.array(sorted(self.pos[q] for q in queries if q in self.pos), dtype=np.int64)
         if len(idx) == 0:
             return self.sorted.iloc[:0]
@@ -220,9 +221,6 @@ def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], set
     """Per-query values of each block's own queries. Standard measures (a query's value needs
     only that query's judgments) see the block's slice of the qrels; our measures see the whole
     qrels, topics and labels (their weights are defined over all of them)."""
-    from ..api import iter_calc
-    from ..measures.base import REGISTERED
-
     ours = [m for m in measures if m.NAME in REGISTERED]
     standard_ms = [m for m in measures if m.NAME not in REGISTERED]
     by_query = _QrelsByQuery(qrels) if standard_ms else None
@@ -254,9 +252,25 @@ def stream_iter_calc(
     query_ids). ``ungrouped``: ``'partition'`` (split by query hash out of core, then evaluate)
     or ``'error'``. Values are those of the in-memory path, unit for unit.
     """
-    from ..api import parse_measures
-    from ..io.convert import as_qrels_frame
+    return _stream(measures, qrels, run, block_bytes=block_bytes, ungrouped=ungrouped, on_bad_lines=on_bad_lines,
+                   **kwargs)[0]
 
+
+def stream_frame(measures: Any, qrels: Any, run: str | os.PathLike, *, label: Any = None,
+                 topics_frame: pd.DataFrame | None = None, by: list[str] | tuple = (), **kwargs: Any) -> pd.DataFrame:
+    """The long per-query frame (:func:`~reteco_measures.engine.results.metrics_frame`, in the
+    in-memory path's row order) of a run file evaluated in blocks; ``kwargs`` as
+    :func:`stream_iter_calc`; ``topics_frame`` / ``by``: grouping columns."""
+    measures = parse_measures(measures)
+    metrics, qrels_frame = _stream(measures, qrels, run, **kwargs)
+    return metrics_frame(metrics, measures=measures, label=label, order=qrels_order(qrels_frame), topics=topics_frame,
+                         by=by)
+
+
+def _stream(
+    measures: Any, qrels: Any, run: str | os.PathLike, *, block_bytes: int = DEFAULT_BLOCK_BYTES,
+    ungrouped: str = "partition", on_bad_lines: str = "warn", **kwargs: Any,
+) -> tuple[list[Metric], pd.DataFrame]:
     if ungrouped not in ("partition", "error"):
         raise ValueError(f"ungrouped must be 'partition' or 'error', not {ungrouped!r}")
     if not isinstance(run, (str, os.PathLike)) or not os.path.exists(run):
@@ -282,8 +296,6 @@ def stream_iter_calc(
             paths = _partition(run, tmp, n_buckets, block_bytes, problems)
 
             def buckets() -> Iterator[pd.DataFrame]:
-                from ..io.readers import read_run
-
                 for p in paths:
                     if os.path.getsize(p):
                         frame = read_run(p, format="trec", on_bad_lines="error")
@@ -299,7 +311,7 @@ def stream_iter_calc(
     order = {m: i for i, m in enumerate(measures)}
     out = kept + rest
     out.sort(key=lambda m: order.get(m.measure, len(order)))
-    return out
+    return out, qrels_frame
 
 
 def unreported_metrics(
@@ -308,8 +320,6 @@ def unreported_metrics(
     """The values of the queries of the qrels (and units of our measures) that no block or
     partition reported (``seen``): those of an empty run. ``kwargs`` as
     :func:`reteco_measures.iter_calc`."""
-    from ..api import iter_calc
-
     empty = pd.DataFrame({"query_id": pd.Series([], dtype="str"), "doc_id": pd.Series([], dtype="str"),
                           "score": pd.Series([], dtype="float64")})
     with warnings.catch_warnings():
@@ -318,35 +328,19 @@ def unreported_metrics(
 
 
 def per_query_weights(metrics: list[Metric]) -> pd.DataFrame:
-    """``query_id, measure, value, weight`` from metrics (weight 1 unless the value carries one)."""
-    return pd.DataFrame(
-        {
-            "query_id": [m.query_id for m in metrics],
-            "measure": [m.measure for m in metrics],
-            "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
-            "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
-        }
-    )
+    """``query_id, measure, value, weight`` from metrics (weight 1 unless the value carries one),
+    in their order (:func:`~reteco_measures.engine.results.metrics_frame` without a canonical order)."""
+    return metrics_frame(metrics)
 
 
 def aggregate_metrics(measures: list[ir_measures.Measure], metrics: list[Metric]) -> dict:
-    """Weighted mean per measure of per-query values (NaN skipped), the in-memory aggregate."""
-    from ..api import _aggregate
-
-    frame = per_query_weights(metrics)
-    out = {}
-    for m in measures:
-        sub = frame[frame["measure"] == m]
-        empty = m.empty_value() if hasattr(m, "empty_value") else float("nan")
-        out[m] = _aggregate(sub["value"].to_numpy(), sub["weight"].to_numpy(), empty)[0]
-    return out
+    """Weighted mean per measure of per-query values (NaN skipped), summed in the metrics' order
+    (:func:`~reteco_measures.engine.results.aggregate`)."""
+    return aggregates(metrics_frame(metrics, measures=measures), measures)
 
 
 def stream_calc_aggregate(measures: Any, qrels: Any, run: str | os.PathLike, **kwargs: Any) -> dict:
-    """Aggregates of a run file evaluated in blocks (see :func:`stream_iter_calc`)."""
-    from ..api import parse_measures
-
+    """Aggregates of a run file evaluated in blocks (see :func:`stream_iter_calc`): the in-memory
+    aggregates, bit for bit (same values, same order, same summation)."""
     measures = parse_measures(measures)
-    return aggregate_metrics(measures, stream_iter_calc(measures, qrels, run, **kwargs))
-
-
+    return aggregates(stream_frame(measures, qrels, run, **kwargs), measures)

@@ -28,7 +28,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .measures.base import WeightedMeanAgg, WeightedValue
+from ..measures.base import WeightedMeanAgg, WeightedValue
+from ..measures.names import parse_measures
 
 __all__ = ["patch_pyterrier"]
 
@@ -40,8 +41,6 @@ _MARK = "_reteco_measures_wrapped"
 def _aggregator(name: str) -> Any:
     """The aggregator of the measure printed as ``name`` (ours), else a plain NaN-skipping one."""
     try:
-        from .api import parse_measures
-
         measure = parse_measures(name)[0]
         if getattr(measure, "_RETECO", False):
             return measure.aggregator()

@@ -28,7 +28,7 @@ from ir_measures import Metric
 from ir_measures.providers.gdeval_provider import GdevalEvaluator as _Upstream
 from ir_measures.providers.gdeval_provider import GdevalProvider as _UpstreamProvider
 
-from .io.convert import as_qrels_frame, as_run_frame
+from ..io.convert import as_qrels_frame, as_run_frame
 
 __all__ = ["GdevalEvaluator", "GdevalProvider", "MAX_GRADE", "install"]
 

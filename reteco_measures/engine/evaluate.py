@@ -1,0 +1,194 @@
+"""In-memory evaluation: one preparation of the inputs, then per-query values and aggregates.
+
+:func:`prepare` parses the measures, reads the inputs once, checks and aligns their query ids
+and ranks the run once under the tie policy; :func:`iter_prepared` computes per-query values
+(our measures through :data:`~reteco_measures.providers.reteco.PROVIDER`, the standard ones
+through :mod:`reteco_measures.providers.native`: native kernels where verified, pytrec_eval
+for the rest); :func:`calc_prepared` aggregates them with
+:func:`~reteco_measures.engine.results.aggregate` (the one summation of the package).
+
+Before anything is computed the inputs are checked, so that a number is either right or loudly
+refused:
+
+* a cutoff below 1 (``nDCG@0``) is a ``ValueError`` (pytrec_eval would abort the interpreter);
+* an empty run or qrels warns (:class:`~reteco_measures.errors.EmptyInputWarning`);
+* a run and qrels (or topics, labels) that share no query id, or fewer than a known id-form
+  mapping would give, warn (:class:`~reteco_measures.errors.QueryIdMismatchWarning`);
+  ``query_ids="normalize"`` maps them (:mod:`reteco_measures.query_ids`);
+* qrels queries whose labels are all negative reach pytrec_eval with one extra unretrieved
+  label-0 judgment, because trec_eval's code sizes its relevance-level table by the largest label
+  and crashes (or reads stale memory) when it is negative; the values are trec_eval's for a
+  query without relevant documents (all 0), see
+  :func:`~reteco_measures.providers.native.trec_eval_safe_qrels` (applied by the routing to what
+  goes to pytrec_eval only, after a measure's ``gains`` mapping; the native kernels read
+  negative labels themselves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+import ir_measures
+import numpy as np
+import pandas as pd
+from ir_measures import Metric
+
+from ..io.convert import as_qrels_frame, as_run_frame
+from ..kernels.context import CHECKED_IDS, RANKED_RUN, RankedRun
+from ..kernels.ranking import duplicate_pairs, rank_run
+from ..measures.base import REGISTERED
+from ..measures.names import measure_name, parse_measures
+from ..measures.params import TIE_BREAKS
+from ..providers.native import standard_frame, standard_iter_calc, trec_eval_safe_qrels
+from ..providers.reteco import PROVIDER
+from ..query_ids import QUERY_ID_MODES, align_query_ids
+from ..side import load_labels, load_topics, side_info
+from .grouping import warn_unmatched_groups
+from .results import aggregate, aggregates, metrics_frame
+
+__all__ = [
+    "Prepared", "prepare", "iter_prepared", "calc_prepared", "iter_calc", "calc_aggregate", "evaluate_table",
+    "trec_eval_safe_qrels", "check_modes", "qrels_order",
+]
+
+
+def qrels_order(qrels: pd.DataFrame) -> pd.Index:
+    """The qrels' query ids in first-appearance order: the canonical row order of the results
+    frame (see :mod:`reteco_measures.engine.results`)."""
+    return pd.Index(pd.unique(qrels["query_id"].to_numpy(dtype=object)), dtype=object)
+
+
+def check_modes(tie_break: str, query_ids: str) -> None:
+    """``ValueError`` for an unknown tie policy or id mode."""
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {TIE_BREAKS}, not {tie_break!r}")
+    if query_ids not in QUERY_ID_MODES:
+        raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {query_ids!r}")
+
+
+class Prepared(NamedTuple):
+    """One call's inputs, read, checked and ranked once."""
+
+    measures: list
+    ours: list  # measures of our provider
+    standard: list  # ir_measures' measures (native kernels / pytrec_eval)
+    qrels: pd.DataFrame
+    run: pd.DataFrame
+    qrels_standard: pd.DataFrame
+    run_standard: Any
+    topics: pd.DataFrame | None
+    labels: pd.DataFrame | None
+    ranked: RankedRun | None  # the ranking made for the standard measures, reused by our provider
+    corpus: Sequence[str] | None = None
+    tie_break: str = "trec_eval"
+
+    def side(self) -> dict[str, Any]:
+        """Extra ``side_info`` entries for our provider: ids checked, the ranking to reuse."""
+        return {CHECKED_IDS: True, **({RANKED_RUN: self.ranked} if self.ranked is not None else {})}
+
+
+def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval", corpus: Sequence[str] | None = None,
+            topics: Any = None, labels: Any = None, query_ids: str = "exact", stacklevel: int = 4) -> Prepared:
+    """Parse, read, check and rank once (see the module doc); ``stacklevel`` of the id warnings."""
+    check_modes(tie_break, query_ids)
+    measures = parse_measures(measures)
+    qrels_in = as_qrels_frame(qrels)
+    run_in = as_run_frame(run)
+    topics_in = load_topics(topics) if topics is not None else None
+    labels_in = load_labels(labels) if labels is not None else None
+    # never a silent zero: empty inputs and query ids that do not meet warn (or are mapped)
+    run_in, topics_in, labels_in = align_query_ids(
+        qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids, stacklevel=stacklevel + 1
+    )
+    ours = [m for m in measures if m.NAME in REGISTERED]
+    standard = [m for m in measures if m.NAME not in REGISTERED]
+    run_standard = run_in
+    shared = None
+    if tie_break != "trec_eval" and standard:
+        # Standard measures are computed in trec_eval's order (native kernels, pytrec_eval).
+        # Re-score the run so that trec_eval's order *is* the requested order: score = -rank.
+        # A repeated (query, doc) pair keeps its last score (file order) before ranking, as our
+        # provider and pytrec_eval's dictionaries keep it; the run our provider gets is that
+        # same run, with this ranking to reuse (the run is sorted once for both).
+        dup = duplicate_pairs(run_in, keep="last")
+        if dup.any():
+            run_in = run_in[~dup].reset_index(drop=True)
+        ranked = rank_run(run_in, tie_break, corpus=corpus)
+        run_standard = pd.DataFrame(
+            {"query_id": ranked["query_id"], "doc_id": ranked["doc_id"], "score": -ranked["rank"].astype(np.float64)}
+        )
+        if ours:
+            shared = RankedRun(run_in, tie_break, ranked)
+    # the native kernels take the frames; providers.native converts the run to a dict
+    # (vectorised) and makes the qrels safe for pytrec_eval only for the measures they do not claim
+    qrels_standard = qrels_in
+    return Prepared(measures, ours, standard, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in,
+                    shared, corpus, tie_break)
+
+
+def _side(p: Prepared):
+    return side_info(topics=p.topics, labels=p.labels, corpus=p.corpus, tie_break=p.tie_break, **p.side())
+
+
+def iter_prepared(p: Prepared) -> list[Metric]:
+    """Per-query values of a prepared call: our measures' first, then the standard ones'."""
+    results: list[Metric] = []
+    with _side(p):
+        if p.ours:
+            results.extend(PROVIDER.iter_calc(p.ours, p.qrels, p.run))
+        if p.standard and not p.qrels.empty:
+            results.extend(standard_iter_calc(p.standard, p.qrels_standard, p.run_standard))
+    return results
+
+
+def calc_prepared(p: Prepared) -> dict[ir_measures.Measure, float]:
+    """Aggregate of every measure of a prepared call: :func:`~.results.aggregate` over the
+    per-query values in canonical order (the qrels' order: for the native kernels and our
+    kernels, the order they report in, so the sums are theirs)."""
+    parts: list[pd.DataFrame] = []
+    with _side(p):
+        if p.ours:
+            parts.append(metrics_frame(PROVIDER.iter_calc(p.ours, p.qrels, p.run)))
+        if p.standard and not p.qrels.empty:
+            parts.append(standard_frame(p.standard, p.qrels_standard, p.run_standard))
+    values = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else None
+    if values is None or values.empty:
+        values = pd.DataFrame({"query_id": pd.Series([], dtype=object), "measure": pd.Series([], dtype=object),
+                               "value": pd.Series([], dtype=np.float64)})
+    frame = metrics_frame(values, measures=p.measures, order=qrels_order(p.qrels))
+    return aggregates(frame, p.measures)
+
+
+def iter_calc(measures: Any, qrels: Any, run: Any, *, topics: Any = None, labels: Any = None,
+              corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact",
+              stacklevel: int = 4) -> list[Metric]:
+    """Per-query values in memory (``rm.iter_calc`` without ``stream`` or Dask)."""
+    p = prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
+                query_ids=query_ids, stacklevel=stacklevel + 1)
+    return iter_prepared(p)
+
+
+def calc_aggregate(measures: Any, qrels: Any, run: Any, *, topics: Any = None, labels: Any = None,
+                   corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact",
+                   stacklevel: int = 4) -> dict[ir_measures.Measure, float]:
+    """Aggregates in memory (``rm.calc_aggregate`` without ``stream`` or Dask)."""
+    p = prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
+                query_ids=query_ids, stacklevel=stacklevel + 1)
+    return calc_prepared(p)
+
+
+def evaluate_table(metrics: Iterable[Metric] | pd.DataFrame, measures: list, *, order: Any,
+                   topics: pd.DataFrame | None, by: list[str], names: str = "human",
+                   stacklevel: int = 3) -> pd.DataFrame:
+    """The table of ``rm.evaluate``: ``[*by, measure, value, n]`` from per-query values (see
+    :func:`reteco_measures.evaluate`); queries grouped as ``(none)`` are counted in a
+    :class:`~reteco_measures.errors.GroupMismatchWarning`."""
+    machine = names == "machine"
+    labels = [measure_name(m, machine=machine) for m in measures]
+    frame = metrics_frame(metrics, measures=measures, label=lambda m: measure_name(m, machine=machine), order=order,
+                          topics=topics, by=by)
+    if by:
+        warn_unmatched_groups(frame[["query_id", *by]], by, topics, stacklevel=stacklevel + 1)
+    table = aggregate(frame, by, measures=labels, margins=bool(by))
+    return table[[*by, "measure", "value", "n"]]

@@ -1,0 +1,64 @@
+"""Parameters shared by the measures: tie policies, the cutoff check, common declarations.
+
+Everything here is a declaration (no computation): the kernels (:mod:`reteco_measures.kernels`)
+read the tie policies, the evaluation (:mod:`reteco_measures.engine`) and the providers check
+cutoffs with :func:`check_cutoff`, each measure module builds its ``SUPPORTED_PARAMS`` with
+:func:`common_params`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import ir_measures
+from ir_measures.measures.base import ParamInfo
+
+__all__ = ["TieBreak", "TIE_BREAKS", "check_cutoff", "TEMPORAL_REFERENCE", "common_params"]
+
+TieBreak = Literal["trec_eval", "stable", "run_order", "corpus_order"]
+#: every tie policy :func:`reteco_measures.kernels.ranking.rank_run` accepts (the CLI and measure
+#: parameters list these)
+TIE_BREAKS: tuple[str, ...] = ("trec_eval", "stable", "run_order", "corpus_order")
+
+
+def check_cutoff(measure: ir_measures.Measure) -> None:
+    """Raise ``ValueError`` when ``measure`` (any ir_measures measure) has a cutoff below 1.
+
+    pytrec_eval aborts the whole interpreter on ``nDCG@0``, ``P@0``, ``AP@0``, ``R@0`` (an
+    assertion in its C code); a cutoff must be a positive integer, so this is refused before any
+    evaluation.
+    """
+    params = getattr(measure, "params", None) or {}
+    cutoff = params.get("cutoff")
+    if cutoff is None:
+        return
+    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or cutoff < 1 or cutoff != int(cutoff):
+        raise ValueError(f"{measure}: the cutoff must be a positive integer (1 or more), not {cutoff!r}")
+
+
+#: the ``reference`` parameter of the temporal measures (TP, TR, TC, nDCG|FC)
+TEMPORAL_REFERENCE = ParamInfo(
+    dtype=str, choices=["reteco", "tempo"], desc="'reteco' (default) or 'tempo': TEMPO's temporal_metrics.py rules"
+)
+
+
+def common_params(**extra: ParamInfo) -> dict[str, ParamInfo]:
+    """Parameters every reteco measure accepts, plus ``extra``.
+
+    ``topics`` / ``labels`` are *file paths*: they let a plain ``ir_measures`` call (even the
+    command line) point a measure at its side information while keeping the measure
+    hashable and parseable (``TC(labels='judge.jsonl')@10``). DataFrames travel through
+    :func:`reteco_measures.side_info` instead.
+    """
+    params = {
+        "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff k"),
+        "topics": ParamInfo(dtype=str, desc="path of a topics file (JSONL/TSV) with query metadata"),
+        "labels": ParamInfo(dtype=str, desc="path of a frozen temporal labels JSONL file"),
+        "tie_break": ParamInfo(
+            dtype=str,
+            choices=list(TIE_BREAKS),
+            desc="tie policy; default: the active side_info() policy, else 'trec_eval'",
+        ),
+    }
+    params.update(extra)
+    return params
