@@ -21,6 +21,8 @@ __all__ = [
     "EmptyInputWarning",
     "GroupMismatchWarning",
     "report_problems",
+    "KIND_NAMES",
+    "describe_kinds",
 ]
 
 
@@ -39,7 +41,8 @@ class Problem:
         query_id: the query the row belongs to, when known.
         path: the file, when known.
         kind: a short machine-readable category (``format``, ``duplicate``, ``unknown_doc``,
-            ``unknown_query``, ``missing_query``, ``score``, ``order``, ``field`` ...).
+            ``other_domain_doc``, ``unknown_query``, ``missing_query``, ``score``, ``order``,
+            ``field`` ...); :data:`KIND_NAMES` gives the words every message uses for them.
         doc_id: the document concerned, when there is one.
         severity: ``'error'`` (the submission as a whole is refused: a validator report with an
             error is not ``valid``), ``'warning'`` (part of the submission is lost or changed, or
@@ -131,3 +134,27 @@ def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "inp
         )
     elif on_bad_lines != "skip":
         raise ValueError(f"on_bad_lines must be 'error', 'warn' or 'skip', not {on_bad_lines!r}")
+
+
+#: the words every message uses for a problem kind, counted (one vocabulary for the contracts,
+#: ``eval`` and ``score``): an *unknown document* is in no corpus at all; a *document of another
+#: domain* is in the corpus, but not in the corpus of its topic's domain
+KIND_NAMES: dict[str, str] = {
+    "format": "unreadable line(s)",
+    "unknown_query": "row(s) of unknown topics",
+    "ambiguous_query": "row(s) of ambiguous topics",
+    "duplicate": "duplicate document(s)",
+    "unknown_doc": "unknown document(s)",
+    "other_domain_doc": "document(s) of another domain",
+    "missing_query": "missing topic(s) (score 0)",
+}
+
+
+def describe_kinds(counts: dict[str, int]) -> str:
+    """Problem counts in words, in the order of :data:`KIND_NAMES` (the order the RETECO contract
+    applies its rules), other kinds after them by their key: ``{"unknown_doc": 2, "duplicate": 1}``
+    → ``'1 duplicate document(s), 2 unknown document(s)'``; counts of 0 are left out; ``'nothing'``
+    when there is none."""
+    order = {kind: i for i, kind in enumerate(KIND_NAMES)}
+    kinds = sorted((k for k, n in counts.items() if n), key=lambda k: (order.get(k, len(order)), k))
+    return ", ".join(f"{counts[k]} {KIND_NAMES.get(k, k)}" for k in kinds) or "nothing"

@@ -127,7 +127,7 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
         scope = opts["corpus_scope"]
     return validate_reteco_domains(frame, list(problems) + id_problems, path, topics=recor.topics, corpus=corpus,
                                    corpus_scope=scope, k=opts["k"], check_all_corpus=False, query_ids=opts["query_ids"],
-                                   message="unknown document {doc} discarded (not in the {domain} corpus)")
+                                   message="document {doc} is not in the {domain} corpus; discarded")
 
 
 def _measures(opts: dict) -> list:

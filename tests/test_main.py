@@ -1,0 +1,165 @@
+"""``reteco-measures`` command line (``cli/main.py``): ``eval``'s contract path gives the number
+``score`` gives, missing extras and missing data are told in CLI words with their own exit codes.
+
+Expected values are computed here by hand from the files (the RETECO evaluation plan's
+"Deterministic handling" rules written out in plain Python) and pytrec_eval's ``ndcg_cut_10``,
+never from our own output.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from reteco_measures.cli.main import main
+
+SAMPLE = Path(__file__).resolve().parents[1] / "reteco_measures" / "sample" / "data"
+TEMPO = SAMPLE / "reteco" / "track1_tempo"
+
+
+# ------------------------------------------------------------------------------------------------
+# one official number: eval --contract reteco --corpus == score reteco-1a
+
+
+def _run_rows(path: Path) -> list[tuple[str, str, float]]:
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        f = line.split()
+        if len(f) == 6:
+            rows.append((f[0], f[2], float(f[4])))
+    return rows
+
+
+def _by_hand(qrels: dict[str, dict[str, int]], rows: list[tuple[str, str, float]], corpus: set[str],
+             domain_of_query: dict[str, str] | None, domain_of_doc: dict[str, str]) -> float:
+    """The RETECO rule, written out: the first occurrence of a repeated (query, document) is kept;
+    a document in no corpus is discarded; with ``domain_of_query``, a document outside the corpus
+    of its query's domain is discarded too. Then pytrec_eval ndcg_cut_10 per query of the qrels (a
+    query without a row scores 0), averaged over the queries of the qrels."""
+    run: dict[str, dict[str, float]] = {}
+    for q, d, s in rows:
+        if d in run.get(q, {}):
+            continue  # a repeat: the first occurrence stays
+        if d not in corpus:
+            continue
+        if domain_of_query is not None and domain_of_doc[d] != domain_of_query.get(q):
+            continue
+        run.setdefault(q, {})[d] = s
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(
+        {q: r for q, r in run.items() if q in qrels})
+    return sum(per_query.get(q, {"ndcg_cut_10": 0.0})["ndcg_cut_10"] for q in qrels) / len(qrels)
+
+
+def _eval_value(capsys, *argv: str) -> tuple[float, str]:
+    assert main(["eval", *argv, "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    return json.loads(out)[0]["value"], err
+
+
+def _score_value(capsys, *argv: str) -> float:
+    assert main(["score", "reteco-1a", *argv, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)["official"]["value"]
+
+
+def test_bundled_sample_eval_contract_equals_score(tmp_path: Path, capsys) -> None:
+    # the release layout: one folder per domain; eval gets the domains' qrels and corpora together
+    qrels: dict[str, dict[str, int]] = {}
+    domain_of_query, domain_of_doc = {}, {}
+    qrels_text, docs_text = [], []
+    for folder in sorted(p for p in TEMPO.iterdir() if p.is_dir()):
+        text = (folder / "qrels_dev.txt").read_text(encoding="utf-8")
+        qrels_text.append(text)
+        for line in text.splitlines():
+            q, _, d, r = line.split()
+            qrels.setdefault(q, {})[d] = int(r)
+            domain_of_query[q] = folder.name  # the folder the query is released in
+        docs = (folder / "documents.jsonl").read_text(encoding="utf-8")
+        docs_text.append(docs)
+        for line in docs.splitlines():
+            domain_of_doc[json.loads(line)["id"]] = folder.name
+    (tmp_path / "qrels.txt").write_text("".join(qrels_text))
+    (tmp_path / "documents.jsonl").write_text("".join(docs_text))
+    run = SAMPLE / "runs" / "reteco_track1a_dev.txt"
+    rows = _run_rows(run)
+    corpus = set(domain_of_doc)
+    expected = _by_hand(qrels, rows, corpus, domain_of_query, domain_of_doc)
+    whole = _by_hand(qrels, rows, corpus, None, domain_of_doc)
+    assert expected != pytest.approx(whole, abs=1e-6)  # the sample has a document of another domain
+
+    files = [str(tmp_path / "qrels.txt"), str(run), "nDCG@10", "--contract", "reteco",
+             "--corpus", str(tmp_path / "documents.jsonl")]
+    got, err = _eval_value(capsys, *files)
+    assert got == pytest.approx(expected, abs=1e-12)
+    assert "corpus scope domain" in err and "1 document(s) of another domain" in err
+    assert _score_value(capsys, str(run), "--data", str(SAMPLE), "--split", "dev") == pytest.approx(expected, abs=1e-12)
+    # both say the same with the whole corpus as the scope
+    got_all, err = _eval_value(capsys, *files, "--corpus-scope", "all")
+    assert got_all == pytest.approx(whole, abs=1e-12) and "corpus scope all" in err
+    assert _score_value(capsys, str(run), "--data", str(SAMPLE), "--corpus-scope", "all") == pytest.approx(whole, abs=1e-12)
+
+
+def _organiser_run(folder: Path, path: Path) -> list[str]:
+    """Every query ranks all sample documents in a fixed shuffled order, an unknown document on
+    top and a repeat (with a higher score) of its third document at the end."""
+    docs = [json.loads(line)["id"] for line in (folder / "documents.jsonl").read_text().splitlines() if line.strip()]
+    queries = [json.loads(line)["id"] for line in (folder / "examples.jsonl").read_text().splitlines() if line.strip()]
+    rng = random.Random(7)
+    lines = []
+    for q in queries:
+        order = docs[:]
+        rng.shuffle(order)
+        ranked = ["ghost/not_in_corpus.txt", *order, order[2]]
+        scores = [100.0, *[float(len(order) - i) for i in range(len(order))], 1000.0]
+        lines += [f"{q} Q0 {d} {i + 1} {s} shuffled" for i, (d, s) in enumerate(zip(ranked, scores))]
+    path.write_text("\n".join(lines) + "\n")
+    return queries
+
+
+def test_organiser_tempo_sample_eval_contract_equals_score(tempo_sample_dir: Path, tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run.txt"
+    _organiser_run(tempo_sample_dir, run)
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (tempo_sample_dir / "qrels.txt").read_text().splitlines():
+        q, _, d, r = line.split()
+        qrels.setdefault(q, {})[d] = int(r)
+    # the organisers' sample: a query's domain is the folder part of its gold document ids
+    examples = [json.loads(line) for line in (tempo_sample_dir / "examples.jsonl").read_text().splitlines()]
+    domain_of_query = {}
+    for ex in examples:
+        gold = ex["gold_ids"] if isinstance(ex["gold_ids"], list) else json.loads(ex["gold_ids"].replace("'", '"'))
+        domain_of_query[ex["id"]] = gold[0].split("/")[0]
+    docs = [json.loads(line)["id"] for line in (tempo_sample_dir / "documents.jsonl").read_text().splitlines()]
+    domain_of_doc = {d: d.split("/")[0] for d in docs}
+    rows = _run_rows(run)
+    expected = _by_hand(qrels, rows, set(docs), domain_of_query, domain_of_doc)
+    whole = _by_hand(qrels, rows, set(docs), None, domain_of_doc)
+    assert expected > whole + 0.05  # other domains' documents ranked high: the scope matters here
+
+    got, err = _eval_value(capsys, str(tempo_sample_dir / "qrels.txt"), str(run), "nDCG@10", "--contract", "reteco",
+                           "--corpus", str(tempo_sample_dir / "documents.jsonl"))
+    assert got == pytest.approx(expected, abs=1e-12)
+    assert _score_value(capsys, str(run), "--data", str(tempo_sample_dir)) == pytest.approx(expected, abs=1e-12)
+    # what was removed, in the words score uses
+    assert f"{len(qrels)} duplicate document(s), {len(qrels)} unknown document(s)" in err
+    assert "document(s) of another domain" in err
+
+
+def test_eval_says_when_the_corpus_carries_no_domain(tmp_path: Path, capsys) -> None:
+    # ids without a TEMPO '<domain>/' prefix and no 'domain' field: the whole corpus is the scope,
+    # and eval says so (score would check each query against its own domain's corpus)
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "docs.txt").write_text("a\nb\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 b 1 2.0 r\nq1 Q0 a 2 1.0 r\nq2 Q0 b 1 1.0 r\n")
+    got, err = _eval_value(capsys, str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "nDCG@10",
+                           "--contract", "reteco", "--corpus", str(tmp_path / "docs.txt"))
+    assert got == pytest.approx((1 / 1.5849625007211563 + 1) / 2, abs=1e-12)  # q1: a at rank 2; q2: 1
+    assert "corpus scope all: the corpus records carry no domain" in err
+    # with a 'domain' field in the corpus, the query's domain is that of its first judged document
+    (tmp_path / "docs.jsonl").write_text('{"id": "a", "domain": "x"}\n{"id": "b", "domain": "y"}\n')
+    got, err = _eval_value(capsys, str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "nDCG@10",
+                           "--contract", "reteco", "--corpus", str(tmp_path / "docs.jsonl"))
+    assert got == 1.0 and "corpus scope domain" in err and "1 document(s) of another domain" in err
