@@ -163,3 +163,37 @@ def test_eval_says_when_the_corpus_carries_no_domain(tmp_path: Path, capsys) -> 
     got, err = _eval_value(capsys, str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "nDCG@10",
                            "--contract", "reteco", "--corpus", str(tmp_path / "docs.jsonl"))
     assert got == 1.0 and "corpus scope domain" in err and "1 document(s) of another domain" in err
+
+
+# ------------------------------------------------------------------------------------------------
+# one vocabulary for what the contract removes
+
+
+KEYS = ("unknown_doc", "other_domain_doc", "missing_query", "unknown_query")
+
+
+def test_removals_are_named_in_one_vocabulary(tmp_path: Path, capsys) -> None:
+    run = SAMPLE / "runs" / "reteco_track1a_dev.txt"
+    assert main(["score", "reteco-1a", str(run), "--data", str(SAMPLE)]) == 0
+    out = capsys.readouterr().out
+    checks = [line for line in out.splitlines() if line.startswith(("run checks", "removed by the contract"))]
+    assert len(checks) == 2
+    for line in checks:  # the sample: one document in no corpus, one of another domain's corpus
+        assert not any(key in line for key in KEYS), line
+        assert "1 unknown document(s)" in line and "1 document(s) of another domain" in line, line
+    # the problem kinds (machine keys, documented in the JSON output) say the same
+    assert main(["score", "reteco-1a", str(run), "--data", str(SAMPLE), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    kinds = [p["kind"] for p in data["validation"]["problems"]]
+    assert kinds.count("unknown_doc") == 1 and kinds.count("other_domain_doc") == 1
+    assert data["removed"]["unknown_doc"] == 1 and data["removed"]["other_domain_doc"] == 1
+    # eval's notes use the same words
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join((f / "qrels_dev.txt").read_text() for f in sorted(TEMPO.iterdir()) if f.is_dir()))
+    docs = tmp_path / "documents.jsonl"
+    docs.write_text("".join((f / "documents.jsonl").read_text() for f in sorted(TEMPO.iterdir()) if f.is_dir()))
+    for extra in ([], ["--contract", "reteco"]):
+        assert main(["eval", str(qrels), str(run), "nDCG@10", "--corpus", str(docs), *extra]) == 0
+        err = capsys.readouterr().err
+        assert not any(key in err for key in KEYS), err
+        assert "1 unknown document(s)" in err and "1 document(s) of another domain" in err
