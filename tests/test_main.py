@@ -9,7 +9,10 @@ never from our own output.
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +200,83 @@ def test_removals_are_named_in_one_vocabulary(tmp_path: Path, capsys) -> None:
         err = capsys.readouterr().err
         assert not any(key in err for key in KEYS), err
         assert "1 unknown document(s)" in err and "1 document(s) of another domain" in err
+
+
+# ------------------------------------------------------------------------------------------------
+# a missing optional extra: its install hint, exit code 4
+
+
+def _cli_without(module: str, argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``reteco-measures ARGV`` in a fresh interpreter where importing ``module`` fails (as when its
+    extra is not installed): ``sys.modules[module] = None`` makes every import of it raise."""
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
+            "from reteco_measures.cli.main import main\n"
+            f"sys.exit(main({argv!r}))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop("RETECO_MEASURES_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)
+
+
+def test_compare_plot_without_matplotlib_prints_the_install_hint(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\n")
+    for name, first in (("a.txt", "d1"), ("b.txt", "d9")):
+        (tmp_path / name).write_text("".join(f"q{i} Q0 {first if i == 1 else f'd{i}'} 1 1.0 r\n" for i in (1, 2, 3)))
+    done = _cli_without("matplotlib", ["compare", str(qrels), str(tmp_path / "a.txt"), str(tmp_path / "b.txt"),
+                                       "nDCG@10", "--plot", str(tmp_path / "plot.png")], tmp_path)
+    assert done.returncode == 4, done.stderr
+    assert "pip install 'reteco-measures[plot]'" in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "plot.png").exists()
+
+
+def test_a_missing_module_of_an_extra_without_our_hint_is_still_worded() -> None:
+    from reteco_measures.cli.messages import install_hint
+
+    exc = ModuleNotFoundError("No module named 'httpx'", name="httpx")
+    assert install_hint(exc) == "this needs the optional package httpx: pip install 'reteco-measures[judge]'"
+    assert install_hint(ModuleNotFoundError("No module named 'nothere'", name="nothere")) is None  # a bug: exit 3
+
+
+def test_a_broken_import_of_ours_stays_an_internal_error(monkeypatch, capsys, tmp_path: Path) -> None:
+    import reteco_measures.cli.main as cli
+
+    def broken(args):
+        raise ImportError("cannot import name 'x' from 'reteco_measures.api'")
+
+    monkeypatch.setattr(cli, "_cmd_reward", broken)
+    monkeypatch.delenv("RETECO_MEASURES_DEBUG", raising=False)
+    assert main(["reward", "0.5"]) == 3
+    assert "internal error" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# missing data: the flag to pass, not the Python parameter
+
+
+def test_missing_data_messages_name_the_flags(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("RETECO_DATA", raising=False)
+    run = SAMPLE / "runs" / "reteco_track1a_dev.txt"
+    assert main(["score", "reteco-1a", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "--data DIR" in err and "root=" not in err
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text((TEMPO / "bitcoin" / "qrels_dev.txt").read_text())
+    assert main(["eval", str(qrels), str(run), "nDCG@10", "--by", "domain"]) == 2
+    err = capsys.readouterr().err
+    assert "give --topics FILE with that column" in err and "topics=" not in err
+
+
+def test_cli_message_uses_one_table_and_only_flags_the_command_has() -> None:
+    import argparse
+
+    from reteco_measures.cli.messages import cli_message
+
+    hint = "ids differ in form; pass query_ids='normalize' (command line: --normalize-ids), or rename"
+    assert cli_message(hint, argparse.Namespace(normalize_ids=False)) == "ids differ in form; pass --normalize-ids, or rename"
+    assert cli_message(hint, argparse.Namespace(query_ids="exact")) == "ids differ in form; pass --normalize-ids, or rename"
+    # a command without the flag keeps the Python wording (it names no flag that does not exist)
+    assert cli_message("give topics=... with that column", argparse.Namespace(runs=[])) == \
+        "give topics=... with that column"
+    assert cli_message("or pass root=...", argparse.Namespace(data=None)) == "or pass --data DIR"

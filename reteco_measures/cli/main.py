@@ -7,7 +7,8 @@ measures registered) and, when the judge extra is installed, ``judge``.
 Exit codes: 0 ok; 1 the submission is invalid / a check failed (including inputs that would
 score a silent zero: an empty run or qrels, query ids that do not meet); 2 usage error or missing
 data (a missing file, a directory given as a file, files in the wrong order); 3 an internal error
-(one line; ``RETECO_MEASURES_DEBUG=1`` shows the traceback).
+(one line; ``RETECO_MEASURES_DEBUG=1`` shows the traceback); 4 a missing optional extra (the
+message is its ``pip install`` line).
 User-data problems are printed as ``path:line: query_id: what``, never as a traceback.
 """
 
@@ -466,17 +467,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; user-data problems print one message and set the exit code."""
+    from .messages import cli_message, install_hint
+
     parser = build_parser()
     args = parser.parse_args(argv)
+
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        _show_warning(cli_message(message, args), category, filename, lineno, file, line)
+
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        warnings.showwarning = show_warning
         # never a silent zero: inputs that would score 0 or NaN without meaning stop the command
         warnings.simplefilter("error", QueryIdMismatchWarning)
         warnings.simplefilter("error", EmptyInputWarning)
         try:
             return int(args.func(args) or 0)
         except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
-            print(f"reteco-measures: error: {exc}", file=sys.stderr)
+            print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
             return 1
         except DataFormatError as exc:
             print(f"reteco-measures: {exc}", file=sys.stderr)
@@ -486,8 +493,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         except (FileNotFoundError, ValueError, NotImplementedError, KeyError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            print(f"reteco-measures: error: {msg}", file=sys.stderr)
+            print(f"reteco-measures: error: {cli_message(msg, args)}", file=sys.stderr)
             return 2
+        except ImportError as exc:  # a missing optional extra: its install hint, exit 4
+            hint = install_hint(exc)
+            if hint is None:
+                if os.environ.get("RETECO_MEASURES_DEBUG"):
+                    raise
+                print(f"reteco-measures: internal error: {type(exc).__name__}: {exc} "
+                      "(please report it; RETECO_MEASURES_DEBUG=1 shows the traceback)", file=sys.stderr)
+                return 3
+            print(f"reteco-measures: error: {hint}", file=sys.stderr)
+            return 4
         except BrokenPipeError:  # e.g. piped into head
             return 0
         except OSError as exc:  # permission denied, a device, ...: one line, no traceback
