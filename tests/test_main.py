@@ -280,3 +280,12 @@ def test_cli_message_uses_one_table_and_only_flags_the_command_has() -> None:
     assert cli_message("give topics=... with that column", argparse.Namespace(runs=[])) == \
         "give topics=... with that column"
     assert cli_message("or pass root=...", argparse.Namespace(data=None)) == "or pass --data DIR"
+
+
+def test_judge_help_names_the_endpoint_variables(capsys) -> None:
+    pytest.importorskip("httpx", reason="the judge command needs the judge extra")
+    with pytest.raises(SystemExit) as done:
+        main(["judge", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "OPENAI_API_KEY" in out and "OPENAI_BASE_URL" in out
