@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from ir_measures import Metric
 
-from .errors import GroupMismatchWarning
+from .errors import GroupMismatchWarning, user_stacklevel
 from .io.convert import as_qrels_frame, as_run_frame
 from .kernels.ranking import TIE_BREAKS, duplicate_pairs, rank_run
 from .measures.base import REGISTERED, check_cutoff
@@ -363,7 +363,7 @@ def _warn_unmatched_groups(groups: pd.DataFrame, by: list[str], topics: pd.DataF
     warnings.warn(
         f"{len(lost)} of {len(per_query)} evaluated queries are grouped as '(none)': {'; '.join(parts)}",
         GroupMismatchWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 

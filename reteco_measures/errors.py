@@ -6,6 +6,8 @@ Every reader and validator returns (or attaches) a list of :class:`Problem`; eac
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ __all__ = [
     "report_problems",
     "KIND_NAMES",
     "describe_kinds",
+    "user_stacklevel",
+    "warn",
 ]
 
 
@@ -130,7 +134,7 @@ def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "inp
         warnings.warn(
             f"skipped {len(problems)} bad row(s) in {what}:\n{first}{more}",
             DataFormatWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     elif on_bad_lines != "skip":
         raise ValueError(f"on_bad_lines must be 'error', 'warn' or 'skip', not {on_bad_lines!r}")
@@ -158,3 +162,47 @@ def describe_kinds(counts: dict[str, int]) -> str:
     order = {kind: i for i, kind in enumerate(KIND_NAMES)}
     kinds = sorted((k for k, n in counts.items() if n), key=lambda k: (order.get(k, len(order)), k))
     return ", ".join(f"{counts[k]} {KIND_NAMES.get(k, k)}" for k in kinds) or "nothing"
+
+
+# ------------------------------------------------------------------------------------------------
+# warnings that point at the caller's line
+
+#: folders whose frames a warning never points at: this package, and ir_measures (whose calls run
+#: our measures); filled on first use
+_INTERNAL: tuple[str, ...] = ()
+
+
+def _internal_prefixes() -> tuple[str, ...]:
+    global _INTERNAL
+    if not _INTERNAL:
+        import importlib.util
+
+        prefixes = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
+        spec = importlib.util.find_spec("ir_measures")
+        if spec is not None and spec.origin:
+            prefixes.append(os.path.dirname(os.path.abspath(spec.origin)) + os.sep)
+        _INTERNAL = tuple(prefixes)
+    return _INTERNAL
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` call in the calling function point at the
+    first frame outside reteco_measures (and ir_measures, and the import machinery): the user's
+    line, however deep in the package the warning was raised.
+
+    Use it as ``warnings.warn(message, Category, stacklevel=user_stacklevel())``."""
+    prefixes = _internal_prefixes()
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(prefixes) or name.startswith("<frozen ")):
+            break
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(message, category)`` pointing at the user's line (see :func:`user_stacklevel`)."""
+    warnings.warn(message, category, stacklevel=user_stacklevel())

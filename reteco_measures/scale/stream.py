@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from ir_measures import Metric
 
-from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
+from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems, user_stacklevel
 
 __all__ = [
     "iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "unreported_metrics", "per_query_weights",
@@ -295,7 +295,7 @@ def stream_iter_calc(
     qrels_q = set(pd.unique(qrels_frame["query_id"].to_numpy()).tolist())
     if seen and qrels_q and not (seen & qrels_q):
         warnings.warn(f"{os.fspath(run)}: no query of the run is in the qrels (every value is 0)",
-                      DataFormatWarning, stacklevel=3)
+                      DataFormatWarning, stacklevel=user_stacklevel())
     order = {m: i for i, m in enumerate(measures)}
     out = kept + rest
     out.sort(key=lambda m: order.get(m.measure, len(order)))
