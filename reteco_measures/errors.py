@@ -6,6 +6,8 @@ Every reader and validator returns (or attaches) a list of :class:`Problem`; eac
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +23,10 @@ __all__ = [
     "EmptyInputWarning",
     "GroupMismatchWarning",
     "report_problems",
+    "KIND_NAMES",
+    "describe_kinds",
+    "user_stacklevel",
+    "warn",
 ]
 
 
@@ -39,7 +45,8 @@ class Problem:
         query_id: the query the row belongs to, when known.
         path: the file, when known.
         kind: a short machine-readable category (``format``, ``duplicate``, ``unknown_doc``,
-            ``unknown_query``, ``missing_query``, ``score``, ``order``, ``field`` ...).
+            ``other_domain_doc``, ``unknown_query``, ``missing_query``, ``score``, ``order``,
+            ``field`` ...); :data:`KIND_NAMES` gives the words every message uses for them.
         doc_id: the document concerned, when there is one.
         severity: ``'error'`` (the submission as a whole is refused: a validator report with an
             error is not ``valid``), ``'warning'`` (part of the submission is lost or changed, or
@@ -127,7 +134,74 @@ def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "inp
         warnings.warn(
             f"skipped {len(problems)} bad row(s) in {what}:\n{first}{more}",
             DataFormatWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     elif on_bad_lines != "skip":
         raise ValueError(f"on_bad_lines must be 'error', 'warn' or 'skip', not {on_bad_lines!r}")
+
+
+#: the words every message uses for a problem kind, counted (one vocabulary for the contracts,
+#: ``eval`` and ``score``): an *unknown document* is in no corpus at all; a *document of another
+#: domain* is in the corpus, but not in the corpus of its topic's domain
+KIND_NAMES: dict[str, str] = {
+    "format": "unreadable line(s)",
+    "unknown_query": "row(s) of unknown topics",
+    "ambiguous_query": "row(s) of ambiguous topics",
+    "duplicate": "duplicate document(s)",
+    "unknown_doc": "unknown document(s)",
+    "other_domain_doc": "document(s) of another domain",
+    "missing_query": "missing topic(s) (score 0)",
+}
+
+
+def describe_kinds(counts: dict[str, int]) -> str:
+    """Problem counts in words, in the order of :data:`KIND_NAMES` (the order the RETECO contract
+    applies its rules), other kinds after them by their key: ``{"unknown_doc": 2, "duplicate": 1}``
+    → ``'1 duplicate document(s), 2 unknown document(s)'``; counts of 0 are left out; ``'nothing'``
+    when there is none."""
+    order = {kind: i for i, kind in enumerate(KIND_NAMES)}
+    kinds = sorted((k for k, n in counts.items() if n), key=lambda k: (order.get(k, len(order)), k))
+    return ", ".join(f"{counts[k]} {KIND_NAMES.get(k, k)}" for k in kinds) or "nothing"
+
+
+# ------------------------------------------------------------------------------------------------
+# warnings that point at the caller's line
+
+#: folders whose frames a warning never points at: this package, and ir_measures (whose calls run
+#: our measures); filled on first use
+_INTERNAL: tuple[str, ...] = ()
+
+
+def _internal_prefixes() -> tuple[str, ...]:
+    global _INTERNAL
+    if not _INTERNAL:
+        import ir_measures  # a dependency, always imported by then
+
+        prefixes = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
+        if getattr(ir_measures, "__file__", None):
+            prefixes.append(os.path.dirname(os.path.abspath(ir_measures.__file__)) + os.sep)
+        _INTERNAL = tuple(prefixes)
+    return _INTERNAL
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` call in the calling function point at the
+    first frame outside reteco_measures (and ir_measures, and the import machinery): the user's
+    line, however deep in the package the warning was raised.
+
+    Use it as ``warnings.warn(message, Category, stacklevel=user_stacklevel())``."""
+    prefixes = _internal_prefixes()
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(prefixes) or name.startswith("<frozen ")):
+            break
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(message, category)`` pointing at the user's line (see :func:`user_stacklevel`)."""
+    warnings.warn(message, category, stacklevel=user_stacklevel())

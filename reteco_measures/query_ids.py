@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import EmptyInputWarning, QueryIdMismatchWarning
+from .errors import EmptyInputWarning, QueryIdMismatchWarning, user_stacklevel
 
 __all__ = [
     "QUERY_ID_MODES",
@@ -188,28 +188,28 @@ def check_query_ids(
                 f"{head}, but {match.n_normalized} match once the id forms are normalised (e.g. {pair}); "
                 f"{NORMALIZE_HINT}",
                 QueryIdMismatchWarning,
-                stacklevel=stacklevel,
+                stacklevel=user_stacklevel(),
             )
         elif match.n_exact == 0:
             warnings.warn(
                 f"{what} and {reference_what} share no query id (e.g. {pair}); every value would be 0 or "
                 f"undefined. Check that the files belong together (and their order: qrels first, then run)",
                 QueryIdMismatchWarning,
-                stacklevel=stacklevel,
+                stacklevel=user_stacklevel(),
             )
     else:
         if match.n_normalized == 0:
             warnings.warn(
                 f"{what} and {reference_what} share no query id, even with normalised id forms (e.g. {pair})",
                 QueryIdMismatchWarning,
-                stacklevel=stacklevel,
+                stacklevel=user_stacklevel(),
             )
         elif match.ambiguous:
             warnings.warn(
                 f"{len(match.ambiguous)} {what} query id(s) name several {reference_what} queries once "
                 f"normalised and are left as they are (e.g. {match.ambiguous[0]!r}); use the qualified form",
                 QueryIdMismatchWarning,
-                stacklevel=stacklevel,
+                stacklevel=user_stacklevel(),
             )
     return match
 
@@ -221,7 +221,7 @@ def check_not_empty(frame: pd.DataFrame, what: str, stacklevel: int = 3) -> bool
     warnings.warn(
         f"the {what} has no usable row: every value would be 0 or undefined",
         EmptyInputWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_stacklevel(),
     )
     return False
 

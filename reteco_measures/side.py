@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DataFormatError, DataFormatWarning
+from .errors import DataFormatError, DataFormatWarning, user_stacklevel
 from .io.jsonl import iter_jsonl
 
 __all__ = ["SideInfo", "side_info", "current_side_info", "load_topics", "load_labels"]
@@ -168,7 +168,7 @@ def _normalise_labels(frame: pd.DataFrame) -> pd.DataFrame:
             f"labels: {n_bad_verdicts} verdict(s) not 0/1 read as 0 and {n_bad_periods} 'periods' value(s) "
             f"that are not lists read as no period:\n  " + "\n  ".join(problems),
             DataFormatWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     return frame
 

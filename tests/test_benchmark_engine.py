@@ -204,8 +204,8 @@ def test_removed_counts_duplicates_unknown_and_other_domain(release, capsys):
                              "rows_kept": 3}
     assert main(["score", "reteco-1a", str(run), "--data", str(release)]) == 0
     out = capsys.readouterr().out
-    assert ("removed by the contract: 1 duplicate document(s), 1 missing topic(s) (score 0), 1 unknown "
-            "document(s), 1 document(s) of another domain; 3 row(s) kept") in out
+    assert ("removed by the contract: 1 duplicate document(s), 1 unknown document(s), 1 document(s) of another "
+            "domain, 1 missing topic(s) (score 0); 3 row(s) kept") in out
     assert main(["score", "reteco-1a", str(run), "--data", str(release), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["removed"]["other_domain_doc"] == 1
 

@@ -104,3 +104,28 @@ def test_ids_from_files_and_folders(tmp_path: Path) -> None:
     assert id_frame(str(qrels), "query_id")["query_id"].tolist() == ["q1", "q2"]
     report = rm.validate_run("q1 Q0 d1 1 1.0 r\nq1 Q0 zz 2 0.5 r\n", "reteco", corpus=lines, queries=qrels)
     assert [p.kind for p in report.errors] == ["unknown_doc", "missing_query"]
+
+
+def test_documents_of_another_domain_are_discarded_when_both_sides_carry_domains() -> None:
+    # corpus: a/1, a/2 (domain a), b/1 (domain b); q1 is of domain a, q2 of b, q3 has no domain
+    corpus = pd.DataFrame({"doc_id": ["a/1", "a/2", "b/1"], "domain": ["a", "a", "b"]})
+    queries = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "domain": ["a", "b", None]})
+    run = "q1 Q0 a/1 1 3 r\nq1 Q0 b/1 2 2 r\nq1 Q0 zz 3 1 r\nq1 Q0 b/1 4 0.5 r\nq2 Q0 a/2 1 1 r\nq3 Q0 b/1 1 1 r\n"
+    report = rm.validate_run(run, "reteco", corpus=corpus, queries=queries)
+    kinds = [(p.kind, p.line, p.query_id, p.doc_id) for p in report.errors]
+    # line 4 repeats line 2: a duplicate only; q3 has no domain: checked against the whole corpus
+    assert kinds == [("duplicate", 4, "q1", "b/1"), ("unknown_doc", 3, "q1", "zz"),
+                     ("other_domain_doc", 2, "q1", "b/1"), ("other_domain_doc", 5, "q2", "a/2"),
+                     ("missing_query", None, "q2", None)]  # every row of q2 was discarded
+    other = next(p for p in report.errors if p.line == 2)
+    assert other.message == "document b/1 of another domain discarded (in the b corpus, not in the a corpus)"
+    assert report.run[["query_id", "doc_id"]].values.tolist() == [["q1", "a/1"], ["q3", "b/1"]]
+    # the eval note's counts come from the same masks
+    from reteco_measures.contracts.reteco import discard_counts
+    from reteco_measures.io.convert import as_run_frame
+
+    assert discard_counts(as_run_frame(run), corpus, queries) == {"duplicate": 1, "unknown_doc": 1,
+                                                                  "other_domain_doc": 2}
+    # without a domain on either side the corpus as a whole is the scope (the contract as before)
+    plain = rm.validate_run(run, "reteco", corpus=corpus[["doc_id"]], queries=queries)
+    assert [p.kind for p in plain.errors] == ["duplicate", "unknown_doc"] and len(plain.run) == 4

@@ -106,14 +106,15 @@ def test_per_domain_and_per_depth_tables(scored, expected):
 
 def test_contract_reports_what_the_sample_contains(scored):
     kinds = {p.kind for p in scored.report.errors}
-    assert {"duplicate", "unknown_doc", "missing_query"} <= kinds
+    assert {"duplicate", "unknown_doc", "other_domain_doc", "missing_query"} <= kinds
     missing = [p.query_id for p in scored.report.errors if p.kind == "missing_query"]
     assert missing == ["law/ex_3161_turn_2"]
     dup = next(p for p in scored.report.errors if p.kind == "duplicate")
     assert str(dup).startswith(f"{RUN}:3: biology/3_turn_1: duplicate document")
-    # documents of another domain are unknown for the turn (corpus_scope='domain')
+    # documents of another domain are discarded for the turn (corpus_scope='domain'), under their own kind
     assert any("not in the biology corpus" in p.message and "/" in (p.doc_id or "")
-               for p in scored.report.errors if p.kind == "unknown_doc")
+               for p in scored.report.errors if p.kind == "other_domain_doc")
+    assert all("_not_in_corpus_" in p.doc_id for p in scored.report.errors if p.kind == "unknown_doc")
 
 
 def test_corpus_scope_all_keeps_other_domains_documents():

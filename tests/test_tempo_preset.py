@@ -108,7 +108,7 @@ def test_1a_official_and_diagnostics(release, capsys):
         assert per_query[qid]["nDCG@10"] == pytest.approx(expected, abs=1e-9)
     # what the contract removed, with line numbers
     problems = {(p["line"], p["kind"]) for p in out["validation"]["problems"]}
-    assert {(2, "duplicate"), (3, "unknown_doc"), (4, "unknown_doc"), (None, "missing_query")} == problems
+    assert {(2, "duplicate"), (3, "unknown_doc"), (4, "other_domain_doc"), (None, "missing_query")} == problems
     assert out["validation"]["rows_kept"] == 5
 
 

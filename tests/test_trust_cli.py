@@ -93,11 +93,11 @@ def test_eval_notes_what_a_contract_would_discard_and_applies_it(files, tmp_path
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("d1\nd2\nd3\n")
     code, out, err = _run(["eval", files["qrels"], str(run), "nDCG@10", "--format", "tsv"], capsys)
-    assert code == 0 and "1 duplicate" in err and "--contract reteco" in err
+    assert code == 0 and "1 duplicate document(s)" in err and "--contract reteco" in err
     # eval keeps the last score of a repeated pair: q1 ranks d9 (3.0), d1 (0.5) -> d1 at rank 2
     assert out.splitlines()[1].split("\t")[1] == f"{(1 / math.log2(3) + 1) / 2:.4f}"
     code, out, err = _run(["eval", files["qrels"], str(run), "nDCG@10", "--corpus", str(corpus)], capsys)
-    assert code == 0 and "1 duplicate, 1 unknown_doc" in err and f"--corpus {corpus}" in err
+    assert code == 0 and "1 duplicate document(s), 1 unknown document(s)" in err and f"--corpus {corpus}" in err
     code, out, err = _run(["eval", files["qrels"], str(run), "nDCG@10", "--contract", "reteco", "--corpus",
                            str(corpus), "--format", "tsv"], capsys)
     # the contract drops d9 (unknown) and the second d1: q1 ranks d1 first -> 1; q2 -> 1

@@ -54,7 +54,7 @@ def test_note_counts_duplicates_and_unknown_docs(note_case, capsys) -> None:
                  "--corpus", str(note_case["corpus"])])
     assert code == 0
     assert _note(capsys.readouterr().err) == [
-        "note: 5 row(s) would be discarded by the RETECO contract (3 duplicate, 2 unknown_doc): this eval "
+        "note: 5 row(s) would be discarded by the RETECO contract (3 duplicate document(s), 2 unknown document(s)): this eval "
         "scores them (a repeated document keeps its last score); official scores apply the contract: "
         f"add --contract reteco --corpus {note_case['corpus']}"
     ]
@@ -63,7 +63,7 @@ def test_note_counts_duplicates_and_unknown_docs(note_case, capsys) -> None:
 def test_note_without_corpus_counts_duplicates_only(note_case, capsys) -> None:
     assert main(["eval", str(note_case["qrels"]), str(note_case["run"]), "P@1"]) == 0
     assert _note(capsys.readouterr().err) == [
-        "note: 3 row(s) would be discarded by the RETECO contract (3 duplicate): this eval scores them "
+        "note: 3 row(s) would be discarded by the RETECO contract (3 duplicate document(s)): this eval scores them "
         "(a repeated document keeps its last score); official scores apply the contract: "
         "add --contract reteco --corpus CORPUS"
     ]

@@ -32,7 +32,8 @@ def domain_check(
     """Discard rows whose document is not in the corpus of the topic's own domain.
 
     ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem per
-    discarded row (kind ``unknown_doc``) and how many of the discarded documents belong to
+    discarded row (kind ``other_domain_doc`` for a document of another domain's corpus, ``unknown_doc``
+    for one in no corpus) and how many of the discarded documents belong to
     another domain's corpus (the rest are in no corpus at all)."""
     if not len(cleaned):
         return cleaned, [], 0
@@ -49,10 +50,11 @@ def domain_check(
     dropped = cleaned[~ok]
     other = int((r_doc[~ok] >= 0).sum())
     dropped_domain = topic_domain[r_topic[~ok]].tolist()
+    in_corpus = (r_doc[~ok] >= 0).tolist()
     problems = [
         Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
-                path=path, kind="unknown_doc", doc_id=row.doc_id)
-        for row, d in zip(dropped.itertuples(index=False), dropped_domain, strict=True)
+                path=path, kind="other_domain_doc" if known else "unknown_doc", doc_id=row.doc_id)
+        for row, d, known in zip(dropped.itertuples(index=False), dropped_domain, in_corpus, strict=True)
     ]
     return cleaned[ok].reset_index(drop=True), problems, other
 

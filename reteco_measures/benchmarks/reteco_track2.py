@@ -72,7 +72,8 @@ def _explicit(opts: dict, folder: Path | None) -> RecorData:
     conversation's domain is its ``task`` field), TREC qrels and documents, as the organisers'
     sample lays them out."""
     if folder is not None and not any(opts.get(n) for n in ("topics", "qrels", "corpus")):
-        return load_organiser_sample(folder, hash_turn_ids=opts["hash_turn_ids"])
+        # --hash-turn-ids is about the run's ids: the organisers' own qrels are read in their '#turn' form
+        return load_organiser_sample(folder, hash_turn_ids="normalise")
 
     topics_path = explicit_file(opts, "topics", folder, "benchmark.jsonl")
     qrels_path = explicit_file(opts, "qrels", folder, "qrels.txt")
@@ -82,7 +83,7 @@ def _explicit(opts: dict, folder: Path | None) -> RecorData:
                          "(or --data with the release layout)")
     topics, problems = conversations_to_topics(read_conversations(topics_path), None, qualified=True,
                                                path=topics_path)
-    qrels, probs = read_recor_qrels(qrels_path, None, hash_turn_ids=opts["hash_turn_ids"])
+    qrels, probs = read_recor_qrels(qrels_path, None, hash_turn_ids="normalise")
     problems += probs
     release = topics.drop_duplicates("release_query_id").set_index("release_query_id")
     qrels["domain"] = qrels["query_id"].map(release["domain"]).fillna("").astype(str).to_numpy()
@@ -112,7 +113,7 @@ def _load(data: Any, split: str | None, opts: dict) -> Inputs:
     else:
         # all-domains ids even for one domain: runs may use either form (plain ids are mapped)
         recor = load_recor(split or "dev", root=data, domains=opts["domain"], qualified=True,
-                           hash_turn_ids=opts["hash_turn_ids"])
+                           hash_turn_ids="normalise")
     return Inputs(qrels=recor.qrels, topics=recor.topics, corpus=recor.corpus, problems=list(recor.problems),
                   meta={"domains": recor.domains}, extra={"recor": recor})
 
@@ -129,7 +130,7 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
         scope = opts["corpus_scope"]
     return validate_reteco_domains(frame, list(problems) + id_problems, path, topics=recor.topics, corpus=corpus,
                                    corpus_scope=scope, k=opts["k"], check_all_corpus=False, query_ids=opts["query_ids"],
-                                   message="unknown document {doc} discarded (not in the {domain} corpus)")
+                                   message="document {doc} is not in the {domain} corpus; discarded")
 
 
 def _measures(opts: dict) -> list:

@@ -213,7 +213,7 @@ def removed_counts(report: ValidationReport) -> dict[str, int]:
     kinds."""
     counts = dict(report.problem_counts())
     other = int(report.extra.get("other_domain_doc", 0))
-    if other:
+    if other and "other_domain_doc" not in counts:  # a report that counted them as unknown_doc
         counts["unknown_doc"] = counts.get("unknown_doc", 0) - other
         if not counts["unknown_doc"]:
             del counts["unknown_doc"]

@@ -25,7 +25,9 @@ HEADER = """# CLI reference
 
 Every command of `reteco-measures` with its `--help` text, as the installed version prints it.
 Usage and measures are described on the other pages; exit codes: 0 success, 1 invalid or
-unusable input (the message names the file, line and problem), 2 usage errors or missing data.
+unusable input (the message names the file, line and problem), 2 usage errors or missing data
+(the message names the flag to pass), 3 an internal error (please report it), 4 stopped by a
+limit (`judge`), 5 a missing optional extra (the message is its `pip install` line).
 """
 
 

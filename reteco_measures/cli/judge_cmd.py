@@ -753,7 +753,10 @@ def _add_prompts(sub: argparse._SubParsersAction) -> None:
 
 def configure(sub: argparse._SubParsersAction) -> None:
     """Add ``judge`` and its sub-commands to the top-level parser."""
-    p = sub.add_parser("judge", help="LLM judgments (generation, iKAT, temporal labels), meta-eval, aggregation")
+    p = sub.add_parser("judge", help="LLM judgments (generation, iKAT, temporal labels), meta-eval, aggregation",
+                       epilog="The judge calls an OpenAI-compatible endpoint: OPENAI_BASE_URL (default the OpenAI "
+                       "API; --base-url overrides it) and OPENAI_API_KEY from the environment (no key: no "
+                       "Authorization header).")
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
     jsub.required = True
     _add_generation(jsub)

@@ -7,7 +7,9 @@ measures registered) and, when the judge extra is installed, ``judge``.
 Exit codes: 0 ok; 1 the submission is invalid / a check failed (including inputs that would
 score a silent zero: an empty run or qrels, query ids that do not meet); 2 usage error or missing
 data (a missing file, a directory given as a file, files in the wrong order); 3 an internal error
-(one line; ``RETECO_MEASURES_DEBUG=1`` shows the traceback).
+(one line; ``RETECO_MEASURES_DEBUG=1`` shows the traceback); 4 stopped by a limit (``judge``:
+``--max-requests``, ``--max-tokens``, ...); 5 a missing optional extra (the message is its
+``pip install`` line).
 User-data problems are printed as ``path:line: query_id: what``, never as a traceback.
 """
 
@@ -90,23 +92,83 @@ class _UsageError(ValueError):
     """A command-line usage problem (exit code 2)."""
 
 
-def _contract_note(run: pd.DataFrame, corpus: str | None) -> str | None:
+def _reteco_scope(qrels: pd.DataFrame, corpus: str | None, queries: str | None, topics: str | None,
+                  scope: str) -> tuple[pd.DataFrame | None, object, str]:
+    """The corpus and queries the RETECO contract gets from ``eval``'s files, and in words which
+    corpus scope that gives: (corpus frame or None, queries (frame, path or None), description).
+
+    ``scope='domain'`` (the benchmark scorers' default) needs a domain for every document and
+    every query of the qrels. A document's domain is its corpus record's ``domain`` field, else its
+    id's ``<domain>/`` prefix when every corpus id carries one naming a TEMPO domain (the TEMPO
+    release's ids, ``bitcoin/25785deb_4434.txt``). A query's domain is its ``domain`` in
+    ``--topics`` (or ``--queries``), else the domain of its first judged document in the qrels (as
+    the Track 1 scorer reads the organisers' sample). Without them the whole corpus is the scope."""
+    from ..contracts.base import id_frame
+
+    if corpus is None:
+        return None, queries, "no --corpus: unknown documents and documents of another domain are not checked"
+    docs = id_frame(corpus, "doc_id")
+    if scope == "all":
+        return docs[["doc_id"]], queries, ("corpus scope all (--corpus-scope all): a document of any domain is "
+                                           "kept, as 'score ... --corpus-scope all'")
+    how = []
+    if "domain" not in docs.columns or docs["domain"].isna().any():
+        from ..datasets.reteco_tempo import TEMPO_DOMAINS
+
+        prefix = docs["doc_id"].str.extract(r"^([^/]+)/", expand=False)
+        if not prefix.isin(TEMPO_DOMAINS).all():
+            return docs[["doc_id"]], queries, (
+                "corpus scope all: the corpus records carry no domain, so a document of another domain is "
+                "kept ('score' keeps only the query's own domain corpus: give the corpus records a 'domain' "
+                "field for the same rule)")
+        docs = docs.assign(domain=prefix.to_numpy())
+        how.append("a document's domain is its '<domain>/' id prefix")
+    else:
+        how.append("a document's domain is its corpus 'domain' field")
+    expected = id_frame(queries, "query_id") if queries is not None else None
+    known = None
+    from ..side import load_topics
+
+    for frame, name in ((load_topics(topics) if topics is not None else None, "--topics"), (expected, "--queries")):
+        if frame is not None and "domain" in frame.columns and frame["domain"].notna().all():
+            known, where = frame.drop_duplicates("query_id").set_index("query_id")["domain"].astype(str), name
+            break
+    if known is None:  # the domain of each query's first judged document
+        home = docs.drop_duplicates("doc_id").set_index("doc_id")["domain"]
+        first = qrels.drop_duplicates("query_id").set_index("query_id")["doc_id"]
+        known, where = first.map(home), None
+    ids = expected["query_id"] if expected is not None else pd.Series(pd.unique(qrels["query_id"]))
+    qdom = ids.map(known)
+    if qdom.isna().any():
+        lost = ids[qdom.isna()].tolist()
+        return docs[["doc_id"]], queries, (
+            f"corpus scope all: {len(lost)} query(ies) have no domain (e.g. {lost[0]}), so a document of "
+            "another domain is kept ('score' keeps only the query's own domain corpus)")
+    how.append(f"a query's domain is its {where} 'domain'" if where else
+               "a query's domain is the domain of its first judged document in the qrels")
+    frame = pd.DataFrame({"query_id": ids.to_numpy(), "domain": qdom.to_numpy()})
+    expected_from = "" if expected is not None else "; the expected queries are the qrels' queries"
+    return docs, frame, ("corpus scope domain, as the benchmark scorers ('score reteco-1a', ...): a document "
+                         f"must be in the corpus of its query's domain ({'; '.join(how)}{expected_from})")
+
+
+def _contract_note(run: pd.DataFrame, corpus: pd.DataFrame | None, queries: object = None,
+                   corpus_arg: str | None = None) -> str | None:
     """What the RETECO contract would discard from ``run`` and how to apply it (None: nothing).
 
-    Only the two kinds the note names are counted (``duplicate`` and, with ``corpus``,
-    ``unknown_doc``), with the contract's own row masks; the contract is not run (no second
-    validation pass over a run that is scored as it is)."""
+    Only the kinds the note names are counted (``duplicate`` and, with ``corpus``,
+    ``unknown_doc`` and ``other_domain_doc``), with the contract's own row masks; the contract is
+    not run (no second validation pass over a run that is scored as it is)."""
     from ..contracts.reteco import discard_counts
+    from ..errors import describe_kinds
 
-    counts = discard_counts(run, corpus)
+    counts = discard_counts(run, corpus, queries)
     if not counts:
         return None
-    what = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-    corpus_arg = corpus or "CORPUS"
     return (
-        f"{sum(counts.values())} row(s) would be discarded by the RETECO contract ({what}): this eval scores "
-        f"them (a repeated document keeps its last score); official scores apply the contract: "
-        f"add --contract reteco --corpus {corpus_arg}"
+        f"{sum(counts.values())} row(s) would be discarded by the RETECO contract ({describe_kinds(counts)}): "
+        f"this eval scores them (a repeated document keeps its last score); official scores apply the contract: "
+        f"add --contract reteco --corpus {corpus_arg or 'CORPUS'}"
     )
 
 
@@ -123,21 +185,30 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError("--stream reads the run in blocks; a --contract needs the whole run: use one or the other")
     if args.contract:
         from ..contracts import validate_run
+        from ..errors import describe_kinds
 
-        report = validate_run(args.run, args.contract, corpus=args.corpus, queries=args.queries)
+        corpus, queries, scope = args.corpus, args.queries, None
+        if args.contract == "reteco":  # the corpus scope of the benchmark scorers, where the files allow it
+            corpus, queries, scope = _reteco_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope)
+        report = validate_run(args.run, args.contract, corpus=corpus, queries=queries)
         if not report.valid:  # the official scorer would not score it either
             print(report.summary(limit=10), file=sys.stderr)
             print(f"reteco-measures: error: the run is not valid under the {args.contract} contract; "
                   f"see 'reteco-measures validate'", file=sys.stderr)
             return 1
-        counts = ", ".join(f"{n} {kind}" for kind, n in report.problem_counts().items()) or "nothing"
-        print(f"note: contract {args.contract}: {len(report.run)} row(s) kept; reported: {counts}", file=sys.stderr)
+        if scope:
+            print(f"note: contract {args.contract}: {scope}", file=sys.stderr)
+        print(f"note: contract {args.contract}: {len(report.run)} row(s) kept; removed or reported: "
+              f"{describe_kinds(report.problem_counts())}", file=sys.stderr)
         run = report.run
     elif args.stream:  # the evaluation reads the file in blocks of whole queries
         run = args.run
     else:
         run = as_run_frame(args.run)
-        note = _contract_note(run, args.corpus) if len(run) else None
+        note = None
+        if len(run):
+            corpus, queries, _ = _reteco_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope)
+            note = _contract_note(run, corpus, queries, args.corpus)
         if note:
             print(f"note: {note}", file=sys.stderr)
     if not isinstance(run, str) and run.empty:
@@ -185,10 +256,13 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
         "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1'",
     )
     p.add_argument("--contract", help="apply a benchmark contract (reteco | chunqiu | spoken | ikat) to the run "
-                   "before scoring, as the official scorer does")
+                   "before scoring, as the benchmark's scorer does ('score BENCHMARK' also reads its topics)")
     p.add_argument("--corpus", help="doc ids for the contract (JSONL with doc_id/id, or one id per line); "
                    "without --contract: only reports what the RETECO contract would discard")
     p.add_argument("--queries", help="expected query ids for the contract")
+    p.add_argument("--corpus-scope", default="domain", choices=["domain", "all"],
+                   help="RETECO contract: a document must be in the corpus of its query's domain (default, as "
+                   "'score reteco-1a'/'reteco-2a'; needs domains, see docs/getting-started.md) or in any domain's")
     p.add_argument("--format", default="table", choices=OUTPUT_FORMATS,
                    help="table (for people) or tsv / json (measure names that parse back: nDCG_FC@10)")
     p.add_argument("--places", type=int, default=4, help="decimals in table/tsv output")
@@ -395,17 +469,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; user-data problems print one message and set the exit code."""
+    from .messages import cli_message, install_hint
+
     parser = build_parser()
     args = parser.parse_args(argv)
+
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        _show_warning(cli_message(message, args), category, filename, lineno, file, line)
+
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        warnings.showwarning = show_warning
         # never a silent zero: inputs that would score 0 or NaN without meaning stop the command
         warnings.simplefilter("error", QueryIdMismatchWarning)
         warnings.simplefilter("error", EmptyInputWarning)
         try:
             return int(args.func(args) or 0)
         except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
-            print(f"reteco-measures: error: {exc}", file=sys.stderr)
+            print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
             return 1
         except DataFormatError as exc:
             print(f"reteco-measures: {exc}", file=sys.stderr)
@@ -415,8 +495,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         except (FileNotFoundError, ValueError, NotImplementedError, KeyError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            print(f"reteco-measures: error: {msg}", file=sys.stderr)
+            print(f"reteco-measures: error: {cli_message(msg, args)}", file=sys.stderr)
             return 2
+        except ImportError as exc:  # a missing optional extra: its install hint, exit 5
+            hint = install_hint(exc)
+            if hint is None:
+                if os.environ.get("RETECO_MEASURES_DEBUG"):
+                    raise
+                print(f"reteco-measures: internal error: {type(exc).__name__}: {exc} "
+                      "(please report it; RETECO_MEASURES_DEBUG=1 shows the traceback)", file=sys.stderr)
+                return 3
+            print(f"reteco-measures: error: {hint}", file=sys.stderr)
+            return 5
         except BrokenPipeError:  # e.g. piped into head
             return 0
         except OSError as exc:  # permission denied, a device, ...: one line, no traceback

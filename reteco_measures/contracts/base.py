@@ -65,7 +65,8 @@ class ValidationReport:
         return [p for p in self.errors if p.severity == severity]
 
     def problem_counts(self) -> dict[str, int]:
-        """How many problems of each kind (``duplicate``, ``unknown_doc``, ...), by kind name."""
+        """How many problems of each kind (``duplicate``, ``unknown_doc``, ``other_domain_doc``, ...),
+        by kind name (:func:`reteco_measures.errors.describe_kinds` puts them in words)."""
         return dict(sorted(Counter(p.kind for p in self.errors).items()))
 
     def severity_counts(self) -> dict[str, int]:

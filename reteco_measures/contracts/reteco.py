@@ -6,11 +6,17 @@ Rules, from the RETECO evaluation plan ("Deterministic handling"):
   skipped (the rest of the file still counts);
 * duplicate document ids of a query are removed after their first occurrence (file order);
 * unknown document ids (not in the organiser corpus, when ``corpus`` is given) are discarded;
+* documents of another domain are discarded: when both ``corpus`` and ``queries`` carry a
+  ``domain`` column, a document must be in the corpus of its query's own domain (the release
+  ships one corpus per domain; the benchmark scorers' default ``corpus_scope='domain'``). A row
+  whose query has no domain is checked against the whole corpus only;
 * rows of queries that are not expected (when ``queries`` is given) are discarded;
 * missing queries / steps / turns score 0 (reported, not an error of the file);
 * ordering is trec_eval's (score, then doc id, both descending); the rank column is ignored.
 
-Every removal is reported with its line number. The cleaned run is returned.
+Every removal is reported with its line number. The cleaned run is returned. Problem kinds:
+``unknown_query``, ``duplicate``, ``unknown_doc`` (a document in no corpus), ``other_domain_doc``
+(a document of another domain's corpus), ``missing_query``, ``format``, ``empty``.
 
 Severities (``Problem.severity``): every problem above is a ``warning`` — the rules say what
 happens to the row (it is skipped, removed or discarded, or the query scores 0) and the rest of
@@ -123,22 +129,43 @@ def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame) -> np.ndarray:
     return ~frame["doc_id"].isin(set(known["doc_id"].tolist())).to_numpy()
 
 
-def discard_counts(run: pd.DataFrame, corpus: Any = None) -> dict[str, int]:
+def _other_domain_docs(frame: pd.DataFrame, known: pd.DataFrame, expected: pd.DataFrame | None,
+                       in_corpus: np.ndarray) -> tuple[np.ndarray, pd.Series | None]:
+    """Rows whose document is in the corpus but not in the corpus of the row's query's domain,
+    and each row's query domain (None, with no row, when the corpus or the queries carry no
+    ``domain``). Rows of a query without a domain are never counted."""
+    if expected is None or "domain" not in known.columns or "domain" not in expected.columns:
+        return np.zeros(len(frame), dtype=bool), None
+    per_query = expected.drop_duplicates("query_id").set_index("query_id")["domain"]
+    qdom = frame["query_id"].map(per_query)
+    has = qdom.notna().to_numpy()
+    corpus_pairs = pd.MultiIndex.from_arrays([known["domain"].astype(str), known["doc_id"]])
+    rows = pd.MultiIndex.from_arrays([qdom.fillna("").astype(str), frame["doc_id"].astype(str)])
+    in_domain = rows.isin(corpus_pairs)
+    return in_corpus & has & ~in_domain, qdom
+
+
+def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -> dict[str, int]:
     """How many rows of a run the contract discards as ``duplicate`` and (with ``corpus``) as
-    ``unknown_doc``, without validating it.
+    ``unknown_doc`` and (with ``corpus`` and ``queries`` that both carry a ``domain``) as
+    ``other_domain_doc``, without validating it.
 
     ``run`` is a run already read into a frame (``query_id``, ``doc_id``; every score finite, as
     :func:`~reteco_measures.io.convert.as_run_frame` gives it). The counts are those of
-    ``validate_reteco(run, corpus=corpus).problem_counts()`` for these two kinds, from the same
-    row masks, but no problem is built and the run is neither copied, cleaned nor ranked. Kinds
-    with no such row are left out (``{}``: nothing would be discarded).
+    ``validate_reteco(run, corpus=corpus, queries=queries).problem_counts()`` for these kinds, from
+    the same row masks, but no problem is built and the run is neither copied, cleaned nor ranked
+    (``queries`` serve only the domains here: rows of unknown queries are not counted). Kinds with
+    no such row are left out (``{}``: nothing would be discarded).
     """
     dup = _pair_codes(run).duplicated(keep="first").to_numpy()
     counts = {"duplicate": int(dup.sum())}
     known = id_frame(corpus, "doc_id")
     if known is not None:
         # a repeated pair is counted as a duplicate only, as the contract reports it
-        counts["unknown_doc"] = int((_unknown_docs(run, known) & ~dup).sum())
+        unknown = _unknown_docs(run, known)
+        counts["unknown_doc"] = int((unknown & ~dup).sum())
+        other, _ = _other_domain_docs(run, known, id_frame(queries, "query_id"), ~unknown)
+        counts["other_domain_doc"] = int((other & ~dup).sum())
     return {kind: n for kind, n in counts.items() if n}
 
 
@@ -188,6 +215,17 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
                                     line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
                                     doc_id=docs[i]))
         keep &= ~unknown_d
+        other_d, qdom = _other_domain_docs(frame, known, expected, ~unknown_d)
+        if other_d.any():
+            home = known.drop_duplicates("doc_id").set_index("doc_id")["domain"]
+            rows = np.flatnonzero(other_d & keep)
+            qd = _Lazy(qdom)
+            for i in qids.fetch(docs.fetch(qd.fetch(rows))):
+                problems.append(Problem(
+                    f"document {docs[i]} of another domain discarded (in the {home.get(docs[i])} corpus, "
+                    f"not in the {qd[i]} corpus)", line=_line(lines[i]), query_id=qids[i], path=path,
+                    kind="other_domain_doc", doc_id=docs[i]))
+            keep &= ~other_d
 
     n_read = len(frame)
     del qids, docs, pair

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 
-from ..errors import DataFormatError, DataFormatWarning, Problem
+from ..errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
 from ..io.jsonl import iter_jsonl
 from ..io.readers import read_qrels_with_problems
 from .base import DataFile, MissingDataError, data_root, register
@@ -184,7 +184,7 @@ def _apply_hash_policy(
         f"{path or what}: {int(changed.sum())} row(s) use the organiser-sample topic form "
         f"'<conversation_id>#turn<t>'; read as '<conversation_id>_turn_<t>' (e.g. {example})",
         DataFormatWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     problems.append(
         Problem(

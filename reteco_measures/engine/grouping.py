@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import GroupMismatchWarning
+from ..errors import GroupMismatchWarning, user_stacklevel
 
 __all__ = ["NONE", "depth_group", "group_frame", "warn_unmatched_groups"]
 
@@ -77,5 +77,5 @@ def warn_unmatched_groups(groups: pd.DataFrame, by: list[str], topics: pd.DataFr
     warnings.warn(
         f"{len(lost)} of {len(per_query)} evaluated queries are grouped as '(none)': {'; '.join(parts)}",
         GroupMismatchWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_stacklevel(),
     )

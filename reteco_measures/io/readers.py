@@ -408,6 +408,12 @@ def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pro
     ranks: list[int] = []
     line_nos: list[int] = []
     for line, rec in iter_json_records(data, problems, name=path):
+        if "query_id" not in rec and isinstance(rec.get("turns"), list):  # the iKAT 2023 run format
+            problems.append(Problem(
+                "an iKAT 2023 run (a JSON object with run_name, run_type, turns), not a run of rows: read it "
+                "with rm.validate_run(path, 'ikat') (its .run is the passage run; command line: --contract ikat "
+                "or 'score ikat-2023')", line=line, path=path, kind="format"))
+            continue
         qid = _record_query_id(rec, "qid", line, path, problems)
         if qid is None:
             continue

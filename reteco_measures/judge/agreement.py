@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatWarning, Problem
+from ..errors import DataFormatWarning, Problem, user_stacklevel
 from .aggregate import _DIM_SCALE, SCALES, _int_score, read_judgments
 from .prompts import canonical
 
@@ -246,7 +246,7 @@ def _report(found: list[Problem], problems: list[Problem] | None) -> None:
         return
     shown = "\n".join(str(p) for p in found[:10])
     warnings.warn(f"{len(found)} problem(s) in ratings/judgments (rows left out):\n{shown}", DataFormatWarning,
-                  stacklevel=3)
+                  stacklevel=user_stacklevel())
 
 
 def read_ratings(source: Frame, problems: list[Problem] | None = None) -> pd.DataFrame:

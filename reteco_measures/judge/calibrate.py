@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatError, DataFormatWarning, Problem
+from ..errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
 from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
 from .agreement import _read_table, _report, _scale, read_ratings
 from .prompts import canonical
@@ -386,7 +386,7 @@ def calibrate(
     _report(found, problems)
     if notes:
         warnings.warn("calibration: " + "; ".join(notes[:20]) + (f"; and {len(notes) - 20} more" if len(notes) > 20
-                                                                   else ""), DataFormatWarning, stacklevel=2)
+                                                                   else ""), DataFormatWarning, stacklevel=user_stacklevel())
     return pd.DataFrame(rows, columns=([by] if by is not None else []) + CALIBRATION_COLUMNS)
 
 

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ..errors import user_stacklevel
 from ..measures.judgments import FAMILIES, canonical, normalize_scores, read_judgments
 from .context import EvalContext, implements
 
@@ -63,6 +64,6 @@ def likert_kernel(measure, ctx: EvalContext) -> pd.DataFrame:
             f"{n_missing} have none; they are left out of the mean"
             + (f" ({len(problems)} problem(s) in the judgments, first: {problems[0]})" if problems else ""),
             LikertWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return pd.DataFrame({"query_id": qids.astype(str), "value": values})

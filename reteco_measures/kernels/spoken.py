@@ -16,6 +16,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
+from ..errors import user_stacklevel
 from ..measures.spoken_macro_ndcg import IncompleteGridWarning
 from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
@@ -90,7 +91,7 @@ def spoken_macro_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Data
                    "full grid.")
         if policy == "error":
             raise ValueError(message)
-        warnings.warn(message, IncompleteGridWarning, stacklevel=2)
+        warnings.warn(message, IncompleteGridWarning, stacklevel=user_stacklevel())
     values = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=False), measure.params.get("cutoff"), qids)
     cell_id = cells.groupby(list(CELL_COLUMNS), sort=False).ngroup().to_numpy()
     counts = np.bincount(cell_id) if len(cell_id) else np.zeros(0, dtype=np.int64)

@@ -23,6 +23,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
+from ..errors import user_stacklevel
 from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
@@ -72,6 +73,6 @@ def step_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:
         example = parents.index[parents.to_numpy(dtype=object) == parents.index.to_numpy(dtype=object)][0]
         warnings.warn(f"{measure}: {unmapped} step id(s) have no parent query (no topics parent_id and not of the "
                       f"form '<query_id>_step<n>', e.g. {example!r}); each is counted as its own query",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
     per_query = pd.Series(values.to_numpy(), index=parents.to_numpy(dtype=object)).groupby(level=0, sort=False).mean()
     return pd.DataFrame({"query_id": per_query.index.to_numpy(dtype=object), "value": per_query.to_numpy()})

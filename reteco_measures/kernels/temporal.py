@@ -35,6 +35,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
+from ..errors import user_stacklevel
 from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
@@ -212,7 +213,7 @@ def _warn_no_periods(measure: ir_measures.Measure, with_labels: bool, topics: pd
         need = "topics with 'steps' (the records of steps_<split>.jsonl: [{step_id, gold_ids}, ...])"
     have = "no topics were given" if topics is None else f"the topics have columns {list(topics.columns)}"
     warnings.warn(f"{measure}: no evaluated query has a required period, so the measure is not defined "
-                  f"(NaN); it needs {need}, but {have}", UserWarning, stacklevel=4)
+                  f"(NaN); it needs {need}, but {have}", UserWarning, stacklevel=user_stacklevel())
 
 
 def _with_verdicts(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:

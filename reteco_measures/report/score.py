@@ -14,22 +14,12 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from ..errors import describe_kinds
 from .text import OUTPUT_FORMATS, format_frame
 
 __all__ = ["SCORE_FORMATS", "render_score", "header", "removed_line", "print_checks"]
 
 SCORE_FORMATS = list(OUTPUT_FORMATS)
-
-#: readable names of the contract's removal counts
-_REMOVED = {
-    "duplicate": "duplicate document(s)",
-    "unknown_doc": "unknown document(s)",
-    "other_domain_doc": "document(s) of another domain",
-    "unknown_query": "row(s) of unknown topics",
-    "missing_query": "missing topic(s) (score 0)",
-    "ambiguous_query": "row(s) of ambiguous topics",
-    "format": "unreadable line(s)",
-}
 
 
 def header(score: Any) -> str:
@@ -57,8 +47,7 @@ def removed_line(score: Any) -> str:
     counts = {k: v for k, v in score.removed.items() if k != "rows_kept" and v}
     if not counts:
         return f"removed by the contract: nothing; {score.removed.get('rows_kept', 0)} row(s) kept"
-    parts = [f"{n} {_REMOVED.get(k, k)}" for k, n in counts.items()]
-    return f"removed by the contract: {', '.join(parts)}; {score.removed.get('rows_kept', 0)} row(s) kept"
+    return f"removed by the contract: {describe_kinds(counts)}; {score.removed.get('rows_kept', 0)} row(s) kept"
 
 
 def _group_frame(score: Any, name: str, frame: pd.DataFrame) -> pd.DataFrame:
@@ -92,7 +81,7 @@ def print_checks(score: Any, *, table: bool, limit: int, out: TextIO, err: TextI
             print(f"\n{len(report.errors)} problem(s); {len(report.invalid_queries)} invalid and "
                   f"{len(report.missing_queries)} missing request(s) score 0:", file=stream)
     elif report.errors:
-        summary = ", ".join(f"{n} {kind}" for kind, n in report.problem_counts().items())
+        summary = describe_kinds(report.problem_counts())
         state = f" ({'valid' if report.valid else 'INVALID'})" if score.benchmark == "ikat-2023" else ""
         print(f"\nrun checks{state}: {len(report.run)} {rows} kept; {summary}", file=stream)
     elif table:

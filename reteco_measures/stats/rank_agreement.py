@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatWarning
+from ..errors import DataFormatWarning, user_stacklevel
 from .tests import bootstrap_counts, build_paired
 
 __all__ = ["RankAgreement", "rank_agreement", "STATISTICS", "kendall_tau_b", "tau_ap", "spearman"]
@@ -339,7 +339,7 @@ def rank_agreement(
     if only_a or only_b:
         warnings.warn(f"rank agreement: runs ranked by one side only (or with no value) are left out: "
                       f"a only {only_a[:10]}, b only {only_b[:10]}; {len(common)} run(s) compared",
-                      DataFormatWarning, stacklevel=2)
+                      DataFormatWarning, stacklevel=user_stacklevel())
     if top is not None:
         common = common[:top]
     if len(common) < 2:
