@@ -1,20 +1,20 @@
 """One-line evaluation functions: ``calc_aggregate``, ``iter_calc``, ``evaluate``.
 
 They accept everything ``ir_measures`` accepts plus file paths and measure strings, check the
-arguments and hand the call to the in-memory engine (:mod:`reteco_measures.engine`) or, for a
+arguments and hand the call to the in-memory engine (`reteco_measures.engine`) or, for a
 run file read in blocks (``stream=True``) or a Dask DataFrame run, to
-:mod:`reteco_measures.scale`. Our measures go to :mod:`reteco_measures.providers.reteco`,
-nDCG/AP/P/R/RR to the native kernels of :mod:`reteco_measures.kernels.standard` (equal to
-pytrec_eval per query; see :mod:`reteco_measures.providers.native`) and the other standard ones
-to ir_measures (pytrec_eval), with the side information of :func:`reteco_measures.side_info`.
+`reteco_measures.scale`. Our measures go to `reteco_measures.providers.reteco`,
+nDCG/AP/P/R/RR to the native kernels of `reteco_measures.kernels.standard` (equal to
+pytrec_eval per query; see `reteco_measures.providers.native`) and the other standard ones
+to ir_measures (pytrec_eval), with the side information of `reteco_measures.side_info`.
 
 Before anything is computed the inputs are checked, so that a number is either right or loudly
-refused (see :mod:`reteco_measures.engine.evaluate`): a cutoff below 1 is a ``ValueError``;
+refused (see `reteco_measures.engine.evaluate`): a cutoff below 1 is a ``ValueError``;
 empty inputs and query ids that do not meet warn; qrels queries whose labels are all negative
-get trec_eval's values without crashing it (:func:`trec_eval_safe_qrels`).
+get trec_eval's values without crashing it (`trec_eval_safe_qrels`).
 
-Every aggregate (in memory, streamed, on Dask, grouped by :func:`evaluate`) is
-:func:`reteco_measures.engine.results.aggregate` over the same per-query values in the same
+Every aggregate (in memory, streamed, on Dask, grouped by `evaluate`) is
+`reteco_measures.engine.results.aggregate` over the same per-query values in the same
 order: the numbers agree to the last bit.
 """
 
@@ -76,18 +76,18 @@ def calc_aggregate(
             once per call under this policy: our measures reuse the ranking made for the standard ones.
         query_ids: ``'exact'`` (default): ids are compared as written and a run / qrels / topics
             / labels that only meet through another id form warn with
-            :class:`~reteco_measures.errors.QueryIdMismatchWarning`; ``'normalize'``: the run's,
+            `QueryIdMismatchWarning`; ``'normalize'``: the run's,
             topics' and labels' ids are mapped to the qrels' form of the same query
             (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``; see
-            :mod:`reteco_measures.query_ids`).
+            `reteco_measures.query_ids`).
         stream: read the run *file* in blocks of whole queries (out of core, same numbers; see
-            :mod:`reteco_measures.scale.stream`). A Dask DataFrame run is evaluated on its
-            cluster's workers (:mod:`reteco_measures.scale.dask`).
+            `reteco_measures.scale.stream`). A Dask DataFrame run is evaluated on its
+            cluster's workers (`reteco_measures.scale.dask`).
 
     Returns:
         ``{measure: value}``; a measure defined on no query gives NaN (or its ``empty`` value).
         Means are summed left to right over the queries in the qrels' order, as ir_measures'
-        mean does (:mod:`reteco_measures.engine.results`).
+        mean does (`reteco_measures.engine.results`).
 
     Raises:
         ValueError: a measure with a cutoff below 1, an unknown tie policy or id mode.
@@ -115,7 +115,7 @@ def iter_calc(
     """Per-query values as ``ir_measures.Metric(query_id, measure, value)``.
 
     Our measures report NaN where they are not defined for a query (e.g. TC for a query
-    without required periods); aggregation skips those. Arguments as :func:`calc_aggregate`.
+    without required periods); aggregation skips those. Arguments as `calc_aggregate`.
     """
     if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
         _engine.check_modes(tie_break, query_ids)
@@ -141,7 +141,7 @@ def evaluate(
 ) -> pd.DataFrame:
     """A tidy DataFrame of results: columns ``[*by, "measure", "value", "n"]``.
 
-    * ``by=None``: one row per measure (the same numbers as :func:`calc_aggregate`, to the last bit).
+    * ``by=None``: one row per measure (the same numbers as `calc_aggregate`, to the last bit).
     * ``by="domain"`` (any topics column, a list of them, or ``"depth"`` = T1..T4, T5+ from the
       turn number): one row per group and measure, plus rows whose group value is
       ``"(macro)"`` (mean of the group means, as the published TEMPO/RECOR tables) and
@@ -150,11 +150,11 @@ def evaluate(
     ``n`` counts the per-query values that entered the number (queries where the measure is
     defined). Topics ids are strings; evaluated queries whose group value is unknown (no topics
     row, or an empty value) land in ``"(none)"`` and are counted in a
-    :class:`~reteco_measures.errors.GroupMismatchWarning`.
+    `GroupMismatchWarning`.
 
     ``names``: ``"human"`` (default) prints measures with their report names (``nDCG|FC@10``);
-    ``"machine"`` with names that parse back (``nDCG_FC@10``), see :func:`measure_name`.
-    Other arguments as :func:`calc_aggregate`.
+    ``"machine"`` with names that parse back (``nDCG_FC@10``), see `measure_name`.
+    Other arguments as `calc_aggregate`.
     """
     if names not in _NAMES:
         raise ValueError(f"names must be 'human' or 'machine', not {names!r}")

@@ -1,6 +1,6 @@
 """Problems found in user data are values, not stack traces.
 
-Every reader and validator returns (or attaches) a list of :class:`Problem`; each prints as
+Every reader and validator returns (or attaches) a list of `Problem`; each prints as
 ``path:line: query_id: what is wrong`` so it can be pasted into an editor's "go to line".
 """
 
@@ -46,7 +46,7 @@ class Problem:
         path: the file, when known.
         kind: a short machine-readable category (``format``, ``duplicate``, ``unknown_doc``,
             ``other_domain_doc``, ``unknown_query``, ``missing_query``, ``score``, ``order``,
-            ``field`` ...); :data:`KIND_NAMES` gives the words every message uses for them.
+            ``field`` ...); `KIND_NAMES` gives the words every message uses for them.
         doc_id: the document concerned, when there is one.
         severity: ``'error'`` (the submission as a whole is refused: a validator report with an
             error is not ``valid``), ``'warning'`` (part of the submission is lost or changed, or
@@ -155,7 +155,7 @@ KIND_NAMES: dict[str, str] = {
 
 
 def describe_kinds(counts: dict[str, int]) -> str:
-    """Problem counts in words, in the order of :data:`KIND_NAMES` (the order the RETECO contract
+    """Problem counts in words, in the order of `KIND_NAMES` (the order the RETECO contract
     applies its rules), other kinds after them by their key: ``{"unknown_doc": 2, "duplicate": 1}``
     → ``'1 duplicate document(s), 2 unknown document(s)'``; counts of 0 are left out; ``'nothing'``
     when there is none."""
@@ -203,5 +203,5 @@ def user_stacklevel() -> int:
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
-    """``warnings.warn(message, category)`` pointing at the user's line (see :func:`user_stacklevel`)."""
+    """``warnings.warn(message, category)`` pointing at the user's line (see `user_stacklevel`)."""
     warnings.warn(message, category, stacklevel=user_stacklevel())

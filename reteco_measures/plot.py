@@ -5,7 +5,7 @@
 >>> rm.plot.plot_groups(score.by_domain)  # a preset's wide table (a column per measure) works too
 >>> rm.compare(runs, qrels, ["nDCG@10"]).plot("runs")   # runs with confidence intervals
 
-The drawing code lives in :mod:`reteco_measures.report.plots`; this module keeps the short names.
+The drawing code lives in `reteco_measures.report.plots`; this module keeps the short names.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Piecewise reward mapping of the Spoken-Query benchmark (its task description's reward anchors).
 
-.. math::
-
-   \\mathrm{reward}(q; a, b) =
-   \\begin{cases}
-     \\frac{a}{100}\\,\\frac{q}{b} & 0 \\le q \\le b \\\\
-     \\frac{a}{100} + \\left(1 - \\frac{a}{100}\\right)\\frac{q - b}{1 - b} & b < q \\le 1
-   \\end{cases}
+```text
+reward(q; a, b) = (a/100) * (q / b)                          for 0 <= q <= b
+                = a/100 + (1 - a/100) * (q - b) / (1 - b)    for b < q <= 1
+```
 
 with the fixed reference quality ``b = 0.4530094614433184`` and the integer score anchor
 ``a = 15`` (0–100 scale): raw quality 0, b and 1 map to rewards 0, a/100 and 1. The map is

@@ -6,7 +6,7 @@ metadata. We use two channels, in this order of precedence:
 
 1. **measure parameters holding file paths** — ``TC(labels='judge.jsonl', topics='t.jsonl')@10``.
    They keep measures hashable and parseable, so they also work from the ir_measures command line;
-2. **a context** opened with :func:`side_info` (a :mod:`contextvars` variable, so it is
+2. **a context** opened with `side_info` (a `contextvars` variable, so it is
    thread- and asyncio-safe) holding DataFrames::
 
        with rm.side_info(topics=topics_df, labels=labels_df):
@@ -54,7 +54,7 @@ _CURRENT: contextvars.ContextVar[SideInfo | None] = contextvars.ContextVar("rete
 
 
 def current_side_info() -> SideInfo:
-    """The side information of the innermost active :func:`side_info` context."""
+    """The side information of the innermost active `side_info` context."""
     return _CURRENT.get() or SideInfo()
 
 
@@ -70,7 +70,7 @@ def side_info(
     """Make topics / labels / corpus order / tie policy visible to our measures in this block.
 
     Values not given are inherited from an enclosing context. ``topics`` and ``labels`` may be
-    DataFrames or file paths (read with :func:`load_topics` / :func:`load_labels`).
+    DataFrames or file paths (read with `load_topics` / `load_labels`).
     """
     outer = current_side_info()
     info = replace(

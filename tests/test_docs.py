@@ -120,12 +120,29 @@ def test_tables_render_with_every_cell() -> None:
     assert not bad, "\n".join(bad)
 
 
+#: what a docstring written for Sphinx leaves in mkdocstrings' HTML: roles and directives as text
+_UNRENDERED = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const|ref):(?=[`~\w.])|^\s*\.\. [a-z-]+::",
+                         re.MULTILINE)
+
+
 def test_mkdocs_site_builds_strictly(tmp_path: Path) -> None:
+    """The site builds with no warning, and the API reference, rendered from the docstrings by
+    mkdocstrings, shows no Sphinx role or directive as literal text and no section twice."""
+    import html
     import subprocess
     import sys
 
+    site = tmp_path / "site"
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=REPO, capture_output=True, text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    bad = []
+    for page in sorted(site.rglob("*.html")):
+        text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+        bad += [f"{page.relative_to(site)}: {m.group(0)!r}" for m in _UNRENDERED.finditer(text)]
+    assert not bad, f"{len(bad)} unrendered Sphinx markup in the site, e.g. " + "; ".join(bad[:10])
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    headings = re.findall(r"<h2[^>]*>(.*?)</h2>", api, flags=re.S)
+    assert len(headings) == len(set(headings)), [h for h in headings if headings.count(h) > 1]

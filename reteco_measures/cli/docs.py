@@ -50,7 +50,7 @@ def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> Iterator[tu
 
 def render(parser: argparse.ArgumentParser | None = None) -> str:
     """The Markdown page for ``parser`` (default: the ``reteco-measures`` parser), help wrapped at
-    :data:`WIDTH` columns."""
+    `WIDTH` columns."""
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = str(WIDTH)  # argparse reads the width from COLUMNS when it formats
     try:

@@ -34,7 +34,7 @@ from .score_cmd import add_score_parsers
 __all__ = ["main", "build_parser", "COMMANDS", "command"]
 
 #: extra sub-commands: name -> configure(subparsers); ours are imported above and listed here, a
-#: program embedding this command line may add its own with :func:`command`
+#: program embedding this command line may add its own with `command`
 COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "codabench": platform_cmd.configure,
     "compare": compare_cmd.configure,
@@ -382,7 +382,7 @@ def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
     """``rest`` with the qrels file replaced by a copy pytrec_eval cannot crash on, when needed.
 
     A qrels query whose labels are all negative crashes pytrec_eval (see
-    :func:`reteco_measures.api.trec_eval_safe_qrels`); such a query gets one unretrieved label-0
+    `reteco_measures.api.trec_eval_safe_qrels`); such a query gets one unretrieved label-0
     judgment, which leaves every trec_eval value as trec_eval's rules define it."""
     from ..api import trec_eval_safe_qrels
     from ..io.readers import read_qrels_with_problems

@@ -1,9 +1,9 @@
 """Library messages in command-line words, and the install hint of a missing optional extra.
 
 The library names Python parameters (``pass root=...``, ``give topics=...``); under the command
-line the same message must name the flag (``--data DIR``, ``--topics FILE``). :data:`CLI_FLAGS`
-is the one table from parameter to flag; :func:`cli_message` applies it to a message, where the
-running command has that flag. :func:`install_hint` words an ``ImportError`` of an optional extra
+line the same message must name the flag (``--data DIR``, ``--topics FILE``). `CLI_FLAGS`
+is the one table from parameter to flag; `cli_message` applies it to a message, where the
+running command has that flag. `install_hint` words an ``ImportError`` of an optional extra
 (exit code 5 of ``reteco-measures``).
 """
 
@@ -40,7 +40,7 @@ _PARAMETER = re.compile(r"\b(pass|give|set)\s+(\w+)=(?:\.\.\.|'[^']*'|\"[^\"]*\"
 
 def cli_message(message: object, args: argparse.Namespace | None) -> str:
     """A library message in command-line words: ``pass root=...`` → ``pass --data DIR``, ``give
-    topics=...`` → ``give --topics FILE`` (after :data:`CLI_FLAGS`), where the running command
+    topics=...`` → ``give --topics FILE`` (after `CLI_FLAGS`), where the running command
     has that flag; other parameters are left as they are."""
     text = str(message)
     dests = set(vars(args)) if args is not None else set()
@@ -62,7 +62,7 @@ EXTRAS = {"matplotlib": "plot", "httpx": "judge", "tqdm": "judge", "krippendorff
 
 def install_hint(exc: ImportError) -> str | None:
     """The message for a missing optional extra: the library's own hint (an ImportError whose
-    message says ``pip install``), or one built from :data:`EXTRAS` for a missing module of an
+    message says ``pip install``), or one built from `EXTRAS` for a missing module of an
     extra; None for any other import failure (a bug, exit 3)."""
     if "pip install" in str(exc):
         return str(exc)

@@ -1,4 +1,4 @@
-"""``reteco-measures codabench score|bundle``: argparse over :mod:`reteco_measures.platforms.codabench`.
+"""``reteco-measures codabench score|bundle``: argparse over `reteco_measures.platforms.codabench`.
 
 ``codabench score INPUT_DIR OUTPUT_DIR --benchmark NAME [--split S] [--set NAME=VALUE ...]`` is
 the scoring program Codabench runs; ``codabench bundle --benchmark NAME --data DIR [--split S]

@@ -4,7 +4,7 @@
 comparison's JSON with one measure); ``A`` is the reference. Prints Kendall's τ-b, τ_AP (Yilmaz,
 Aslam & Robertson 2008), Spearman's ρ, whether the top run is the same, the number of runs
 compared and the pairs that ``A`` finds significantly different and ``B`` puts the other way
-round (:func:`reteco_measures.stats.rank_agreement`). The JSON files hold no per-query values, so
+round (`reteco_measures.stats.rank_agreement`). The JSON files hold no per-query values, so
 there are no bootstrap intervals here (Python: pass the Leaderboard objects).
 
 Exit codes: 0 ok; 1 the two leaderboards do not rank the same runs (the numbers over the common

@@ -1,8 +1,8 @@
-"""``reteco-measures score BENCHMARK ...``: argparse over :meth:`Benchmark.score`.
+"""``reteco-measures score BENCHMARK ...``: argparse over `Benchmark.score`.
 
 Each benchmark's declared options become flags (``corpus_scope`` → ``--corpus-scope``); the
-command parses them, calls the engine once, hands the :class:`~reteco_measures.benchmarks.Score`
-to :func:`reteco_measures.report.score.render_score` and chooses the exit code (1 when the
+command parses them, calls the engine once, hands the `Score`
+to `reteco_measures.report.score.render_score` and chooses the exit code (1 when the
 submission is invalid by the benchmark's rules, 0 otherwise).
 """
 

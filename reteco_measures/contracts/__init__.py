@@ -32,7 +32,7 @@ def validate_run(
         top_k: the maximum results per query the contract allows (where it has one).
 
     Returns:
-        A :class:`ValidationReport` (``.ok``, ``.valid``, ``.errors``, ``.run``). Problems in
+        A `ValidationReport` (``.ok``, ``.valid``, ``.errors``, ``.run``). Problems in
         the data never raise; only an unknown contract name or a missing file does.
     """
     try:

@@ -20,7 +20,7 @@ __all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids", 
 
 @dataclass
 class ValidationReport:
-    """What :func:`reteco_measures.validate_run` found.
+    """What `reteco_measures.validate_run` found.
 
     Attributes:
         contract: the contract checked (``reteco``, ``chunqiu``, ``spoken``, ``ikat``).
@@ -66,7 +66,7 @@ class ValidationReport:
 
     def problem_counts(self) -> dict[str, int]:
         """How many problems of each kind (``duplicate``, ``unknown_doc``, ``other_domain_doc``, ...),
-        by kind name (:func:`reteco_measures.errors.describe_kinds` puts them in words)."""
+        by kind name (`reteco_measures.errors.describe_kinds` puts them in words)."""
         return dict(sorted(Counter(p.kind for p in self.errors).items()))
 
     def severity_counts(self) -> dict[str, int]:

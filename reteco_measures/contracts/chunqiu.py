@@ -18,8 +18,8 @@ appear exactly once; output row order is unrestricted"):
 Any violation makes the *whole batch* invalid (``report.valid`` False, official score 0); all
 violations are reported at once, each with its line. So every problem has severity ``error``.
 
-:func:`parse_results` (shared with the ``spoken`` contract) reads the lines with
-:func:`~reteco_measures.io.jsonl.iter_jsonl`, the loop of every JSONL reader of the package: a
+`parse_results` (shared with the ``spoken`` contract) reads the lines with
+`iter_jsonl`, the loop of every JSONL reader of the package: a
 line that is not UTF-8, not JSON or not a JSON object is reported with the same number, words
 and kind as by ``rm.read_run(format="jsonl")`` (``not valid UTF-8 text (byte 0xe9 at column
 18)``, kind ``encoding``; ``not valid JSON: ...`` and ``a line must be a JSON object, found a
@@ -86,7 +86,7 @@ class ParsedResults:
 
     Attributes:
         path: the file name (None for in-memory data).
-        records: one :class:`Record` per non-blank line, in file order.
+        records: one `Record` per non-blank line, in file order.
         items: one row per result object: ``record`` (index into ``records``), ``line``,
             ``query_id``, ``pos`` (1-based position in the list), ``doc_id`` (None when not a
             string), ``score`` (NaN when not a finite number), ``score_ok``.
@@ -149,7 +149,7 @@ _BLANK = _Bad("blank line", "format")
 
 
 def _decode_lines(data: bytes, path: str | None) -> list[tuple[int, Any]]:
-    """Every line of ``data`` in file order, read by :func:`~reteco_measures.io.jsonl.iter_jsonl`
+    """Every line of ``data`` in file order, read by `iter_jsonl`
     (the loop every JSONL reader uses, so a damaged line has the same number, words and kind as
     in ``rm.read_run``): ``(line, object)``, ``(line, _Bad(its problem))`` or ``(line, _BLANK)``.
 
@@ -177,7 +177,7 @@ def parse_results(run: Any, *, blank_lines: str = "ignore", allow_extra_fields: 
         allow_extra_fields: ignore unknown keys (default) or report them.
 
     Returns:
-        :class:`ParsedResults`.
+        `ParsedResults`.
 
     Raises:
         FileNotFoundError: the path does not exist. Content problems never raise.
@@ -416,7 +416,7 @@ def validate_chunqiu(
         allow_extra_fields: ignore unknown keys (default) or report them.
 
     Returns:
-        A :class:`ValidationReport`: ``valid`` (= ``ok``) False on any violation, ``errors``
+        A `ValidationReport`: ``valid`` (= ``ok``) False on any violation, ``errors``
         sorted by line, ``run`` the well-formed results (``query_id, doc_id, score, rank,
         line``; rank = position in the list), ``missing_queries``, and ``extra`` with
         ``checks_skipped`` and counts.

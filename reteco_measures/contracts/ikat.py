@@ -359,7 +359,7 @@ def convert_ikat_run(
             2000); more warnings than that add an error. None disables the check.
 
     Returns:
-        :class:`ValidationReport` with ``run`` = the passage run (``query_id, doc_id, score, rank,
+        `ValidationReport` with ``run`` = the passage run (``query_id, doc_id, score, rank,
         line``) and ``extra["ptkb_run"]`` = the PTKB ranking (``query_id, doc_id, score, rank``).
         Every problem has a ``severity`` (module docs); ``report.valid`` is False iff one is an
         ``error``.
@@ -738,6 +738,6 @@ def _renumber(frame: pd.DataFrame, passage_score: str) -> pd.DataFrame:
 
 @contract("ikat")
 def validate_ikat(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10) -> ValidationReport:
-    """The ``ikat`` contract of :func:`reteco_measures.validate_run` (``top_k`` is not used: the
-    organisers' limit of 1000 passages per response applies). See :func:`convert_ikat_run`."""
+    """The ``ikat`` contract of `reteco_measures.validate_run` (``top_k`` is not used: the
+    organisers' limit of 1000 passages per response applies). See `convert_ikat_run`."""
     return convert_ikat_run(run, queries=queries, corpus=corpus)

@@ -151,7 +151,7 @@ def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -
     ``other_domain_doc``, without validating it.
 
     ``run`` is a run already read into a frame (``query_id``, ``doc_id``; every score finite, as
-    :func:`~reteco_measures.io.convert.as_run_frame` gives it). The counts are those of
+    `as_run_frame` gives it). The counts are those of
     ``validate_reteco(run, corpus=corpus, queries=queries).problem_counts()`` for these kinds, from
     the same row masks, but no problem is built and the run is neither copied, cleaned nor ranked
     (``queries`` serve only the domains here: rows of unknown queries are not counted). Kinds with

@@ -21,7 +21,7 @@ A row (request) is **invalid** — its request scores 0, the other rows still co
   (``repeated='invalid'`` (default): every row of that request is rejected and it scores 0;
   ``repeated='first'``: the first row is judged, later ones are ignored).
 
-Lines are read as by the ``chunqiu`` contract (:func:`~reteco_measures.contracts.chunqiu.parse_results`):
+Lines are read as by the ``chunqiu`` contract (`parse_results`):
 a line that is not UTF-8, not JSON or not a JSON object is reported in the same words, with the
 same line and kind, as by ``rm.read_run(format="jsonl")``; a key twice in one object invalidates
 its row.
@@ -76,7 +76,7 @@ def validate_spoken(
             belongs to no request).
 
     Returns:
-        :class:`ValidationReport` with ``valid`` True (unless no row is valid), ``errors``
+        `ValidationReport` with ``valid`` True (unless no row is valid), ``errors``
             (sorted by line; each a ``warning``),
         ``run`` (rows of the valid requests: ``query_id, doc_id, score, rank, line``),
         ``invalid_queries``, ``missing_queries`` and ``extra["checks_skipped"]``.

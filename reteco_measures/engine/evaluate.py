@@ -1,25 +1,25 @@
 """In-memory evaluation: one preparation of the inputs, then per-query values and aggregates.
 
-:func:`prepare` parses the measures, reads the inputs once, checks and aligns their query ids
-and ranks the run once under the tie policy; :func:`iter_prepared` computes per-query values
-(our measures through :data:`~reteco_measures.providers.reteco.PROVIDER`, the standard ones
-through :mod:`reteco_measures.providers.native`: native kernels where verified, pytrec_eval
-for the rest); :func:`calc_prepared` aggregates them with
-:func:`~reteco_measures.engine.results.aggregate` (the one summation of the package).
+`prepare` parses the measures, reads the inputs once, checks and aligns their query ids
+and ranks the run once under the tie policy; `iter_prepared` computes per-query values
+(our measures through `PROVIDER`, the standard ones
+through `reteco_measures.providers.native`: native kernels where verified, pytrec_eval
+for the rest); `calc_prepared` aggregates them with
+`aggregate` (the one summation of the package).
 
 Before anything is computed the inputs are checked, so that a number is either right or loudly
 refused:
 
 * a cutoff below 1 (``nDCG@0``) is a ``ValueError`` (pytrec_eval would abort the interpreter);
-* an empty run or qrels warns (:class:`~reteco_measures.errors.EmptyInputWarning`);
+* an empty run or qrels warns (`EmptyInputWarning`);
 * a run and qrels (or topics, labels) that share no query id, or fewer than a known id-form
-  mapping would give, warn (:class:`~reteco_measures.errors.QueryIdMismatchWarning`);
-  ``query_ids="normalize"`` maps them (:mod:`reteco_measures.query_ids`);
+  mapping would give, warn (`QueryIdMismatchWarning`);
+  ``query_ids="normalize"`` maps them (`reteco_measures.query_ids`);
 * qrels queries whose labels are all negative reach pytrec_eval with one extra unretrieved
   label-0 judgment, because trec_eval's code sizes its relevance-level table by the largest label
   and crashes (or reads stale memory) when it is negative; the values are trec_eval's for a
   query without relevant documents (all 0), see
-  :func:`~reteco_measures.providers.native.trec_eval_safe_qrels` (applied by the routing to what
+  `trec_eval_safe_qrels` (applied by the routing to what
   goes to pytrec_eval only, after a measure's ``gains`` mapping; the native kernels read
   negative labels themselves).
 """
@@ -55,7 +55,7 @@ __all__ = [
 
 def qrels_order(qrels: pd.DataFrame) -> pd.Index:
     """The qrels' query ids in first-appearance order: the canonical row order of the results
-    frame (see :mod:`reteco_measures.engine.results`)."""
+    frame (see `reteco_measures.engine.results`)."""
     return pd.Index(pd.unique(qrels["query_id"].to_numpy(dtype=object)), dtype=object)
 
 
@@ -143,7 +143,7 @@ def iter_prepared(p: Prepared) -> list[Metric]:
 
 
 def calc_prepared(p: Prepared) -> dict[ir_measures.Measure, float]:
-    """Aggregate of every measure of a prepared call: :func:`~.results.aggregate` over the
+    """Aggregate of every measure of a prepared call: `aggregate` over the
     per-query values in canonical order (the qrels' order: for the native kernels and our
     kernels, the order they report in, so the sums are theirs)."""
     parts: list[pd.DataFrame] = []
@@ -182,8 +182,8 @@ def evaluate_table(metrics: Iterable[Metric] | pd.DataFrame, measures: list, *, 
                    topics: pd.DataFrame | None, by: list[str], names: str = "human",
                    stacklevel: int = 3) -> pd.DataFrame:
     """The table of ``rm.evaluate``: ``[*by, measure, value, n]`` from per-query values (see
-    :func:`reteco_measures.evaluate`); queries grouped as ``(none)`` are counted in a
-    :class:`~reteco_measures.errors.GroupMismatchWarning`."""
+    `reteco_measures.evaluate`); queries grouped as ``(none)`` are counted in a
+    `GroupMismatchWarning`."""
     machine = names == "machine"
     labels = [measure_name(m, machine=machine) for m in measures]
     frame = metrics_frame(metrics, measures=measures, label=lambda m: measure_name(m, machine=machine), order=order,

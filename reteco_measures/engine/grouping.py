@@ -1,6 +1,6 @@
 """Grouping columns of evaluated queries: topics columns and the RECOR conversation depth.
 
-:func:`group_frame` is the grouping of :func:`reteco_measures.evaluate` (``by=...``), of the
+`group_frame` is the grouping of `reteco_measures.evaluate` (``by=...``), of the
 benchmarks' groupings and of the judge aggregation: the same rules everywhere.
 """
 
@@ -35,7 +35,7 @@ def group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]
     """The grouping columns ``by`` for each query id: topics columns joined on ``query_id``, and
     ``depth`` (T1..T4, T5+) from the topics' ``turn`` or the ``<conversation>_turn_<t>`` id form.
     Queries without a value land in ``"(none)"``; an unknown column is a ValueError. This is the
-    grouping of :func:`reteco_measures.evaluate` (and of the judge aggregation)."""
+    grouping of `reteco_measures.evaluate` (and of the judge aggregation)."""
     frame = pd.DataFrame({"query_id": query_ids.astype(str)})
     if topics is not None:
         cols = [c for c in by if c in topics.columns and c != "query_id"]
@@ -61,7 +61,7 @@ def group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]
 def warn_unmatched_groups(groups: pd.DataFrame, by: list[str], topics: pd.DataFrame | None,
                           stacklevel: int = 3) -> None:
     """Count the evaluated queries that landed in ``(none)`` and say why, once per call
-    (:class:`~reteco_measures.errors.GroupMismatchWarning`)."""
+    (`GroupMismatchWarning`)."""
     per_query = groups.drop_duplicates("query_id")
     none = (per_query[by] == NONE).any(axis=1).to_numpy()
     if not none.any():

@@ -1,21 +1,21 @@
 """The per-query results frame, and the one aggregation every number above it comes from.
 
-* :func:`metrics_frame` turns per-query values (``ir_measures.Metric`` values, weighted or not,
+* `metrics_frame` turns per-query values (``ir_measures.Metric`` values, weighted or not,
   or a frame of them) into the *long frame*: ``query_id, measure, value, weight`` plus grouping
   columns, in one canonical row order.
-* :func:`aggregate` turns a long frame into aggregates: per measure, per group of ``by`` columns,
+* `aggregate` turns a long frame into aggregates: per measure, per group of ``by`` columns,
   with the ``(macro)`` and ``(all)`` margins.
 
 ``rm.calc_aggregate`` / ``rm.evaluate`` (in memory, ``stream=True`` and on Dask) all aggregate
-through :func:`aggregate` over a frame of :func:`metrics_frame`, so they give the same number to
+through `aggregate` over a frame of `metrics_frame`, so they give the same number to
 the last bit.
 
 **Summation.** In every (group, measure) cell, ``Σ weight·value`` and ``Σ weight`` are summed
 *left to right in the frame's row order* (``np.bincount`` adds its input in order; no pairwise
 summation), NaN values ("not defined for this query") skipped, and the value is their quotient.
 That is exactly what ir_measures' ``MeanAgg`` and our
-:class:`~reteco_measures.measures.base.WeightedMeanAgg` compute when fed the same values in the
-same order. The canonical row order of :func:`metrics_frame` is: measures in the order asked,
+`WeightedMeanAgg` compute when fed the same values in the
+same order. The canonical row order of `metrics_frame` is: measures in the order asked,
 then queries in the order of ``order`` (the qrels' first appearance, as the native kernels and
 our kernels report them), units outside it after, in the order met. A measure whose ir_measures
 aggregator is a sum (``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``) is summed, not averaged.
@@ -102,18 +102,18 @@ def metrics_frame(
 
     Args:
         metrics: ``ir_measures.Metric`` values (a value's ``weight`` attribute, as our
-            :class:`~reteco_measures.measures.base.WeightedValue` carries, is its weight; 1
+            `WeightedValue` carries, is its weight; 1
             otherwise), or a frame with ``query_id, measure, value`` and optionally ``weight``.
         measures: the measures (objects), in output order; rows of other measures go last.
         label: how the ``measure`` column names a measure (e.g.
-            :func:`~reteco_measures.measures.names.measure_label`); default: the measure objects.
+            `measure_label`); default: the measure objects.
         order: query ids in canonical order (the qrels' first appearance); rows are sorted by it
             within each measure (ids outside it after, in the order met). See the module doc.
         units: the evaluated query ids (in canonical order): rows of other ids are dropped and,
             with ``fill`` not None, a (unit, measure) pair without a value is added with ``fill``
             (weight 1), as a query missing from the run scores 0.
         topics, by: grouping columns (topics columns, ``depth``) added by
-            :func:`~reteco_measures.engine.grouping.group_frame`.
+            `group_frame`.
 
     Returns:
         The frame; ``attrs["empty"]`` holds each measure's value on an empty set (NaN or its
@@ -229,13 +229,13 @@ def aggregate(
 
     Args:
         long: ``query_id, measure, value`` (+ ``weight``, default 1) + the ``by`` columns, e.g.
-            from :func:`metrics_frame`; ``measure`` holds labels or measure objects.
+            from `metrics_frame`; ``measure`` holds labels or measure objects.
         by: grouping columns (may be empty: one row per measure).
         measures: the measures (as in the ``measure`` column), in output order (default: as they
             appear); rows of other measures are left out.
         empty: a measure's value when no query defines it (default ``long.attrs["empty"]``, else NaN).
         margins: add the rows ``(macro)`` (mean of the group values, undefined groups skipped)
-            and ``(all)`` (the aggregate over every query), as :func:`reteco_measures.evaluate`.
+            and ``(all)`` (the aggregate over every query), as `reteco_measures.evaluate`.
         sums: measures aggregated by their (NaN-skipping) sum instead of the mean (default
             ``long.attrs["sum"]``): ir_measures' ``SumAgg`` measures such as ``NumRet``.
 
@@ -341,6 +341,6 @@ def _lookup(mapping: Mapping[Any, float], key: Any, default: float) -> float:
 
 
 def aggregates(long: pd.DataFrame, measures: Sequence[Any]) -> dict[Any, float]:
-    """``{measure: aggregate}`` over every query of a long frame (:func:`aggregate` with no groups)."""
+    """``{measure: aggregate}`` over every query of a long frame (`aggregate` with no groups)."""
     table = aggregate(long, measures=measures)
     return dict(zip(measures, table["value"].tolist()))

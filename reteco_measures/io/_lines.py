@@ -10,7 +10,7 @@ i is line i+1, which the validators need for their messages; tabs, runs of space
 blanks and trailing extra fields are tolerated, as trec_eval does (C ``isspace``: ASCII
 whitespace only, so UTF-8 ids are never split; any other byte, control characters included,
 belongs to a field). A carriage return between two fields or inside one is flagged
-(:attr:`SplitLines.cr_inside`): the readers refuse such a line, which may hold several records.
+(`SplitLines.cr_inside`): the readers refuse such a line, which may hold several records.
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ class SplitLines:
 def _split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str], np.ndarray]:
     """Fields ``keep`` of every line, the number of fields of each line (0: blank or
     undecodable), the undecodable lines (index -> reason) and a mask of the lines holding a
-    carriage return between two fields or inside one (see :attr:`SplitLines.cr_inside`)."""
+    carriage return between two fields or inside one (see `SplitLines.cr_inside`)."""
     bad: dict[int, str] = {}
     mask = valid_utf8_mask(chunk)
     if mask is not None:

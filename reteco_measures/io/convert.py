@@ -72,9 +72,9 @@ def _scores(values: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd.DataFrame, list[Problem]]:
-    """Like :func:`as_run_frame`, but rows whose score is not a finite number (NaN, ±inf, text,
+    """Like `as_run_frame`, but rows whose score is not a finite number (NaN, ±inf, text,
     None) are dropped and returned as problems (``line`` = row position + 1 for in-memory runs)
-    instead of raising. Files are read as :func:`~reteco_measures.read_run` reads them.
+    instead of raising. Files are read as `read_run` reads them.
     ``line_numbers``: keep a ``line`` column (a DataFrame's own ``line`` column, else the row
     position + 1 for in-memory runs)."""
     if is_source(run):
@@ -113,9 +113,9 @@ def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd
 def as_run_frame(run: Any) -> pd.DataFrame:
     """A run as a DataFrame with ``query_id, doc_id, score`` (str, str, float64), order kept.
 
-    Files are read by :func:`~reteco_measures.read_run` (bad lines skipped with a warning). An
+    Files are read by `read_run` (bad lines skipped with a warning). An
     in-memory run (DataFrame, ``{query: {doc: score}}``, scored-document tuples) whose scores
-    are not all finite numbers raises :class:`~reteco_measures.errors.DataFormatError` naming
+    are not all finite numbers raises `DataFormatError` naming
     every such row: a NaN score has no place in a ranking, and evaluators disagree about it.
     """
     if is_source(run):
@@ -131,9 +131,9 @@ def as_qrels_frame(qrels: Any) -> pd.DataFrame:
     """Qrels as a DataFrame with ``query_id, doc_id, relevance`` (str, str, int64).
 
     In-memory relevance values must be integers (or floats with an integral value) from
-    -1000 to 1000 (:data:`~reteco_measures.io.readers.MAX_GRADE`, the bound the readers apply);
+    -1000 to 1000 (`MAX_GRADE`, the bound the readers apply);
     any other value (NaN, 1.5, text, 2**31) raises
-    :class:`~reteco_measures.errors.DataFormatError` naming the rows, never becomes another
+    `DataFormatError` naming the rows, never becomes another
     number.
     """
     if is_source(qrels):

@@ -1,10 +1,10 @@
 """One JSON / JSONL reader for every loader, contract, judge file and run / qrels reader: bad
-lines become :class:`~reteco_measures.errors.Problem` values with their line numbers; good lines
+lines become `Problem` values with their line numbers; good lines
 are never lost because of a bad one.
 
 Hostile text never raises out of here: invalid UTF-8 costs its own line, JSON nested too deeply
 for the parser, numbers with more digits than Python converts, and anything else
-:func:`json.loads` refuses become a message (see :func:`loads`). :func:`iter_jsonl` is the only
+`json.loads` refuses become a message (see `loads`). `iter_jsonl` is the only
 loop over JSONL lines in the package's general readers, so one damaged line is reported in the
 same words, with the same number, whichever function reads it.
 """
@@ -36,12 +36,12 @@ class JSONTextError(ValueError):
 
 
 class DuplicateKeyError(Exception):
-    """A key twice in one JSON object (raised by :func:`unique_keys`; ``args[0]`` is the key)."""
+    """A key twice in one JSON object (raised by `unique_keys`; ``args[0]`` is the key)."""
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An ``object_pairs_hook`` for :func:`loads` that refuses a key twice in one object (the
-    parser alone would keep its last value) with :class:`DuplicateKeyError`."""
+    """An ``object_pairs_hook`` for `loads` that refuses a key twice in one object (the
+    parser alone would keep its last value) with `DuplicateKeyError`."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -51,10 +51,10 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads(text: str | bytes, *, object_pairs_hook: Any = None) -> Any:
-    """:func:`json.loads` whose every failure is a :class:`JSONTextError` with a readable message
+    """`json.loads` whose every failure is a `JSONTextError` with a readable message
     (also for nesting deeper than the parser's recursion limit and integers longer than Python's
-    digit limit, which :func:`json.loads` reports as ``RecursionError`` / a bare ``ValueError``).
-    ``object_pairs_hook`` is passed to :func:`json.loads`; what it raises (other than
+    digit limit, which `json.loads` reports as ``RecursionError`` / a bare ``ValueError``).
+    ``object_pairs_hook`` is passed to `json.loads`; what it raises (other than
     ``ValueError``) goes through unchanged."""
     if isinstance(text, bytes):
         data = text.removeprefix(_BOM)
@@ -163,7 +163,7 @@ def json_id(value: Any) -> str | None:
 
 def read_json_document(path: str | os.PathLike) -> Any:
     """One JSON document from a file (``.gz``/``.bz2``/``.xz`` decompressed); every failure is a
-    :class:`JSONTextError` (or :class:`FileNotFoundError` for a missing file or a folder)."""
+    `JSONTextError` (or `FileNotFoundError` for a missing file or a folder)."""
     return loads(read_source_bytes(path))
 
 
@@ -226,14 +226,14 @@ def iter_json_records(
     *,
     name: str | None = None,
 ) -> Iterator[tuple[int | None, dict[str, Any]]]:
-    """:func:`iter_jsonl`, also accepting a file that is one JSON array of objects (the
+    """`iter_jsonl`, also accepting a file that is one JSON array of objects (the
     records then have no line: ``(None, object)``).
 
     A file is read as one array when its first non-blank character is ``[`` and either the
     whole file parses as one JSON array, or it does not but the first line is not a JSON value
     of its own and the parser's error lies after the first line (a damaged array spread over
     lines: that error is the one problem, with its line). Any other file is JSONL, read line by
-    line by :func:`iter_jsonl`, so a JSONL file whose first line is an array (or too deep to
+    line by `iter_jsonl`, so a JSONL file whose first line is an array (or too deep to
     parse) loses that line only. An array item that is not an object is a problem (``array
     item 2 must be a JSON object, found a JSON number``, no line)."""
     data, path = _file_bytes(source, name)

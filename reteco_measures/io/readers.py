@@ -1,9 +1,9 @@
 """Readers for runs and qrels: TREC text formats and JSONL.
 
-All readers return a :class:`pandas.DataFrame` that ir_measures accepts as is, and never lose
+All readers return a `pandas.DataFrame` that ir_measures accepts as is, and never lose
 good rows because of a bad one: a malformed line is skipped and reported as a
-:class:`~reteco_measures.errors.Problem` (``path:line: query_id: what``) according to
-``on_bad_lines`` ('warn' (default) | 'error' | 'skip'), as in :func:`pandas.read_csv`. The
+`Problem` (``path:line: query_id: what``) according to
+``on_bad_lines`` ('warn' (default) | 'error' | 'skip'), as in `pandas.read_csv`. The
 problems are also kept in ``df.attrs["problems"]``.
 
 A TREC run is read by the first of two paths that accepts it: the arrow path (one multi-threaded
@@ -134,7 +134,7 @@ def parse_scores(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nda
 
 
 def parse_ints(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """Integer strings → int64 and a mask of the refused ones (see :data:`INT_PATTERN`)."""
+    """Integer strings → int64 and a mask of the refused ones (see `INT_PATTERN`)."""
     if len(values) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     ok = pc.fill_null(pc.match_substring_regex(values, INT_PATTERN), False).to_numpy(zero_copy_only=False)
@@ -143,7 +143,7 @@ def parse_ints(values: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarr
 
 
 def _grade_fault(value: int) -> str:
-    """Why a relevance grade beyond :data:`MAX_GRADE` is refused, in words."""
+    """Why a relevance grade beyond `MAX_GRADE` is refused, in words."""
     return (f"relevance {value} is beyond the largest grade read ({-MAX_GRADE} to {MAX_GRADE}; "
             "trec_eval allocates memory by grade)")
 
@@ -469,7 +469,7 @@ def _short(value: Any, limit: int = 40) -> str:
 
 def read_run_with_problems(source: Source, format: Format = "auto", *, line_numbers: bool = True
                            ) -> tuple[pd.DataFrame, list[Problem]]:
-    """Like :func:`read_run`, returning ``(frame with a 'line' column, problems)``; never raises
+    """Like `read_run`, returning ``(frame with a 'line' column, problems)``; never raises
     on malformed content (only on a missing file or a folder). ``line_numbers=False`` may leave
     the ``line`` column out (it is then dropped if present)."""
     data = read_source_bytes(source)
@@ -502,14 +502,14 @@ def read_run(
             [{"doc_id", "score"}]}`` per line) or ``'auto'`` (by extension, else by the first
             character).
         on_bad_lines: what to do with malformed lines: ``'warn'`` (skip them and warn),
-            ``'error'`` (raise :class:`~reteco_measures.errors.DataFormatError` listing all of
+            ``'error'`` (raise `DataFormatError` listing all of
             them) or ``'skip'``.
         line_numbers: keep a ``line`` column (1-based line of each row in the file).
 
     Returns:
         DataFrame with columns ``query_id, doc_id, score, rank, run_id`` (+ ``line``) in file
         order. For JSONL, ``rank`` is the 1-based position in the results list. Duplicates are
-        *not* removed here: that is a run contract's job (:func:`validate_run`).
+        *not* removed here: that is a run contract's job (`validate_run`).
     """
     frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers)
     report_problems(problems, on_bad_lines, source_name(source) or "run")
@@ -615,7 +615,7 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
 
 
 def read_qrels_with_problems(source: Source, format: Format = "auto") -> tuple[pd.DataFrame, list[Problem]]:
-    """Like :func:`read_qrels`, returning ``(frame with a 'line' column, problems)``."""
+    """Like `read_qrels`, returning ``(frame with a 'line' column, problems)``."""
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
@@ -635,7 +635,7 @@ def read_qrels(
     """Read relevance judgments: TREC qrels (``query_id iteration doc_id relevance``; ``#``
     comment lines skipped, as trec_eval 10 does) or JSONL.
 
-    A relevance grade is an integer from -1000 to 1000 (:data:`MAX_GRADE`); a line with a larger
+    A relevance grade is an integer from -1000 to 1000 (`MAX_GRADE`); a line with a larger
     one is reported and skipped, because trec_eval's measures allocate memory by grade.
 
     Returns a DataFrame with columns ``query_id, doc_id, relevance, iteration`` (+ ``line``),

@@ -1,21 +1,21 @@
 """A reproducible LLM-judge harness for generation and temporal judgments (the RETECO evaluation plan's
 generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels).
 
-* :mod:`.prompts` — versioned prompt files, one per dimension, identified by sha256;
-* :mod:`.client` — an OpenAI-compatible chat-completions client (httpx, imported lazily) with
+* `.prompts` — versioned prompt files, one per dimension, identified by sha256;
+* `.client` — an OpenAI-compatible chat-completions client (httpx, imported lazily) with
   retries, backoff, ``Retry-After`` and strict reply parsing;
-* :mod:`.cache` / :mod:`.runner` — a disk cache keyed by (prompt hash, model, input), bounded
+* `.cache` / `.runner` — a disk cache keyed by (prompt hash, model, input), bounded
   concurrency, resumable runs;
-* :mod:`.generation` / :mod:`.temporal` — RETECO / iKAT generation judgments and TEMPO temporal
+* `.generation` / `.temporal` — RETECO / iKAT generation judgments and TEMPO temporal
   labels;
-* :mod:`.aggregate` — per-dimension macro scores with invalid / missing counts;
-* :mod:`.golden` — golden-case meta-evaluation;
-* :mod:`.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
+* `.aggregate` — per-dimension macro scores with invalid / missing counts;
+* `.golden` — golden-case meta-evaluation;
+* `.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
   correlations, bootstrap intervals) and self-consistency of repeated judgments;
-* :mod:`.calibrate` — judge means calibrated by a human spot-check (prediction-powered inference);
-* :mod:`.sampling` — reproducible stratified rating sheets;
-* :mod:`.ledger` / :mod:`.report` — token and cost totals; the disclosure for a task report;
-* :mod:`.batch` — large jobs through the OpenAI-compatible Batch API.
+* `.calibrate` — judge means calibrated by a human spot-check (prediction-powered inference);
+* `.sampling` — reproducible stratified rating sheets;
+* `.ledger` / `.report` — token and cost totals; the disclosure for a task report;
+* `.batch` — large jobs through the OpenAI-compatible Batch API.
 
 Importing this package does not import httpx or tqdm.
 """

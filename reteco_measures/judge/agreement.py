@@ -1,7 +1,7 @@
 """Agreement between the LLM judge and human raters, and between repeated judgments.
 
 The RETECO evaluation plan asks that judge outputs be "spot-validated against independent human
-ratings" and that the report disclose the agreement. :func:`agreement` gives, per dimension:
+ratings" and that the report disclose the agreement. `agreement` gives, per dimension:
 
 * ``n``: items with a valid judge score and at least one human score;
 * ``kappa_quadratic``: quadratic-weighted Cohen's kappa between the judge and the human
@@ -14,7 +14,7 @@ ratings" and that the report disclose the agreement. :func:`agreement` gives, pe
 * ``exact``, ``within_1``: the share of items where the judge equals the consensus / is at most
   one point from it;
 * percentile bootstrap confidence intervals (items resampled) for kappa and alpha, given only
-  when at least :data:`MIN_INTERVAL_ITEMS` items are compared (``note`` says so otherwise);
+  when at least `MIN_INTERVAL_ITEMS` items are compared (``note`` says so otherwise);
 * a *pooled* row per scale shared by several dimensions (``dimension`` = ``(pooled 1-5)`` ...):
   the same statistics over the (dimension, item) pairs of those dimensions, for small rating
   sheets where each dimension alone has too few items.
@@ -57,7 +57,7 @@ __all__ = [
     "MIN_INTERVAL_ITEMS",
 ]
 
-#: the columns of :func:`agreement`, in order
+#: the columns of `agreement`, in order
 AGREEMENT_COLUMNS = [
     "dimension", "n", "kappa_quadratic", "kappa_ci_low", "kappa_ci_high", "alpha_ordinal",
     "alpha_ci_low", "alpha_ci_high", "alpha_humans", "spearman", "kendall", "exact", "within_1", "note",
@@ -301,14 +301,14 @@ def judge_scores(
 ) -> pd.DataFrame:
     """Valid judge scores as ``turn_id, dimension, repeat, score`` (integer scores).
 
-    ``source`` is anything :func:`~reteco_measures.judge.aggregate.read_judgments` reads
+    ``source`` is anything `read_judgments` reads
     (judgments JSONL written by ``judge generation`` / ``judge ikat`` / ``judge temporal
     --judgments-out``, TEMPO labels JSONL, DataFrames, or a list of them), read by its rules with
     ``keep_invalid=False``: invalid judgments (an ``error``, a score that is not an integer on
     ``scale`` — default: the dimension's own — or a disagreeing ``normalized``) are left out, and so
     are malformed lines, rows without an item or dimension, bad repeats and duplicates (the first
     one is kept). Every problem found is appended to ``problems``, or, when it is None, shown as
-    one :class:`~reteco_measures.errors.DataFormatWarning`.
+    one `DataFormatWarning`.
     """
     frame, found = read_judgments(source, scale=scale, keep_invalid=False)
     _report(found, problems)
@@ -318,7 +318,7 @@ def judge_scores(
                         columns=JUDGE_SCORE_COLUMNS)
 
 
-#: the columns of :func:`judge_scores`
+#: the columns of `judge_scores`
 JUDGE_SCORE_COLUMNS = ["turn_id", "dimension", "repeat", "score"]
 
 
@@ -378,7 +378,7 @@ def agreement(
         judge: judge scores: a DataFrame ``turn_id, dimension, score`` (repeats allowed: they are
             combined by the lower median), or judgments / labels JSONL file(s).
         human: human ratings ``turn_id, dimension, rater, score`` (DataFrame, CSV/TSV/JSONL, or a
-            filled-in rating sheet; see :func:`read_ratings`).
+            filled-in rating sheet; see `read_ratings`).
         scale: ``"reteco"`` (1-5), ``"ikat"`` (0-4), ``"binary"`` (0-1) or ``(low, high)``; default
             from each dimension's name.
         bootstrap: resamples of the items for the confidence intervals (0: none).
@@ -386,16 +386,16 @@ def agreement(
         seed: random seed of the bootstrap.
         dimensions: the dimensions to report (default: those with human ratings, in first-seen order).
         problems: receives rows left out (non-integer or out-of-scale scores); default: a
-            :class:`~reteco_measures.errors.DataFormatWarning`.
+            `DataFormatWarning`.
         pooled: add one ``(pooled <low>-<high>)`` row per scale that two or more reported
             dimensions share: the statistics over all their (dimension, item) pairs, the raters
             matched by name; its bootstrap draws from numpy seeded with ``[seed, number of dimensions + its index]``.
 
     Returns:
-        DataFrame with :data:`AGREEMENT_COLUMNS`: ``dimension, n, kappa_quadratic,
+        DataFrame with `AGREEMENT_COLUMNS`: ``dimension, n, kappa_quadratic,
         kappa_ci_low, kappa_ci_high, alpha_ordinal, alpha_ci_low, alpha_ci_high, alpha_humans,
         spearman, kendall, exact, within_1, note``; ``note`` says when there is nothing to compare,
-        when ``n`` is below :data:`MIN_INTERVAL_ITEMS` (no interval is given) and what a pooled
+        when ``n`` is below `MIN_INTERVAL_ITEMS` (no interval is given) and what a pooled
         row pools.
     """
     return _agreement_table(list(_dimensions(judge, human, scale, dimensions, problems)), bootstrap, ci, seed, pooled)
@@ -413,15 +413,15 @@ def agreement_and_confusion(
     problems: list[Problem] | None = None,
     pooled: bool = True,
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """:func:`agreement` and :func:`confusion_matrices` from one reading of the inputs.
+    """`agreement` and `confusion_matrices` from one reading of the inputs.
 
     The judge and human inputs are read (and their left-out rows reported, to ``problems`` or
-    as one :class:`~reteco_measures.errors.DataFormatWarning` each) once; both tables are
-    derived from the same compared items. The arguments are those of :func:`agreement`.
+    as one `DataFormatWarning` each) once; both tables are
+    derived from the same compared items. The arguments are those of `agreement`.
 
     Returns:
         ``(agreement table, {dimension: confusion matrix})``, each equal to what
-        :func:`agreement` and :func:`confusion_matrices` return for the same arguments.
+        `agreement` and `confusion_matrices` return for the same arguments.
     """
     dims = list(_dimensions(judge, human, scale, dimensions, problems))
     return _agreement_table(dims, bootstrap, ci, seed, pooled), _confusion_tables(dims)

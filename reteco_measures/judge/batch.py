@@ -5,7 +5,7 @@ files of chat-completion requests: ``POST /files`` (``purpose=batch``), ``POST /
 (``endpoint=/v1/chat/completions``, ``completion_window`` 24h), ``GET /batches/{id}`` until the
 batch is ``completed`` (or ``failed`` / ``expired`` / ``cancelled``), then
 ``GET /files/{output_file_id}/content`` and ``.../{error_file_id}/content``. Each result line is
-parsed exactly like a synchronous reply (:func:`~reteco_measures.judge.client.parse_reply`), with
+parsed exactly like a synchronous reply (`parse_reply`), with
 the same cache, the same outcome kinds and the same audit fields (tokens, returned model, retry
 causes).
 
@@ -20,7 +20,7 @@ causes).
   on ``<cache>/batches/.lock``, so two runs on one cache do not submit the same items twice.
 * **Limits.** ``--max-requests`` caps the items submitted by the run; ``--max-tokens`` is checked
   before each round (tokens are only known when the results arrive).
-* **Not offered.** When ``POST /files`` answers 404, 405 or 501, :class:`BatchUnsupported` is
+* **Not offered.** When ``POST /files`` answers 404, 405 or 501, `BatchUnsupported` is
   raised before anything was submitted (the CLI then judges with synchronous requests).
 """
 
@@ -111,7 +111,7 @@ class _Api:
 
     def _post(self, path: str, what: str, **request: Any) -> dict[str, Any]:
         """POST ``path``; the reply object, which must carry the new ``what``'s id. A server
-        without the Batch API (404, 405, 501) raises :class:`BatchUnsupported`."""
+        without the Batch API (404, 405, 501) raises `BatchUnsupported`."""
         r = self.http.post(f"{self.base}{path}", **request)
         if r.status_code in (404, 405, 501):
             raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API (POST {path} answered "
@@ -198,10 +198,10 @@ def run_batch(
     stats: RunStats | None = None,
     log: Callable[[str], None] = _log,
 ) -> list[Outcome]:
-    """Judge ``items`` through the Batch API; one :class:`Outcome` per item, in order.
+    """Judge ``items`` through the Batch API; one `Outcome` per item, in order.
 
     Args:
-        items, client, cache: as :func:`~reteco_measures.judge.runner.run_items` (a cache folder
+        items, client, cache: as `run_items` (a cache folder
             is required: the batches in flight are recorded there).
         wait: seconds to wait for running batches (None: until they finish; 0: submit or collect
             what is ready, then return).

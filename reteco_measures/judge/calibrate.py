@@ -1,6 +1,6 @@
 """Prediction-powered judge means: an LLM judge's mean score corrected by a human spot-check.
 
-The judge scores every item; people rate a random subset. :func:`calibrate` combines the two into
+The judge scores every item; people rate a random subset. `calibrate` combines the two into
 an estimate of the mean *human* score over all judged items, with a confidence interval that
 accounts for the judge's bias and for the size of the human sample — prediction-powered inference
 (Angelopoulos, Bates, Fannjiang, Jordan, Zrnic 2023, "Prediction-powered inference", *Science*
@@ -8,7 +8,7 @@ accounts for the judge's bias and for the size of the human sample — predictio
 Prediction-Powered Inference", arXiv:2311.01453).
 
 Notation, per dimension (and per ``by`` group), on the normalised 0-1 scale of
-:mod:`~reteco_measures.judge.aggregate` ((s - 1)/4 on RETECO's 1-5, s/4 on iKAT's 0-4, 0/1 for
+`aggregate` ((s - 1)/4 on RETECO's 1-5, s/4 on iKAT's 0-4, 0/1 for
 TEMPO verdicts):
 
 * the *labelled* items: the ``n`` judged items that also have a human rating; ``Y_i`` is the mean
@@ -65,10 +65,10 @@ from .prompts import canonical
 
 __all__ = ["METHODS", "CALIBRATION_COLUMNS", "PPIResult", "ppi_mean", "calibrate", "calibration_section"]
 
-#: the estimators :func:`calibrate` offers
+#: the estimators `calibrate` offers
 METHODS = ("ppi", "ppi++")
 
-#: the columns of :func:`calibrate` (after the ``by`` column, when given)
+#: the columns of `calibrate` (after the ``by`` column, when given)
 CALIBRATION_COLUMNS = ["dimension", "n", "n_human", "judge_mean", "human_mean", "calibrated", "ci_low", "ci_high",
                        "bias", "lam"]
 
@@ -118,7 +118,7 @@ def ppi_mean(
     repetitions of a simulation. No value may be NaN.
 
     Returns:
-        :class:`PPIResult` with ``estimate, ci_low, ci_high, se, lam``.
+        `PPIResult` with ``estimate, ci_low, ci_high, se, lam``.
     """
     _check_method(method, ci)
     y = np.asarray(y, dtype=np.float64)
@@ -313,12 +313,12 @@ def calibrate(
     """Judge means calibrated by human ratings (prediction-powered inference; module docs).
 
     Args:
-        judge: judge scores as :func:`~reteco_measures.judge.agreement.agreement` takes them: a
+        judge: judge scores as `agreement` takes them: a
             DataFrame ``turn_id, dimension, score`` (repeats allowed), judgments / labels JSONL
-            file(s) read by :func:`~reteco_measures.judge.aggregate.read_judgments` (its rules
+            file(s) read by `read_judgments` (its rules
             decide which judgments are valid), or, with ``by``, a ``{group: judgments}`` mapping.
         human: human ratings ``turn_id, dimension, rater, score`` (DataFrame, CSV/TSV/JSONL or a
-            filled-in rating sheet; see :func:`~reteco_measures.judge.agreement.read_ratings`),
+            filled-in rating sheet; see `read_ratings`),
             or, with ``by``, a ``{group: ratings}`` mapping or ratings with a ``by`` column. An
             item's human value is the mean of its raters' scores.
         method: ``"ppi++"`` (power-tuned, the default) or ``"ppi"`` (λ = 1).
@@ -332,10 +332,10 @@ def calibrate(
             judgment files — the files, named by their file names as ``compare`` names runs.
             Human ratings without a ``by`` column serve every group.
         aggregate: how an item's judge repeats are combined (``mean``, ``median``, ``mode``; see
-            :func:`~reteco_measures.judge.aggregate.collapse_repeats`).
+            `collapse_repeats`).
         problems: receives rows left out (invalid judgments, malformed rows, human ratings of
             items without a valid judge score); default: one
-            :class:`~reteco_measures.errors.DataFormatWarning`.
+            `DataFormatWarning`.
 
     Returns:
         DataFrame ``[by,] dimension, n, n_human, judge_mean, human_mean, calibrated, ci_low,
@@ -346,7 +346,7 @@ def calibrate(
 
     Raises:
         ValueError: an unknown method, scale or confidence level; a dimension without a known
-            scale. :class:`~reteco_measures.errors.DataFormatError` (a ``ValueError``): a human
+            scale. `DataFormatError` (a ``ValueError``): a human
             score outside its scale (ratings on another scale are not silently dropped).
     """
     _check_method(method, ci)
@@ -450,7 +450,7 @@ def calibration_section(
 ) -> dict[str, Any]:
     """The calibrated means and the judge's bias for the judge disclosure report, as a JSON-ready
     dict: ``method``, ``level``, ``definition`` (words for the report) and ``table`` (the records
-    of :func:`calibrate`). Warnings about dimensions that cannot be calibrated are kept in
+    of `calibrate`). Warnings about dimensions that cannot be calibrated are kept in
     ``notes`` instead of being raised."""
     from ..report.text import frame_records
 

@@ -8,7 +8,7 @@ another temperature is asked for.
 httpx (the ``judge`` extra) is imported only when a client is created, so importing
 reteco_measures never needs it.
 
-Outcome of one judgment (:class:`Verdict`), never an exception for a single bad item:
+Outcome of one judgment (`Verdict`), never an exception for a single bad item:
 
 * ``kind='ok'``: a chat completion whose content is a JSON object with an integer ``score`` in
   range and a string ``rationale``;
@@ -23,15 +23,15 @@ Outcome of one judgment (:class:`Verdict`), never an exception for a single bad 
 Every attempt has a total deadline (``timeout``): connecting, sending, waiting and reading the
 whole body together, so a server that trickles its reply cannot hold a request longer. Time a
 request spends queued at the server (behind other requests it has not started yet) counts too:
-see :class:`JudgeQueueingWarning`.
+see `JudgeQueueingWarning`.
 
 Structured output (``structured``): ``json_object`` sends ``response_format={"type":
 "json_object"}`` (JSON mode), ``json_schema`` the OpenAI form ``{"type": "json_schema",
 "json_schema": {"name", "strict", "schema"}}`` (OpenAI, vLLM, Ollama, llama.cpp's ``llama-server``),
 ``schema-in-object`` llama-cpp-python's form ``{"type": "json_object", "schema": ...}``, ``none``
 nothing; ``auto`` picks one from what ``GET /models`` says about the server
-(:data:`AUTO_STRUCTURED`), ``json_object`` when it cannot tell. The schema
-(:func:`judgment_schema`) allows only an object with an integer ``score`` on the prompt's scale and
+(`AUTO_STRUCTURED`), ``json_object`` when it cannot tell. The schema
+(`judgment_schema`) allows only an object with an integer ``score`` on the prompt's scale and
 a string ``rationale``, so a server that enforces it can only answer well-formed judgments.
 
 A reply that is not a valid judgment is retried with a short repair message (the reason and the
@@ -39,7 +39,7 @@ schema) after the model's own reply; an answer identical to an earlier invalid o
 retries of that judgment (asking again would give it again).
 
 HTTP 401/403/404 mean the configuration is wrong (key, URL, model): they raise
-:class:`JudgeFatalError` and stop the run instead of marking every item invalid; so does an
+`JudgeFatalError` and stop the run instead of marking every item invalid; so does an
 endpoint that cannot be reached at all. The API key, ``Authorization`` values and credentials in
 the URL are redacted from every message, error and stored reply.
 """
@@ -293,10 +293,10 @@ def parse_reply(content: str, low: int, high: int, placeholders: tuple[str, ...]
     ``4.0``, ``"4"``, ``true`` and out-of-range numbers are rejected, never rounded or clamped.
     An empty rationale, or one that copies the prompt's template (one of ``placeholders`` — the
     ``<...>`` texts of the prompt's reply format —, any ``<...>`` placeholder, a ``{{field}}``; see
-    :func:`echoed_placeholder`) is rejected with cause ``echoed_placeholder``: such a row would
+    `echoed_placeholder`) is rejected with cause ``echoed_placeholder``: such a row would
     look valid and carry no information.
     Any text at all (deeply nested JSON, numbers of thousands of digits, binary noise) either
-    parses or raises :class:`ReplyError`; no other exception escapes.
+    parses or raises `ReplyError`; no other exception escapes.
 
     Raises:
         ReplyError: with the reason (and its ``cause``).
@@ -370,7 +370,7 @@ def redact(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
 class Budget:
     """Limits of one run: HTTP requests sent and tokens (prompt + completion) used.
 
-    Thread-safe. A request is only sent after :meth:`reserve` succeeded; tokens are added when a
+    Thread-safe. A request is only sent after `reserve` succeeded; tokens are added when a
     reply arrives, so a run may exceed ``max_tokens`` by the requests already in flight.
     """
 
@@ -450,8 +450,8 @@ class JudgeClient:
         concurrency: requests in flight (use the same number of threads).
         extra_body: extra fields merged into every request body.
         temperature: sampling temperature (default 0).
-        budget: request / token limits shared by the run (:class:`Budget`).
-        unreachable_after: stop the run (:class:`JudgeFatalError`) when this many judgments in a
+        budget: request / token limits shared by the run (`Budget`).
+        unreachable_after: stop the run (`JudgeFatalError`) when this many judgments in a
             row failed on connection errors only (the endpoint could not be connected to; a
             connection reset after it was made does not count); before the endpoint has
             answered anything, the first such judgment stops it. ``0`` never stops.
@@ -568,7 +568,7 @@ class JudgeClient:
 
     def resolved_structured(self) -> str:
         """The structured-output mode sent: ``structured``, or for ``auto`` the one
-        :data:`AUTO_STRUCTURED` gives for what ``GET /models`` reported (``json_object`` when
+        `AUTO_STRUCTURED` gives for what ``GET /models`` reported (``json_object`` when
         unknown; this asks the endpoint once)."""
         if self.structured != "auto":
             return self.structured
@@ -785,7 +785,7 @@ class JudgeClient:
         """Send ``messages`` until a valid judgment arrives or the attempts run out.
 
         ``placeholders``: the ``<...>`` texts of the prompt's reply format; a rationale that copies
-        one is invalid (see :func:`parse_reply`).
+        one is invalid (see `parse_reply`).
         """
         httpx = self._httpx
         url = f"{self.base_url}/chat/completions"

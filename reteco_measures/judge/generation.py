@@ -67,7 +67,7 @@ def generation_items(
     prompts_dir: str | Path | None = None,
     repeats: int = 1,
 ) -> list[JudgeItem]:
-    """One :class:`JudgeItem` per (target turn, dimension) — ``repeats`` of them (``repeat`` 0 ..
+    """One `JudgeItem` per (target turn, dimension) — ``repeats`` of them (``repeat`` 0 ..
     K-1) for repeated judgments — turn-major in target order."""
     if repeats < 1:
         raise ValueError("--repeats must be >= 1")
@@ -113,7 +113,7 @@ def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> l
     judgment is invalid: ``input``, ``response``, ``transport``, ``request``, ``limit``, ``error``; null when
     valid), ``attempts``, ``retry_causes``, ``prompt_tokens``, ``completion_tokens``,
     ``response_model`` (the model name the endpoint returned), ``served_model`` (the model its
-    ``GET /models`` listed, see :meth:`~reteco_measures.judge.client.JudgeClient.identify`) and, on the first repeat, the
+    ``GET /models`` listed, see `identify`) and, on the first repeat, the
     ``inputs`` the judge saw (for rating sheets and audits)."""
     rows = []
     for o in outcomes:
@@ -147,7 +147,7 @@ def summary_frame(rows: Sequence[dict[str, Any]], dimensions: Sequence[str] | No
     """Per dimension: mean normalised score over items with a valid judgment, n valid, n invalid.
 
     With repeated judgments the repeats of an item are first combined with ``aggregate`` (see
-    :func:`~reteco_measures.judge.aggregate.collapse_repeats`); an item is invalid only when every
+    `collapse_repeats`); an item is invalid only when every
     repeat is.
     """
     from .aggregate import collapse_repeats

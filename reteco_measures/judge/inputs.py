@@ -1,4 +1,4 @@
-"""Readers for the judge's inputs. Bad rows become :class:`~reteco_measures.errors.Problem` values
+"""Readers for the judge's inputs. Bad rows become `Problem` values
 (``path:line: turn_id: what``); the good rows around them are kept.
 
 * answers: JSONL ``{"turn_id", "answer"}`` (the RETECO generation submission form), or an iKAT 2023 run JSON

@@ -1,7 +1,7 @@
 """The judge disclosure: everything a task report states about LLM judging, from the files.
 
 The RETECO evaluation plan asks the task report to "disclose the sample, agreement results,
-prompts, judge version, retry procedure, and invalid or missing outputs". :func:`build_report`
+prompts, judge version, retry procedure, and invalid or missing outputs". `build_report`
 collects, from judgment files (and the ``OUT.run.json`` record written beside them, human ratings
 and golden-case results when given):
 
@@ -16,13 +16,13 @@ and golden-case results when given):
 * golden-case meta-evaluation results;
 * token totals and the cost estimate.
 
-:func:`report_markdown` renders it as the section to paste into a task report; the dict itself is
-the JSON form (:func:`report_json`).
+`report_markdown` renders it as the section to paste into a task report; the dict itself is
+the JSON form (`report_json`).
 
 Text that comes from an endpoint (returned and listed model names, error messages quoting a
 server's body, retry causes) or from input files is never trusted: every report format escapes it
-through one function of its own — :func:`escape_markdown` for Markdown (HTML and Markdown syntax
-are shown as text once rendered, e.g. by MkDocs or python-markdown), :func:`escape_json` for JSON
+through one function of its own — `escape_markdown` for Markdown (HTML and Markdown syntax
+are shown as text once rendered, e.g. by MkDocs or python-markdown), `escape_json` for JSON
 (``<``, ``>``, ``&`` and the line separators as ``\\u`` escapes, so the file can be embedded in an
 HTML page).
 """
@@ -61,7 +61,7 @@ def read_judgment_rows(paths: PathLike | Sequence[PathLike | pd.DataFrame], prob
     """The judgment rows of files (or DataFrames) with every field kept, invalid judgments
     included; the problems found are appended to ``problems``.
 
-    This is :func:`~reteco_measures.judge.aggregate.read_judgments` with ``all_fields=True`` (and
+    This is `read_judgments` with ``all_fields=True`` (and
     ``keep_invalid=True``): the same rows are kept and the same problems reported, at the same
     lines; its ``valid``, ``value`` and ``problem`` columns say which rows count as valid
     judgments. Rows with a problem in their structure (a line that is not JSON, no item or
@@ -213,11 +213,11 @@ def build_report(
 
     Args:
         judgments: judgment JSONL file(s) of ``judge generation`` / ``judge ikat`` (or the
-            ``--judgments-out`` file of ``judge temporal``), read by :func:`read_judgment_rows`
-            (the rules of :func:`~reteco_measures.judge.aggregate.read_judgments`: a judgment is
+            ``--judgments-out`` file of ``judge temporal``), read by `read_judgment_rows`
+            (the rules of `read_judgments`: a judgment is
             valid, invalid or a problem there exactly as in ``aggregate_judgments`` and
             ``agreement``); ``<file>.run.json`` beside each is read for the settings of the run.
-        human: human ratings (see :func:`~reteco_measures.judge.agreement.read_ratings`).
+        human: human ratings (see `read_ratings`).
         golden: the per-case output of ``judge meta-eval --out``.
         targets: the turns that should have been judged (for missing outputs).
         price_in, price_out: prices per million prompt / completion tokens (default: those
@@ -336,7 +336,7 @@ def escape_markdown(text: Any) -> str:
     """``text`` as literal Markdown text, safe to render: ``&``, ``<``, ``>`` become HTML entities
     (no tag, comment or autolink can form), Markdown punctuation (emphasis, code, links, images,
     table bars, headings) is backslash-escaped, line breaks become spaces and control characters
-    ``\\uXXXX``. The one function every piece of text in :func:`report_markdown` goes through."""
+    ``\\uXXXX``. The one function every piece of text in `report_markdown` goes through."""
     t = clean_text(" ".join(str(text).splitlines()))
     t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", t)
@@ -466,7 +466,7 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 
 def _calibration_markdown(section: dict[str, Any]) -> list[str]:
-    """The "calibrated means" section (:func:`~reteco_measures.judge.calibrate.calibration_section`)."""
+    """The "calibrated means" section (`calibration_section`)."""
     level = int(round(100 * section["level"]))
     md = ["### Judge means calibrated by the human ratings", "",
           f"{section['definition']} {level}% intervals.", ""]
@@ -489,5 +489,5 @@ def _nan_to_none(obj: Any) -> Any:
 
 
 def report_json(report: dict[str, Any]) -> str:
-    """The report as JSON (NaN as null; ``<``, ``>``, ``&`` escaped by :func:`escape_json`)."""
+    """The report as JSON (NaN as null; ``<``, ``>``, ``&`` escaped by `escape_json`)."""
     return escape_json(json.dumps(_nan_to_none(report), indent=2, ensure_ascii=False))

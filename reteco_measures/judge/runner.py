@@ -13,7 +13,7 @@ temperature 0 would give the same). ``transport``, ``request`` and ``limit`` fai
 rerun retries them. ``refresh_invalid=True`` also re-asks cached ``response`` failures.
 
 Two runs sharing one cache folder coordinate through a lock per judgment
-(:meth:`~reteco_measures.judge.cache.JudgmentCache.lock`): the same judgment is never asked twice.
+(`lock`): the same judgment is never asked twice.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     causes: dict[str, int] = field(default_factory=dict)
-    #: the endpoint's throughput (:meth:`JudgeClient.throughput`), with ``concurrency`` and
+    #: the endpoint's throughput (`JudgeClient.throughput`), with ``concurrency`` and
     #: ``queueing`` (True when it answered about one request at a time although several were sent)
     throughput: dict[str, Any] | None = None
 
@@ -186,7 +186,7 @@ def item_key(item: JudgeItem, model: str, settings: dict[str, Any] | None = None
 
 
 def _key_settings(client: Any) -> dict[str, Any] | None:
-    """The cache key's settings: :meth:`JudgeClient.key_settings` (every decoding setting that
+    """The cache key's settings: `JudgeClient.key_settings` (every decoding setting that
     changes the answer and is not the default), or for other judges a temperature above 0."""
     if isinstance(client, JudgeClient):
         return client.key_settings() or None
@@ -205,9 +205,9 @@ def check_queueing(client: Any, concurrency: int, stats: RunStats, *, warn: bool
     """Measure the endpoint's throughput into ``stats.throughput`` and, once at least
     ``max(2 * concurrency, 6)`` attempts were answered, decide whether ``concurrency`` >= 2 gave a
     speed-up; when the server answered about one request at a time (parallelism below
-    :data:`~reteco_measures.judge.client.QUEUEING_PARALLELISM`, answers taking at least
-    :data:`~reteco_measures.judge.client.QUEUEING_MIN_SECONDS`) and ``warn``, issue a
-    :class:`~reteco_measures.judge.client.JudgeQueueingWarning`. Returns True once decided."""
+    `QUEUEING_PARALLELISM`, answers taking at least
+    `QUEUEING_MIN_SECONDS`) and ``warn``, issue a
+    `JudgeQueueingWarning`. Returns True once decided."""
     measure = getattr(client, "throughput", None)
     t = measure() if callable(measure) else None
     if t is None:
@@ -240,11 +240,11 @@ def run_items(
     on_outcome: Callable[[Outcome], None] | None = None,
     report_every: float | None = None,
 ) -> list[Outcome]:
-    """Judge every item; return one :class:`Outcome` per item, in the items' order.
+    """Judge every item; return one `Outcome` per item, in the items' order.
 
     Args:
         items: what to judge.
-        client: a :class:`~reteco_measures.judge.client.JudgeClient` (or anything with ``model``
+        client: a `JudgeClient` (or anything with ``model``
             and ``judge``).
         cache: where outcomes are cached (None: no cache).
         concurrency: number of worker threads (requests in flight).

@@ -3,7 +3,7 @@
 The sheet holds what the judge saw (question, conversation so far, passages or document, the
 answer) and the rubric of the dimension, and one empty ``score_<rater>`` column per rater. It does
 not show the judge's score (raters rate blind). Filled in, it is read back by
-:func:`~reteco_measures.judge.agreement.read_ratings`.
+`read_ratings`.
 
 Sampling: the valid judged items (one per turn and dimension, whatever the number of repeats) are
 split into strata (``dimension`` and, with topics, e.g. ``domain`` or ``depth``); the sample size
@@ -122,7 +122,7 @@ def rating_sheet(
     problems: list[Problem] | None = None,
 ) -> pd.DataFrame:
     """The rating sheet of a sample: ``item, turn_id, dimension, scale``, the strata columns, the
-    judged inputs (:data:`SHEET_TEXT_COLUMNS`), ``rubric``, then one empty ``score_<rater>`` column
+    judged inputs (`SHEET_TEXT_COLUMNS`), ``rubric``, then one empty ``score_<rater>`` column
     per rater."""
     if not raters:
         raise ValueError("at least one rater is needed")

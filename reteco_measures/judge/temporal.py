@@ -9,7 +9,7 @@ For every (query, document) pair of the pool — the top ``depth`` documents of 
 
 Each labels line is ``{"query_id", "doc_id", "temporal": 0|1|null, "periods": [covered periods],
 "model", "prompt_sha256": {dimension: sha256}, "error": null|why}``, which
-:func:`reteco_measures.side.load_labels` reads (Track 1's TP/TR/TC/nDCG|FC measures).
+`reteco_measures.side.load_labels` reads (Track 1's TP/TR/TC/nDCG|FC measures).
 
 An invalid verdict is written as ``"temporal": null`` with the reason in ``error``; the measures
 then treat it like a document missing from the labels (verdict 0, no period), as the temporal measures

@@ -1,9 +1,9 @@
 """Vectorised computation kernels (numpy/pandas): ranking, nDCG and the measures' kernels.
 
 One module per benchmark family; each declares its kernels with
-:func:`~reteco_measures.kernels.context.implements` (the table
-:data:`~reteco_measures.kernels.context.IMPLEMENTATIONS` the provider reads).
-:mod:`.standard` holds the native kernels of trec_eval's standard measures.
+`implements` (the table
+`IMPLEMENTATIONS` the provider reads).
+`.standard` holds the native kernels of trec_eval's standard measures.
 """
 
 from . import conversational, likert, spoken, standard, stepwise, temporal

@@ -4,9 +4,9 @@ A kernel is ``fn(measure, ctx) -> DataFrame`` with columns ``query_id``, ``value
 optional ``weight`` (default 1): one row per reported unit. ``value`` NaN means "not defined
 for this query" (skipped by the aggregate, reported as NaN per query).
 
-Each kernel module declares its kernels with :func:`implements`, which records them in
-:data:`IMPLEMENTATIONS` (measure ``NAME`` -> kernel). The provider
-(:mod:`reteco_measures.providers.reteco`) reads that table; kernels never import the provider.
+Each kernel module declares its kernels with `implements`, which records them in
+`IMPLEMENTATIONS` (measure ``NAME`` -> kernel). The provider
+(`reteco_measures.providers.reteco`) reads that table; kernels never import the provider.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ __all__ = ["Kernel", "EvalContext", "RankedRun", "implements", "IMPLEMENTATIONS"
 
 Kernel = Callable[[ir_measures.Measure, "EvalContext"], pd.DataFrame]
 
-#: measure NAME -> kernel (filled by :func:`implements` when a kernel module is imported)
+#: measure NAME -> kernel (filled by `implements` when a kernel module is imported)
 IMPLEMENTATIONS: dict[str, Kernel] = {}
 
 #: ``side_info`` key set by the evaluation engine once it has checked the query ids itself
 CHECKED_IDS = "_reteco_checked_ids"
 
-#: ``side_info`` key under which the evaluation engine hands over a :class:`RankedRun`: the
+#: ``side_info`` key under which the evaluation engine hands over a `RankedRun`: the
 #: ranking it already made of the run it passes on, reused instead of sorting that run again
 RANKED_RUN = "_reteco_ranked_run"
 
@@ -64,9 +64,9 @@ class EvalContext:
     """Everything a kernel needs for one (qrels, run, side information) evaluation.
 
     Expensive views are computed once and shared by all measures of the call, in one declared
-    cache, :attr:`cache`: ``("ranked", tie_policy)`` (the run sorted once per tie policy),
+    cache, `cache`: ``("ranked", tie_policy)`` (the run sorted once per tie policy),
     ``("gains", binary, rel)`` (the qrels' gains) and ``("query_ids",)``. ``ranked`` gives
-    rankings already made of ``run`` (tie policy -> what :meth:`ranked` would compute), which
+    rankings already made of ``run`` (tie policy -> what `ranked` would compute), which
     are used instead of sorting again.
     """
 

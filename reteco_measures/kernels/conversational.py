@@ -1,7 +1,7 @@
 """Conversational retrieval kernels: ``TurnNDCG`` (RETECO sub-tracks 2a / 2c, RECOR).
 
 A *target turn* is one query. Its value is binary nDCG@k (trec_eval ``ndcg_cut_k`` on binary
-gains, computed by :func:`reteco_measures.kernels.ndcg.ndcg_at_k`); a turn of the qrels that is
+gains, computed by `reteco_measures.kernels.ndcg.ndcg_at_k`); a turn of the qrels that is
 missing from the run scores 0.
 
 Aggregation (``average``):
@@ -9,7 +9,7 @@ Aggregation (``average``):
 * ``'turn'`` (default, RETECO official): every turn has weight 1, so the aggregate is the macro
   mean over turns;
 * ``'conversation'`` (RECOR ablations): every turn has weight 1/|turns of its conversation in the
-  qrels|, so the weighted mean that :class:`~reteco_measures.measures.base.WeightedMeanAgg`
+  qrels|, so the weighted mean that `WeightedMeanAgg`
   computes inside a plain ``ir_measures.calc_aggregate`` call *is* the mean over conversations of
   the per-conversation means. Per-turn values are unchanged; only the weights differ.
 

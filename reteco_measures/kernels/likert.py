@@ -4,9 +4,9 @@
 (the qrels' queries = the target turns), the normalised score of that turn's judgment:
 (s-1)/4 on the RETECO 1-5 scale, s/4 on the iKAT 0-4 scale. A target turn whose judgment is
 invalid or missing has no value (NaN, left out of the mean) and is *reported*: a
-:class:`LikertWarning` names how many were invalid and missing. The full table with the counts is
-:func:`reteco_measures.judge.aggregate_judgments` / ``reteco-measures judge aggregate``. Judgment rows
-are read by :func:`reteco_measures.measures.judgments.read_judgments`, the reader the judge uses.
+`LikertWarning` names how many were invalid and missing. The full table with the counts is
+`reteco_measures.judge.aggregate_judgments` / ``reteco-measures judge aggregate``. Judgment rows
+are read by `reteco_measures.measures.judgments.read_judgments`, the reader the judge uses.
 
 The judgments file may also be given as ``rm.side_info(judgments=...)`` (path or DataFrame).
 """

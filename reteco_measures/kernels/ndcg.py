@@ -3,7 +3,7 @@
 trec_eval's ``ndcg_cut_k``: gain of a document = its qrels grade (0 for unjudged or negative
 grades), discount 1/log₂(rank+1) for 1-based ranks, ideal DCG from *all* judged documents of
 the query with a positive grade sorted by grade, cut at k; a query whose ideal DCG is 0 scores
-0. The ranking follows the tie policy of :mod:`.ranking`. With ``binary=True`` every grade
+0. The ranking follows the tie policy of `.ranking`. With ``binary=True`` every grade
 ≥ ``rel`` has gain 1 (RETECO/ChunQiu "binary nDCG"; identical to ``ndcg_cut_k`` on binary
 qrels). Verified per query against pytrec_eval to 1e-9 in the test suite.
 """
@@ -89,7 +89,7 @@ def ndcg(
         run: ``query_id, doc_id, score``.
         k: cutoff (None = whole ranking, trec_eval's ``ndcg``).
         binary: gains 1 for grade ≥ ``rel`` instead of the grade itself.
-        tie_break: tie policy (see :mod:`reteco_measures.kernels.ranking`).
+        tie_break: tie policy (see `reteco_measures.kernels.ranking`).
         query_ids: queries to report (default: the qrels' queries; missing ones score 0).
 
     A (query, document) pair repeated in ``run`` counts once, with its last score, as in

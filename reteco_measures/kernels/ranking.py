@@ -64,7 +64,7 @@ def corpus_positions(doc_ids: pd.Series, corpus: Sequence[str] | pd.Series | pd.
 def _ranked_order(
     run: pd.DataFrame, tie_break: TieBreak, corpus: Sequence[str] | pd.Series | pd.Index | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(row positions in ranked order, the 1-based rank of each of them): see :func:`rank_run`."""
+    """(row positions in ranked order, the 1-based rank of each of them): see `rank_run`."""
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, not {tie_break!r}")
     n = len(run)
@@ -130,7 +130,7 @@ def row_ranks(
     *,
     corpus: Sequence[str] | pd.Series | pd.Index | None = None,
 ) -> np.ndarray:
-    """The rank :func:`rank_run` gives each row, in the run's own row order (int64); the run
+    """The rank `rank_run` gives each row, in the run's own row order (int64); the run
     is not reordered or copied."""
     order, rank = _ranked_order(run, tie_break, corpus)
     out = np.empty(len(run), dtype=np.int64)

@@ -1,11 +1,11 @@
 """Kernel of ``SpokenMacroNDCG@k`` (Spoken-Query Document Search).
 
-Per request: graded nDCG@k with trec_eval gains (:func:`.ndcg.ndcg_at_k`, verified against
+Per request: graded nDCG@k with trec_eval gains (`.ndcg.ndcg_at_k`, verified against
 pytrec_eval); the requests evaluated are the qrels' queries (a request missing from the run
 scores 0). Each request gets the weight ``1 / (|cell| · n_cells)`` where its cell is its
 (``collection``, ``condition``) from the topics, so the weighted mean over requests is the mean
 of the cell means. The grid, its completeness check and the parameters are described in
-:mod:`reteco_measures.measures.spoken_macro_ndcg`.
+`reteco_measures.measures.spoken_macro_ndcg`.
 """
 
 from __future__ import annotations

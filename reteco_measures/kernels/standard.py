@@ -22,7 +22,7 @@ Negative grades follow trec_eval's reading of the qrels: a document with a negat
 grades are all negative has no relevant document (every measure is 0).
 
 Ranking is trec_eval's: score descending compared at single precision (``float``), ties by
-doc id descending in byte order — the ``'trec_eval'`` policy of :mod:`.ranking`. A repeated
+doc id descending in byte order — the ``'trec_eval'`` policy of `.ranking`. A repeated
 (query, doc) pair keeps its last score (pytrec_eval takes dictionaries). Queries: one value
 per query of the qrels; a query of the qrels absent from the run scores 0 (ir_measures' filler
 value, i.e. trec_eval ``-c``); run queries without qrels are not reported.
@@ -35,7 +35,7 @@ looked up only for the rows a measure needs (the top k; for RR, deeper only for 
 without a relevant document so far), through a 64-bit hash of the doc id verified by an
 exact string comparison.
 
-Which parameter combinations are native is declared in :data:`SUPPORTED_MEASURES`; everything else
+Which parameter combinations are native is declared in `SUPPORTED_MEASURES`; everything else
 (and inputs with NaN scores) goes to pytrec_eval. Per-query equality with pytrec_eval to 1e-9
 is tested on trec_eval's own test files, hand-checked small cases and tie-heavy random runs.
 """
@@ -143,12 +143,12 @@ SUPPORTED_MEASURES: list[ir_measures.Measure] = [
     ir_measures.measures._RR(cutoff=Choices(NOT_PROVIDED), rel=PositiveInt(), judged_only=IsBool()),
 ]
 
-#: measure names with a native kernel (parameter values: :data:`SUPPORTED_MEASURES`)
+#: measure names with a native kernel (parameter values: `SUPPORTED_MEASURES`)
 NATIVE_MEASURES = tuple(m.NAME for m in SUPPORTED_MEASURES)
 
 
 def supports(measure: ir_measures.Measure) -> bool:
-    """True when :data:`SUPPORTED_MEASURES` declares ``measure`` (ir_measures' rule: same name,
+    """True when `SUPPORTED_MEASURES` declares ``measure`` (ir_measures' rule: same name,
     every declared parameter valid); a measure whose parameters do not validate is not claimed
     (ir_measures reports the error), nor is one of reteco-measures' own."""
     if getattr(measure, "_RETECO", False):
@@ -164,7 +164,7 @@ def supports(measure: ir_measures.Measure) -> bool:
 def split_measures(
     measures: Iterable[ir_measures.Measure],
 ) -> tuple[list[ir_measures.Measure], list[ir_measures.Measure]]:
-    """``(native, other)``: the measures :func:`supports` claims, and all the others (order kept)."""
+    """``(native, other)``: the measures `supports` claims, and all the others (order kept)."""
     native: list[ir_measures.Measure] = []
     other: list[ir_measures.Measure] = []
     for m in measures:
@@ -690,7 +690,7 @@ def per_query(
     """Per-query values of native measures: ``(query_ids, {measure: values})``.
 
     ``query_ids`` are the qrels' queries (first-appearance order); a query absent from the
-    run has value 0 (ir_measures' default). Raises :class:`NativeFallback` when the input
+    run has value 0 (ir_measures' default). Raises `NativeFallback` when the input
     cannot be computed natively with certainty, ``ValueError`` for a measure that is not native.
     """
     measures = list(measures)
@@ -737,7 +737,7 @@ def per_query_frame(measures: Sequence[ir_measures.Measure], qrels: Any, run: An
 def iter_metrics(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> Iterator[Metric]:
     """``ir_measures.Metric(query_id, measure, value)`` per query and measure (plain floats).
 
-    The values are computed at the call (a :class:`NativeFallback` is raised there, not while
+    The values are computed at the call (a `NativeFallback` is raised there, not while
     iterating); the iterator only wraps them."""
     qids, values = per_query(measures, qrels, run)
     q = qids.to_pylist()
@@ -749,7 +749,7 @@ def aggregate(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> 
     """Mean over the qrels' queries (missing ones 0), as ``ir_measures.calc_aggregate``; NaN
     when the qrels have no query. The values are summed left to right (``np.add.accumulate``,
     not ``np.mean``'s pairwise sum), as ir_measures' mean does, so the aggregate equals the mean
-    of :func:`iter_metrics`' values to the last bit."""
+    of `iter_metrics`' values to the last bit."""
     _, values = per_query(measures, qrels, run)
     return {m: float(np.add.accumulate(v)[-1] / len(v)) if len(v) else float("nan")
             for m, v in values.items()}

@@ -22,7 +22,7 @@ TEMPO's judge prompt). Queries of the qrels that are missing from the run score 
 measure is defined; queries with no required period are not scored by TC and nDCG|FC (NaN).
 
 Everything is computed for the whole run at once with joins and group-bys on the ranked run
-(:meth:`EvalContext.top`); the only Python loop walks the topics' step lists (one pass per call).
+(`EvalContext.top`); the only Python loop walks the topics' step lists (one pass per call).
 """
 
 from __future__ import annotations
@@ -302,7 +302,7 @@ def tempo_query_frame(topics: pd.DataFrame | None, query_ids: pd.Index) -> pd.Da
 
 
 def _tempo_gates(ctx: EvalContext, topics: pd.DataFrame | None) -> pd.DataFrame:
-    """:func:`tempo_query_frame` of the evaluated queries, built once per call and topics table
+    """`tempo_query_frame` of the evaluated queries, built once per call and topics table
     (TP, TR, TC and nDCG|FC of one call share it)."""
     cache = ctx.cache
     key = ("tempo_gates", id(topics))

@@ -1,10 +1,10 @@
 """Shared machinery for reteco-measures' measure definitions.
 
 Every measure lives in its own small module (name, parameters, docstring with the
-definition and its source). The computation lives in :mod:`reteco_measures.kernels` and
-is looked up by measure name by :class:`reteco_measures.providers.reteco.RetecoProvider`.
-Shared parameter declarations (tie policies, the cutoff check) live in :mod:`.params`,
-measure names and their parsing in :mod:`.names`.
+definition and its source). The computation lives in `reteco_measures.kernels` and
+is looked up by measure name by `reteco_measures.providers.reteco.RetecoProvider`.
+Shared parameter declarations (tie policies, the cutoff check) live in `.params`,
+measure names and their parsing in `.names`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class WeightedValue(float):
     """A per-query value that carries its weight in the aggregate.
 
     It *is* a ``float`` (so ``Metric.value`` behaves as usual for users); the extra
-    ``weight`` attribute lets :class:`WeightedMeanAgg` reproduce aggregates that are not a
+    ``weight`` attribute lets `WeightedMeanAgg` reproduce aggregates that are not a
     plain mean over queries (mean of cell means, mean of conversation means, ...) even inside
     a plain ``ir_measures.calc_aggregate`` call, which only hands the aggregator the values.
     """
@@ -82,7 +82,7 @@ class RetecoMeasure(ir_measures.Measure):
 
     * ``DISPLAY_NAME`` is the name printed in reports when the registered identifier cannot
       be used (``nDCG_FC`` prints as ``nDCG|FC``).
-    * Aggregation is a NaN-skipping weighted mean (:class:`WeightedMeanAgg`).
+    * Aggregation is a NaN-skipping weighted mean (`WeightedMeanAgg`).
     """
 
     #: ir_measures fills a DEFAULT row for every (measure, qrels query) pair a provider did not

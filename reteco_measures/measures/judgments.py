@@ -1,7 +1,7 @@
 """Judgment rows and their scales: what the ``Likert`` measure is computed from.
 
-:func:`read_judgments` is the one reader of judgment rows: the ``Likert`` kernel
-(:mod:`reteco_measures.kernels.likert`), :func:`reteco_measures.judge.aggregate_judgments`, the
+`read_judgments` is the one reader of judgment rows: the ``Likert`` kernel
+(`reteco_measures.kernels.likert`), `reteco_measures.judge.aggregate_judgments`, the
 disclosure report and the agreement statistics all read through it, so they keep the same rows
 and report the same problems at the same lines.
 
@@ -11,8 +11,8 @@ The score of a judgment is re-normalised from its integer ``score`` and the dime
 row whose ``normalized`` disagrees, or whose score is not an integer on the scale, is reported as a
 problem and counted invalid.
 
-The dimension families (:data:`FAMILIES`) and their accepted spellings (:func:`canonical`) are
-declared here too; :mod:`reteco_measures.judge.prompts` holds the prompts written for them.
+The dimension families (`FAMILIES`) and their accepted spellings (`canonical`) are
+declared here too; `reteco_measures.judge.prompts` holds the prompts written for them.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ _DIM_SCALE = {d: ("binary" if fam == "tempo" else fam) for fam, dims in FAMILIES
 JudgmentSource = str | os.PathLike | pd.DataFrame
 ScaleArg = str | tuple[int, int] | None
 
-#: the columns of :func:`read_judgments`, in this order (``all_fields=True`` adds the others after them)
+#: the columns of `read_judgments`, in this order (``all_fields=True`` adds the others after them)
 JUDGMENT_COLUMNS = ["turn_id", "dimension", "score", "normalized", "model", "prompt_sha256", "error", "repeat",
                     "line", "path", "valid", "value", "problem"]
 _FIELDS = JUDGMENT_COLUMNS[:7]
@@ -103,14 +103,14 @@ def read_judgments(
             ``inputs``, ``error_kind`` ...) after the standard columns.
 
     Returns:
-        ``(frame, problems)``. ``frame`` has :data:`JUDGMENT_COLUMNS`: ``turn_id`` (the item: the
+        ``(frame, problems)``. ``frame`` has `JUDGMENT_COLUMNS`: ``turn_id`` (the item: the
         ``turn_id`` field, else ``"<query_id> <doc_id>[ <period>]"``), ``dimension`` (canonical
         name), ``score``, ``normalized``, ``model``, ``prompt_sha256``, ``error`` as read,
         ``repeat`` (int, 0 when absent), ``line`` (1-based line in the file, or row position in a
         DataFrame) and ``path`` (None for a DataFrame), ``valid``, ``value`` (the normalised
         score, NaN when invalid or the scale is unknown) and ``problem`` (the message of the
         problem that made the row invalid, else None). ``problems`` are
-        :class:`~reteco_measures.errors.Problem` values in source and line order.
+        `Problem` values in source and line order.
 
     Rules, the same for every caller:
 
@@ -333,10 +333,10 @@ def _scale_for(dimension: str, scale: str | None) -> tuple[int, int]:
 
 def normalize_scores(frame: pd.DataFrame, scale: str | None = None) -> tuple[pd.DataFrame, list[Problem]]:
     """Set the ``valid`` (bool), ``value`` (normalised score, NaN when invalid) and ``problem``
-    columns of judgment rows by the rules of :func:`read_judgments`, on ``scale`` (default: each
+    columns of judgment rows by the rules of `read_judgments`, on ``scale`` (default: each
     dimension's own; a dimension without a known scale is an error here).
 
-    :func:`read_judgments` already does this; call it to check rows from elsewhere or again on
+    `read_judgments` already does this; call it to check rows from elsewhere or again on
     another scale. A row whose ``problem`` column already holds a message was reported by its
     reader and is not reported again.
     """

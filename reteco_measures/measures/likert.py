@@ -8,7 +8,7 @@ Judgments come from a judgments JSONL file (``judgments=`` path, or ``rm.side_in
 written by ``reteco-measures judge generation|ikat``. The evaluated turns are the qrels' queries;
 a turn's value is its normalised score. Invalid or missing judgments are left out of the mean and
 reported (a ``LikertWarning`` with their counts), never silently dropped; the complete table with
-``n_invalid`` / ``n_missing`` is :func:`reteco_measures.judge.aggregate_judgments`.
+``n_invalid`` / ``n_missing`` is `reteco_measures.judge.aggregate_judgments`.
 
 Example::
 

@@ -1,11 +1,11 @@
 """Measure names: parsing strings into measures and printing measures back.
 
-* :func:`parse_measures` reads what users write (``'nDCG@10'``, ``'TC@10'``, ``'nDCG|FC@10'``,
+* `parse_measures` reads what users write (``'nDCG@10'``, ``'TC@10'``, ``'nDCG|FC@10'``,
   ``'MAP@10 MRR'``) into ir_measures measures, refusing a cutoff below 1.
-* :func:`measure_name` / :func:`measure_label` print a measure as the user wrote it, for
+* `measure_name` / `measure_label` print a measure as the user wrote it, for
   programs (a name ``ir_measures.parse_measure`` reads back) or for people (``nDCG|FC@10``).
-* :func:`machine_name` / :func:`machine_names` turn printed labels (and the measure columns of a
-  frame) into the machine form; :func:`metric_key` gives the stable lower-case key of a label
+* `machine_name` / `machine_names` turn printed labels (and the measure columns of a
+  frame) into the machine form; `metric_key` gives the stable lower-case key of a label
   (``nDCG@10`` → ``ndcg_10``) used in JSON ``metrics`` and platform score files.
 """
 
@@ -72,7 +72,7 @@ def measure_name(measure: Any, machine: bool = True) -> str:
     """The name to print for a measure (object or string), as the user wrote it.
 
     * ``machine=True`` (JSON, TSV, anything a program reads back): a name that
-      ``ir_measures.parse_measure`` (and :func:`parse_measures`) accepts and that gives the same
+      ``ir_measures.parse_measure`` (and `parse_measures`) accepts and that gives the same
       measure — ``nDCG_FC@10``; an alias keeps its spelling (``TP@10`` stays ``TP@10``).
     * ``machine=False`` (tables for people): the report name — ``nDCG|FC@10``, ``TP@10``.
     """
@@ -114,7 +114,7 @@ def machine_name(label: str) -> str:
 
 
 def machine_names(frame: pd.DataFrame, column: str | None = "measure", headers: bool = True) -> pd.DataFrame:
-    """``frame`` with measure names in machine form (see :func:`machine_name`): the values of
+    """``frame`` with measure names in machine form (see `machine_name`): the values of
     ``column`` (a tidy table's ``measure``) and, with ``headers``, the column names that are
     measures (a wide table's ``nDCG|FC@10`` column). Other values and columns are kept."""
     if headers:

@@ -1,9 +1,9 @@
 """Parameters shared by the measures: tie policies, the cutoff check, common declarations.
 
-Everything here is a declaration (no computation): the kernels (:mod:`reteco_measures.kernels`)
-read the tie policies, the evaluation (:mod:`reteco_measures.engine`) and the providers check
-cutoffs with :func:`check_cutoff`, each measure module builds its ``SUPPORTED_PARAMS`` with
-:func:`common_params`.
+Everything here is a declaration (no computation): the kernels (`reteco_measures.kernels`)
+read the tie policies, the evaluation (`reteco_measures.engine`) and the providers check
+cutoffs with `check_cutoff`, each measure module builds its ``SUPPORTED_PARAMS`` with
+`common_params`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ir_measures.measures.base import ParamInfo
 __all__ = ["TieBreak", "TIE_BREAKS", "check_cutoff", "TEMPORAL_REFERENCE", "common_params"]
 
 TieBreak = Literal["trec_eval", "stable", "run_order", "corpus_order"]
-#: every tie policy :func:`reteco_measures.kernels.ranking.rank_run` accepts (the CLI and measure
+#: every tie policy `reteco_measures.kernels.ranking.rank_run` accepts (the CLI and measure
 #: parameters list these)
 TIE_BREAKS: tuple[str, ...] = ("trec_eval", "stable", "run_order", "corpus_order")
 
@@ -48,7 +48,7 @@ def common_params(**extra: ParamInfo) -> dict[str, ParamInfo]:
     ``topics`` / ``labels`` are *file paths*: they let a plain ``ir_measures`` call (even the
     command line) point a measure at its side information while keeping the measure
     hashable and parseable (``TC(labels='judge.jsonl')@10``). DataFrames travel through
-    :func:`reteco_measures.side_info` instead.
+    `reteco_measures.side_info` instead.
     """
     params = {
         "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff k"),

@@ -8,7 +8,7 @@ condition, then give the six collections and four conditions equal weight."
 * mean within each (``collection``, ``condition``) cell, the two columns taken from the topics
   (``rm.datasets.spoken.topics(...)`` or any DataFrame keyed by ``query_id``);
 * result = mean of the cell means. Each request carries the weight ``1 / (|cell| · n_cells)``
-  so that ir_measures' plain aggregation (:class:`~.base.WeightedMeanAgg`) returns exactly that
+  so that ir_measures' plain aggregation (`WeightedMeanAgg`) returns exactly that
   number even inside ``ir_measures.calc_aggregate``; ``rm.evaluate(..., by=["collection",
   "condition"])`` shows the grid (its ``(macro)`` row equals the measure).
 
@@ -18,7 +18,7 @@ Parameters (besides ``cutoff``, ``topics``, ``tie_break``):
   ``conditions='clean,noisy,far,accented'``). Default: every collection and every condition
   that occurs in the topics table.
 * ``missing_cells``: what to do when a grid cell has no evaluated request: ``'warn'`` (default:
-  an :class:`IncompleteGridWarning` names the missing cells, and the value is then the mean over
+  an `IncompleteGridWarning` names the missing cells, and the value is then the mean over
   the cells that *are* present — every present cell weighs 1/n_present; it is *not* the
   benchmark number over the full grid) or ``'error'`` (raise ``ValueError``).
 

@@ -3,7 +3,7 @@
 ``TC@k = (1/M) Σₘ maxᵢ≤k cᵢₘ`` over the M required periods of the query, where cᵢₘ = 1 iff
 the document at rank i covers period m.
 
-Two label sources (as in the RETECO evaluation plan and the TEMPO paper, arXiv:2601.09523; kernel: :mod:`reteco_measures.kernels.temporal`):
+Two label sources (as in the RETECO evaluation plan and the TEMPO paper, arXiv:2601.09523; kernel: `reteco_measures.kernels.temporal`):
 
 * frozen ``labels`` (``periods`` per (query, doc)): the query's required periods are the topics
   column ``required_periods`` (list of str; a query without it falls back to the ids of its

@@ -15,7 +15,7 @@ topics (``conversation_id``, ``turn``) when given, else from the id.
   turn carries weight 1/|turns of its conversation in the qrels|, so the aggregate is right
   inside a plain ``ir_measures.calc_aggregate`` call too; per-turn values do not change).
 
-Kernel: :func:`reteco_measures.kernels.conversational.turn_ndcg`.
+Kernel: `reteco_measures.kernels.conversational.turn_ndcg`.
 """
 
 from ir_measures.measures.base import ParamInfo

@@ -1,15 +1,15 @@
 """Where the benchmarks run: Codabench scoring programs and bundles, Harbor reward files.
 
-* :mod:`reteco_measures.platforms.codabench` — the scoring program a SemEval task drops into
+* `reteco_measures.platforms.codabench` — the scoring program a SemEval task drops into
   Codabench (``input/ref`` + ``input/res`` → ``output/scores.json``, ``scores.txt``,
   ``detailed_results.html``) and the competition bundle that carries it.
-* :mod:`reteco_measures.platforms.submission` — the bounded reader of an anonymous
+* `reteco_measures.platforms.submission` — the bounded reader of an anonymous
   participant's upload (size, lines, files, time and memory limits; links, folders and damaged
   archives refused with a message).
-* :mod:`reteco_measures.platforms.harbor` — Harbor's verifier reward file (``{"reward": r}``)
+* `reteco_measures.platforms.harbor` — Harbor's verifier reward file (``{"reward": r}``)
   with the diagnostics beside it.
 
-Both are thin layers over :meth:`reteco_measures.benchmarks.Benchmark.score`: the numbers they
+Both are thin layers over `reteco_measures.benchmarks.Benchmark.score`: the numbers they
 write are the numbers ``reteco-measures score NAME --format json`` prints.
 """
 

@@ -7,20 +7,20 @@ one key per leaderboard column — plus, when detailed results are enabled,
 ``<output>/detailed_results.html``. Whatever the program writes to stderr is what the participant
 sees when a submission fails.
 
-:func:`score_codabench` is that program for every benchmark of this package:
+`score_codabench` is that program for every benchmark of this package:
 
 * ``ref`` is the benchmark's data root (the layout ``--data`` takes elsewhere);
 * ``res`` holds the submission: one file of any name (a TREC run, the benchmark's JSONL/JSON),
   possibly compressed, or a zip of it; Codabench's own ``metadata`` file and hidden files are
   ignored;
-* it writes ``scores.json`` (see :func:`scores_json`), ``scores.txt`` (the legacy ``key: value``
-  form) and ``detailed_results.html`` (:func:`reteco_measures.report.html.score_html`);
+* it writes ``scores.json`` (see `scores_json`), ``scores.txt`` (the legacy ``key: value``
+  form) and ``detailed_results.html`` (`reteco_measures.report.html.score_html`);
 * exit code 0 when the submission is scored (an invalid ChunQiu batch is *scored* 0, as the task
   rules say), 1 when it is invalid by any other benchmark's rules or unreadable (Codabench then
   marks it failed and shows the messages), 2 for a broken set-up (no ``ref``).
 
-:func:`build_bundle` writes a competition bundle: ``competition.yaml`` whose leaderboard columns
-are exactly the keys the scoring program writes (:func:`leaderboard_columns`), the reference
+`build_bundle` writes a competition bundle: ``competition.yaml`` whose leaderboard columns
+are exactly the keys the scoring program writes (`leaderboard_columns`), the reference
 data, the scoring program with its ``metadata.yaml`` command, a ``Dockerfile`` for an image with
 reteco-measures installed, and pages generated from the benchmark's declaration.
 """
@@ -73,7 +73,7 @@ class CodabenchResult:
         scores: the ``scores.json`` content (empty when nothing was scored).
         messages: lines for stderr (problems named by file and line, warnings, the reason of a
             failure) — what Codabench shows the participant.
-        score: the :class:`~reteco_measures.benchmarks.Score`, when the submission was scored in
+        score: the `Score`, when the submission was scored in
             this process (``limits`` without a time or memory bound); None otherwise.
         submission: the submission as the participant named it (``upload.zip/run.txt``).
         official_measure: the official measure's name, when scored.
@@ -98,7 +98,7 @@ class CodabenchResult:
 def find_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike,
                     limits: SubmissionLimits | None = None) -> Path:
     """The one submission file of ``res_dir``, unpacked into ``scratch`` as a plain file (see
-    :func:`reteco_measures.platforms.submission.read_submission`).
+    `reteco_measures.platforms.submission.read_submission`).
 
     Raises:
         SubmissionError: no file, several files, a folder, a link, a damaged or unsafe archive, a
@@ -296,7 +296,7 @@ def score_codabench(
 ) -> CodabenchResult:
     """Score ``input_dir/res`` against ``input_dir/ref`` and write the outputs Codabench reads.
 
-    The submission is unpacked by :func:`~reteco_measures.platforms.submission.read_submission`
+    The submission is unpacked by `read_submission`
     and scored in a child process bounded by ``limits`` (time and memory); whatever goes wrong —
     a refused or damaged upload, a format problem, a limit reached, a crash of the scorer — ends
     in exit code 1, the reason on stderr and a ``detailed_results.html`` that says it.
@@ -307,14 +307,14 @@ def score_codabench(
         benchmark: the benchmark's name (``reteco-1a``, ``chunqiu``, ...).
         split: the split (default: the benchmark's).
         settings: benchmark options, ``NAME=VALUE`` strings or a mapping (see
-            :func:`parse_settings`).
+            `parse_settings`).
         limit: problems listed in the messages (all are in the detailed results).
-        limits: the submission's bounds (default :class:`SubmissionLimits`); with
+        limits: the submission's bounds (default `SubmissionLimits`); with
             ``max_seconds=None`` and ``max_memory=None`` it is scored in this process and the
-            result carries the :class:`~reteco_measures.benchmarks.Score`.
+            result carries the `Score`.
 
     Returns:
-        a :class:`CodabenchResult`; nothing is printed here (the command line prints ``messages``).
+        a `CodabenchResult`; nothing is printed here (the command line prints ``messages``).
     """
     from ..benchmarks import benchmark as get_benchmark
 
@@ -373,7 +373,7 @@ def leaderboard_columns(bench: Any, data: str | os.PathLike, split: str | None =
 
     The keys are found by scoring an empty submission against the reference data (every
     benchmark reports every measure even for an empty run), so they are exactly what
-    :func:`scores_json` writes — never a hand-kept list that can drift.
+    `scores_json` writes — never a hand-kept list that can drift.
     """
     with tempfile.TemporaryDirectory(prefix="reteco-columns-") as tmp:
         empty = Path(tmp) / "empty_submission.txt"
@@ -457,7 +457,7 @@ def _rst_table(lines: list[str]) -> list[str]:
 
 def rst_to_markdown(text: str) -> str:
     """The reStructuredText of a docstring as Markdown, for Codabench's pages (which render
-    Markdown): ````code```` → ```code```, roles (``:func:`x```) → ```x```, ``Title::`` blocks →
+    Markdown): ````code```` → ```code```, roles (```x```) → ```x```, ``Title::`` blocks →
     fenced code, simple tables → Markdown tables, section underlines → headings, directives
     dropped."""
     lines = text.splitlines()
@@ -600,7 +600,7 @@ def build_bundle(
     """Write a Codabench competition bundle (a zip) for ``benchmark`` scored against ``data``.
 
     The bundle holds ``competition.yaml`` (one phase, one task, one leaderboard whose columns are
-    :func:`leaderboard_columns` plus ``valid`` — exactly the keys of ``scores.json``), ``logo.png``,
+    `leaderboard_columns` plus ``valid`` — exactly the keys of ``scores.json``), ``logo.png``,
     ``pages/*.md`` generated from the benchmark's declaration (Markdown), ``reference_data/`` (a
     copy of ``data``), ``scoring_program/`` (``score.py`` calling ``reteco-measures codabench
     score`` and its ``metadata.yaml``/``metadata`` command) and ``docker/``: the ``Dockerfile``

@@ -9,13 +9,13 @@ and the trajectory-audit gate take precedence over the quality: an invalid batch
 failed audit gives reward 0 *before* any mapping, and raw quality and diagnostics are reported
 separately from the reward.
 
-:func:`write_reward_files` writes exactly that: the reward file holds only ``{"reward": r}``
+`write_reward_files` writes exactly that: the reward file holds only ``{"reward": r}``
 (full double precision), ``<stem>.txt`` beside it the same number, and a sibling
 ``<stem>_details.json`` holds the raw quality, the 0–100 display value, validity, the audit gate,
 every metric, the group tables (Spoken-Query's collection × condition cells) and the validation
 problems.
 
-:func:`write_failure_reward` is the crash guard: when scoring itself fails (an unreadable
+`write_failure_reward` is the crash guard: when scoring itself fails (an unreadable
 submission, a bug), the trial still gets reward 0 in both files, and the details file says why —
 a crash never drops a trial.
 """
@@ -71,7 +71,7 @@ def write_reward_files(score: Any, reward_path: str | os.PathLike) -> tuple[Path
     """Write Harbor's reward file for ``score`` and the diagnostics beside it.
 
     Args:
-        score: a :class:`~reteco_measures.benchmarks.Score` of a benchmark with a reward
+        score: a `Score` of a benchmark with a reward
             (``chunqiu``, ``spoken``); its reward already carries the validity and audit gates.
         reward_path: where the reward goes (Harbor reads ``/logs/verifier/reward.json``).
 

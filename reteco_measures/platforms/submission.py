@@ -1,16 +1,16 @@
 """A bounded reader for submissions that come from anonymous participants (Codabench, Harbor).
 
 A submission folder holds one file — a run, the benchmark's JSONL/JSON — possibly compressed
-(gzip, bzip2, xz) or zipped, possibly both. :func:`read_submission` turns it into one plain file
+(gzip, bzip2, xz) or zipped, possibly both. `read_submission` turns it into one plain file
 in a scratch folder, which the benchmark's readers then read, and refuses, with a message for the
-participant (:class:`SubmissionError`), everything a scoring worker should not have to survive:
+participant (`SubmissionError`), everything a scoring worker should not have to survive:
 
-* more than :attr:`SubmissionLimits.max_bytes` bytes once unpacked and decompressed: every layer
+* more than `SubmissionLimits.max_bytes` bytes once unpacked and decompressed: every layer
   (zip member, gzip, bzip2, xz) is decompressed as a stream, at most 1 MiB of output per step,
   and the bytes are counted as they come out — sizes declared in a zip are never trusted;
-* more than :attr:`~SubmissionLimits.max_lines` lines (a million blank lines cost the readers
+* more than `max_lines` lines (a million blank lines cost the readers
   far more than their bytes: one row slot each);
-* more than :attr:`~SubmissionLimits.max_files` entries in the folder or in a zip;
+* more than `max_files` entries in the folder or in a zip;
 * symbolic links, devices, pipes and other non-regular entries, in the folder or in a zip —
   refused by what they are, their target is never opened;
 * a folder inside the submission (the SemEval/Codabench rule: upload the file itself);
@@ -21,9 +21,9 @@ participant (:class:`SubmissionError`), everything a scoring worker should not h
 Memory stays at a few MiB whatever the submission holds (one chunk per layer); disk use is at
 most ``max_bytes`` per layer, and each intermediate layer is deleted once decoded.
 
-:func:`run_bounded` runs the scoring itself in a child process under a wall-clock limit
-(:attr:`~SubmissionLimits.max_seconds`) and an address-space limit
-(:attr:`~SubmissionLimits.max_memory`), so a submission that is slow or large to score ends in
+`run_bounded` runs the scoring itself in a child process under a wall-clock limit
+(`max_seconds`) and an address-space limit
+(`max_memory`), so a submission that is slow or large to score ends in
 a message instead of a killed worker.
 
 The defaults are sized for a 2-core, 8 GB scoring worker; each limit is an option of
@@ -435,10 +435,10 @@ def read_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike,
     Args:
         res_dir: the submission folder (Codabench's ``input/res``).
         scratch: an empty folder for the unpacked layers (the caller deletes it).
-        limits: the bounds (default :class:`SubmissionLimits`).
+        limits: the bounds (default `SubmissionLimits`).
 
     Returns:
-        the :class:`Submission`; its ``path`` is a plain file named as the innermost file of
+        the `Submission`; its ``path`` is a plain file named as the innermost file of
         the upload without its compression suffix (``run.jsonl.gz`` → ``run.jsonl``), so that
         format detection by name still works.
 

@@ -7,7 +7,7 @@ up to its ``MAX_JUDGMENT`` (4); any other line stops it with "format error" — 
 ``9-1_3`` or ``ex_3025#turn1`` made ``ERR@10`` an internal error. It also prints an ``amean``
 row, which ir_measures passed on as a query.
 
-:class:`GdevalEvaluator` gives gdeval the same data with the query ids numbered 1, 2, … (the
+`GdevalEvaluator` gives gdeval the same data with the query ids numbered 1, 2, … (the
 script's sort order is numeric, so the numbering changes nothing else), maps its rows back to
 the original ids, drops ``amean``, and refuses a grade above 4 with the query and document named
 instead of a script failure. The values are gdeval's own.
@@ -84,7 +84,7 @@ class GdevalEvaluator(_Upstream):
 
 
 class GdevalProvider(_UpstreamProvider):
-    """ir_measures' gdeval provider with :class:`GdevalEvaluator`."""
+    """ir_measures' gdeval provider with `GdevalEvaluator`."""
 
     def _evaluator(self, measures: Any, qrels: Any) -> GdevalEvaluator:
         upstream = super()._evaluator(measures, qrels)
@@ -92,7 +92,7 @@ class GdevalProvider(_UpstreamProvider):
 
 
 def install() -> None:
-    """Put :class:`GdevalProvider` in place of ir_measures' gdeval provider (registry and default
+    """Put `GdevalProvider` in place of ir_measures' gdeval provider (registry and default
     pipeline); idempotent."""
     old = ir_measures.providers.registry.get("gdeval")
     if isinstance(old, GdevalProvider):

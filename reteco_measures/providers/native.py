@@ -1,10 +1,10 @@
 """Routing of the standard measures to the native kernels, and the switch for plain ir_measures.
 
 ``rm.calc_aggregate`` / ``iter_calc`` / ``evaluate`` (and everything built on them) compute nDCG,
-AP, P, R and RR with :mod:`reteco_measures.kernels.standard` whenever the measure's parameters are
+AP, P, R and RR with `reteco_measures.kernels.standard` whenever the measure's parameters are
 ones the kernels are verified for; every other standard measure goes to ir_measures (pytrec_eval)
 in the same call. A plain ``ir_measures.calc_aggregate`` call keeps pytrec_eval unless the user
-opts in with :func:`use_native_kernels`.
+opts in with `use_native_kernels`.
 """
 
 from __future__ import annotations
@@ -132,11 +132,11 @@ def _gains_of(measure: ir_measures.Measure) -> dict | None:
 def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, native_fn, ir_fn) -> list:
     """The results of ``native_fn`` for the measures the kernels claim and of ``ir_fn``
     (ir_measures) for the others, as ``[native results, ir_measures results...]``; everything
-    goes to ``ir_fn`` when the kernels raise :class:`~reteco_measures.kernels.standard.NativeFallback`
+    goes to ``ir_fn`` when the kernels raise `NativeFallback`
     (raised by the call itself: ``native_fn`` computes before it returns).
 
     The native kernels take the qrels as they are (a negative label is "not judged"; gains are
-    mapped first). ir_measures (pytrec_eval) gets :func:`trec_eval_safe_qrels` of them, made
+    mapped first). ir_measures (pytrec_eval) gets `trec_eval_safe_qrels` of them, made
     per ``gains`` mapping (one ``ir_fn`` call per mapping; one call when no measure has one)."""
     native, other = _split(list(measures))
     parts = []
@@ -167,7 +167,7 @@ def standard_calc_aggregate(measures: Iterable[ir_measures.Measure], qrels: Any,
 
 
 def standard_iter_calc(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any) -> list[Metric]:
-    """``ir_measures.iter_calc`` for standard measures, routed as :func:`standard_calc_aggregate`;
+    """``ir_measures.iter_calc`` for standard measures, routed as `standard_calc_aggregate`;
     per-query values are plain floats."""
     results: list[Metric] = []
     for part in _routed(measures, qrels, run, standard.iter_metrics, ir_measures.iter_calc):
@@ -186,7 +186,7 @@ def _ir_frame(measures: list[ir_measures.Measure], qrels: Any, run: Any) -> pd.D
 
 def standard_frame(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any) -> pd.DataFrame:
     """Per-query values of standard measures as a frame ``query_id, measure, value`` (measure
-    objects), routed as :func:`standard_calc_aggregate`: the native kernels' values in the
+    objects), routed as `standard_calc_aggregate`: the native kernels' values in the
     qrels' query order, then ir_measures' in its order."""
     parts = _routed(measures, qrels, run, standard.per_query_frame, _ir_frame)
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else _ir_frame([], qrels, [])
@@ -225,10 +225,10 @@ class _NativeEvaluator(Evaluator):
 
 class NativeStandardProvider(Provider):
     """ir_measures provider of the native kernels; claims measures only after
-    :func:`use_native_kernels` (scope ``'ir_measures'``)."""
+    `use_native_kernels` (scope ``'ir_measures'``)."""
 
     NAME = "reteco_native"
-    #: what the kernels declare (:data:`reteco_measures.kernels.standard.SUPPORTED_MEASURES`)
+    #: what the kernels declare (`reteco_measures.kernels.standard.SUPPORTED_MEASURES`)
     SUPPORTED_MEASURES = standard.SUPPORTED_MEASURES
 
     def supports(self, measure: ir_measures.Measure) -> bool:
@@ -242,7 +242,7 @@ NATIVE_PROVIDER = NativeStandardProvider()
 
 
 def _sync_pipeline() -> None:
-    """Put :data:`NATIVE_PROVIDER` in ir_measures' default pipeline (before pytrec_eval) while
+    """Put `NATIVE_PROVIDER` in ir_measures' default pipeline (before pytrec_eval) while
     the ir_measures scope is on; take it out otherwise."""
     pipeline = ir_measures.DefaultPipeline.providers
     pipeline[:] = [p for p in pipeline if getattr(p, "NAME", None) != NativeStandardProvider.NAME]

@@ -1,4 +1,4 @@
-"""PyTerrier averages our measures the way :func:`reteco_measures.calc_aggregate` does.
+"""PyTerrier averages our measures the way `reteco_measures.calc_aggregate` does.
 
 ``pt.Experiment`` evaluates every system per query (``ir_measures.iter_calc``) and then takes,
 for each measure, the plain mean of the per-query values over the queries it saw
@@ -11,16 +11,16 @@ aggregate do not survive a plain mean:
 * *weighted* ones, whose per-query value carries a weight (``TurnNDCG(average='conversation')``:
   each turn weighs 1/|turns of its conversation|): the plain mean is the turn mean.
 
-Each per-query value of ours is a :class:`~reteco_measures.measures.base.WeightedValue` (a
+Each per-query value of ours is a `WeightedValue` (a
 ``float`` with a ``weight``), so the right aggregate can be recovered from what PyTerrier holds.
-When PyTerrier is loaded and one of our measures is evaluated, :func:`patch_pyterrier` wraps that
+When PyTerrier is loaded and one of our measures is evaluated, `patch_pyterrier` wraps that
 averaging function once: measures whose values are ours are averaged with the measure's own
 aggregator (NaN-skipping weighted mean, the measure's ``empty`` value when nothing is defined);
 every other measure keeps PyTerrier's own mean, unchanged.
 
 PyTerrier's significance tests (``baseline=``) and per-query tables (``perquery=True``) work on
 the per-query values themselves; conditional and weighted aggregates cannot be expressed there
-(see the PyTerrier page of the documentation and :func:`reteco_measures.compare`).
+(see the PyTerrier page of the documentation and `reteco_measures.compare`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """The ir_measures provider that computes reteco-measures' measures.
 
-Measure *definitions* live in :mod:`reteco_measures.measures`; the vectorised *kernels* are
-declared by measure name in :mod:`reteco_measures.kernels` (with
-:func:`~reteco_measures.kernels.context.implements`), and this provider looks them up in
-:data:`~reteco_measures.kernels.context.IMPLEMENTATIONS`. Importing :mod:`reteco_measures` puts
-:data:`PROVIDER` first in ``ir_measures.DefaultPipeline`` (once, however often the package is
+Measure *definitions* live in `reteco_measures.measures`; the vectorised *kernels* are
+declared by measure name in `reteco_measures.kernels` (with
+`implements`), and this provider looks them up in
+`IMPLEMENTATIONS`. Importing `reteco_measures` puts
+`PROVIDER` first in ``ir_measures.DefaultPipeline`` (once, however often the package is
 imported or reloaded), so ``ir_measures.calc_aggregate([nDCG@10, TC@10], ...)`` routes TC to us
 and nDCG to pytrec_eval.
 
 A kernel is ``fn(measure, ctx) -> DataFrame`` with columns ``query_id``, ``value`` and an
-optional ``weight`` (default 1): one row per reported unit (see :mod:`reteco_measures.kernels.context`).
+optional ``weight`` (default 1): one row per reported unit (see `reteco_measures.kernels.context`).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ PROVIDER = RetecoProvider()
 
 
 def install() -> None:
-    """Register :data:`PROVIDER` with ir_measures and put it first in the default pipeline.
+    """Register `PROVIDER` with ir_measures and put it first in the default pipeline.
 
     Idempotent: an earlier instance (from a reload) is replaced, never duplicated.
     """

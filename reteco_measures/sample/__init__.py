@@ -36,7 +36,7 @@ def ikat_sample_root(root: str | os.PathLike | None = None) -> Path:
     """A folder laid out like ``$RETECO_DATA`` holding the synthetic iKAT-2023-like sample
     (``ikat2023/`` with the benchmark's file names, ``runs/ikat2023_run.json``).
 
-    It is *generated* (deterministically, by :mod:`.generate_ikat2023`) rather than shipped, so
+    It is *generated* (deterministically, by `.generate_ikat2023`) rather than shipped, so
     that no file in the package carries the name of a real NIST/iKAT file while holding made-up
     data. It is written into ``root``, by default into a private per-user cache folder
     (``~/.cache/reteco-measures``, mode 0700; a fresh private temporary folder when there is no

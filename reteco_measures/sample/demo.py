@@ -15,8 +15,8 @@ __all__ = ["run_demo"]
 def run_demo(fmt: str = "table", *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Score the bundled sample with each benchmark that declares a demo; write each report.
 
-    Every benchmark goes through :meth:`reteco_measures.benchmarks.Benchmark.score` and its
-    report through :func:`reteco_measures.report.score.render_score` (no command line involved).
+    Every benchmark goes through `reteco_measures.benchmarks.Benchmark.score` and its
+    report through `reteco_measures.report.score.render_score` (no command line involved).
 
     Returns 0 when every benchmark scored (an *invalid sample submission* is part of the demo and
     does not fail it), 1 if one raised or none is available.

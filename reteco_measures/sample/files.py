@@ -1,4 +1,4 @@
-"""Writing the sample's files: :func:`write_files` (every generator ends with it) and the private
+"""Writing the sample's files: `write_files` (every generator ends with it) and the private
 cache folder the generated iKAT-like sample lives in."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The real iKAT topics and qrels are not bundled (tests read them in place); this made-up sample
 has the same file names and formats so that ``reteco-measures score ikat-2023`` and the ``ikat``
-contract run out of the box. It is not shipped either: :func:`reteco_measures.sample.ikat_sample_root`
+contract run out of the box. It is not shipped either: `reteco_measures.sample.ikat_sample_root`
 generates it on first use. Writes, under ``ROOT``::
 
     ikat2023/2023_test_topics.json      3 conversations, 4-7 turns, PTKB of 5-8 statements

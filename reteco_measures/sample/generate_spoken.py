@@ -1,7 +1,7 @@
 """Generate the bundled synthetic Spoken-Query sample (deterministic, seed fixed).
 
 Writes, under ``ROOT`` (default: this package's ``sample/data``; laid out like ``$RETECO_DATA``,
-in the layout defined by :mod:`reteco_measures.datasets.spoken`)::
+in the layout defined by `reteco_measures.datasets.spoken`)::
 
     spoken/corpus/<collection>.jsonl     6 collections x 24 documents {id, domain, language, title, text}
     spoken/validation/requests.jsonl     6 collections x 4 conditions x 2-4 requests, with n-best
