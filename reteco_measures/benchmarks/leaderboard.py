@@ -348,7 +348,10 @@ def leaderboard(
     if first.reward is not None:
         ranking["reward"] = [scores[r].reward for r in order]
     for diag in _diagnostics(first, bench, label):
-        ranking[diag] = [_summary_value(scores[r], bench, diag) for r in order]
+        column = [_summary_value(scores[r], bench, diag) for r in order]
+        if bench.contract == "judgments" and np.isnan(column).all():
+            continue  # a dimension no submission was judged on
+        ranking[diag] = column
     groups = {}
     for g in bench.groupings:
         groups[g.name] = _group_table(scores, order, g, label)
