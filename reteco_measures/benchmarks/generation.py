@@ -36,14 +36,24 @@ import pandas as pd
 
 from ..contracts.base import ValidationReport
 from ..errors import Problem
-from ..judge.aggregate import AGGREGATES, collapse_repeats, read_judgments
-from ..judge.inputs import read_targets
-from ..judge.prompts import FAMILIES
 from ..measures.likert import Likert
 from .declaration import Benchmark, Inputs, Option
 from .registry import register
 
-__all__ = ["RETECO_2B", "RETECO_2C", "IKAT_2023_GENERATION", "GENERATION_SCALES"]
+__all__ = ["RETECO_2B", "RETECO_2C", "IKAT_2023_GENERATION", "GENERATION_SCALES", "RETECO_DIMENSIONS",
+           "IKAT_DIMENSIONS"]
+
+# The judge package is imported inside the functions that read judgments, as ``Benchmark.leaderboard``
+# imports the leaderboard: ``import reteco_measures`` registers every benchmark and leaves
+# reteco_measures.judge for first use (there is no cycle). The declarations below therefore name the
+# dimensions and the repeat aggregates themselves; tests/test_generation.py checks that they are the
+# judge's (``judge.FAMILIES``, ``judge.AGGREGATES``).
+
+#: the RETECO generation dimensions, in the order of the judge's prompts
+RETECO_DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
+#: the iKAT 2023 response dimensions, the ranking one (groundedness) first
+IKAT_DIMENSIONS = ("groundedness", "naturalness")
+_AGGREGATES = ("mean", "median", "mode")
 
 #: benchmark name -> judge scale (``reteco`` 1-5, ``ikat`` 0-4)
 GENERATION_SCALES = {"reteco-2b": "reteco", "reteco-2c": "reteco", "ikat-2023-generation": "ikat"}
@@ -51,7 +61,7 @@ GENERATION_SCALES = {"reteco-2b": "reteco", "reteco-2c": "reteco", "ikat-2023-ge
 _OPTIONS = (
     Option("targets", None, "target turn ids (JSONL, TREC qrels or one id per line); a target without a "
            "judgment is counted missing (default: the turns each submission judged)", data=True),
-    Option("aggregate", "mean", "how repeated judgments of a turn are combined", choices=AGGREGATES),
+    Option("aggregate", "mean", "how repeated judgments of a turn are combined", choices=_AGGREGATES),
 )
 
 
@@ -61,6 +71,8 @@ def _display(measure: Any) -> str:
 
 def _loader(name: str):
     def load(data: Any, split: str | None, opts: dict) -> Inputs:
+        from ..judge.inputs import read_targets
+
         if data is not None:
             raise ValueError(f"{name} reads no reference data (--data): a submission is its judgments file; "
                              "give the target turns with --targets (targets=)")
@@ -71,6 +83,8 @@ def _loader(name: str):
 
 
 def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
+    from ..judge.aggregate import read_judgments
+
     scale = inputs.meta["scale"]
     frame, problems = read_judgments(run, scale=scale, keep_invalid=True)
     problems = list(problems)
@@ -94,6 +108,8 @@ def _measures_for(dimensions: tuple[str, ...]):
 
 
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
+    from ..judge.aggregate import collapse_repeats
+
     items = collapse_repeats(report.run, opts["aggregate"]) if len(report.run) else \
         pd.DataFrame({"turn_id": [], "dimension": [], "value": [], "valid": []})
     items = items.assign(turn_id=items["turn_id"].astype(str))
@@ -145,7 +161,7 @@ def _generation(name: str, title: str, help: str, dimensions: tuple[str, ...], a
     ))
 
 
-_RETECO = tuple(FAMILIES["reteco"])
+_RETECO = RETECO_DIMENSIONS
 RETECO_2B = _generation("reteco-2b", "RETECO 2b (gold-passage generation)",
                         "RETECO Track 2b: LLM-judge Likert dimensions (1-5) of generated answers; "
                         "--human ranks by calibrated means", _RETECO,
@@ -157,4 +173,4 @@ RETECO_2C = _generation("reteco-2c", "RETECO 2c (conversational RAG)",
 IKAT_2023_GENERATION = _generation(
     "ikat-2023-generation", "TREC iKAT 2023 response generation",
     "TREC iKAT 2023 responses: LLM-judge groundedness and naturalness (0-4); --human ranks by calibrated means",
-    ("groundedness", "naturalness"), "mean over the judged turns of the normalised score s/4")
+    IKAT_DIMENSIONS, "mean over the judged turns of the normalised score s/4")
