@@ -110,6 +110,7 @@ heads[valueCol].click(); document.body.setAttribute('data-value-asc', order());
         for col in ("value", "ci_low", "ci_high"):
             assert float(cells[col]) == pytest.approx(expected[col], abs=5e-5)
         assert int(cells["cluster"]) == int(expected["cluster"])
+        assert (int(cells["rank_low"]), int(cells["rank_high"])) == (expected["rank_low"], expected["rank_high"])
 
 
 def test_screenshot_shows_the_page(board, tmp_path):
@@ -145,3 +146,24 @@ def test_score_detail_page(tmp_path):
     assert f"{score.official:.4f}" in html
     assert html.count("<table") == 1 + len(score.by_group)
     assert "duplicate document" in html  # the contract's removals are listed with their lines
+
+
+def test_calibrated_page_has_the_calibration_and_rank_intervals(tmp_path):
+    import pandas as pd
+
+    turns = [f"t{i}" for i in range(12)]
+    rng = np.random.default_rng(2)
+    runs, ratings = {}, []
+    for run, shift in (("a", 1), ("b", 0)):
+        truth = rng.integers(1, 5, len(turns))
+        runs[run] = pd.DataFrame({"turn_id": turns, "dimension": "groundedness",
+                                  "score": np.clip(truth + shift, 0, 4)})
+        ratings += [{"run": run, "turn_id": turns[i], "dimension": "groundedness", "rater": "r",
+                     "score": int(truth[i])} for i in range(0, 12, 2)]
+    board = rm.leaderboard("ikat-2023-generation", runs, human=pd.DataFrame(ratings), n_resamples=200)
+    html = leaderboard_html(board, plots=False)
+    assert 'id="calibration"' in html and 'id="calibrated-pairwise"' in html
+    head = re.search(r'id="ranking">\s*<thead><tr>(.*?)</tr>', html, re.S).group(1)
+    for col in ("rank_low", "rank_high", "judge_mean", "judge_ci_low", "n_human", "bias"):
+        assert f">{col}<" in head
+    assert "PPI++-calibrated mean" in html

@@ -25,7 +25,8 @@ BENCHMARKS = ["chunqiu", "ikat-2023", "reteco-1a", "reteco-1b", "reteco-2a", "sp
 # Columns of per-query and group tables that are ids, groups or counts, never measures.
 NOT_MEASURES = {"query_id", "domain", "conversation_id", "turn", "depth", "steps", "task", "qrels", "collection",
                 "condition", "n", "run", "rank", "value", "ci_low", "ci_high", "cluster", "valid", "problems",
-                "reward", "stratum", "group", "all"}
+                "reward", "stratum", "group", "all", "rank_low", "rank_high", "judge_mean", "judge_ci_low",
+                "judge_ci_high", "n_human", "human_mean", "bias", "lam"}
 
 
 def _run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

@@ -106,6 +106,9 @@ def test_ranking_tests_and_clusters_have_the_known_answer(constructed):
         expected[run] = number
     assert dict(zip(board.ranking["run"], board.ranking["cluster"], strict=True)) == expected
     assert expected["copy"] == expected["perfect"] == 1 and max(expected.values()) >= 2
+    # rank intervals: the two identical perfect runs tie in every resample, so each spans 1-2
+    assert ranking.loc["copy", ["rank_low", "rank_high"]].tolist() == [1, 2]
+    assert ranking.loc["perfect", ["rank_low", "rank_high"]].tolist() == [1, 2]
     # the group breakdown: one row per run, the domains and the margins
     assert list(board.groups["by_domain"].columns) == ["run", "bitcoin", "history", "law", "(macro)", "(all)"]
     # no ties in these runs: no tie columns
@@ -169,16 +172,20 @@ def test_cli_formats(constructed, fmt, capsys):
         doc = json.loads(out)
         assert doc["benchmark"] == "reteco-1a" and doc["measure"] == "nDCG@10" and doc["key"] == "ndcg_10"
         assert [r["rank"] for r in doc["ranking"]] == [1, 2, 3, 4] and "by_domain" in doc["groups"]
+        assert [(r["rank_low"], r["rank_high"]) for r in doc["ranking"]][:2] == [(1, 2), (1, 2)]
         assert doc["design"][0]["unit"] == "query"
     elif fmt == "csv":
-        assert out.splitlines()[0].startswith("rank,run,value,ci_low,ci_high,n,cluster,valid,problems")
+        assert out.splitlines()[0].startswith("rank,run,value,ci_low,ci_high,rank_low,rank_high,n,cluster,valid,"
+                                              "problems")
         assert len(out.splitlines()) == 5
     elif fmt == "markdown":
-        assert out.startswith("**reteco-1a**") and "| rank | cluster | run |" in out and "nDCG\\|FC@10" in out
+        assert out.startswith("**reteco-1a**") and "| rank | 95% rank interval | cluster | run |" in out
+        assert "nDCG\\|FC@10" in out and "| 1–2 |" in out  # the two identical perfect runs
     elif fmt == "latex":
-        assert "\\toprule" in out and "\\bottomrule" in out and "nDCG\\textbar{}FC@10" in out
+        assert "\\toprule" in out and "\\bottomrule" in out and "nDCG\\textbar{}FC@10" in out and " 1--2 " in out
     else:
-        assert "ranked by nDCG@10" in out and "== by_domain" in out
+        assert "ranked by nDCG@10" in out and "== by_domain" in out and "rank interval" in out
+        assert out.count(" 1–2 ") == 2
 
 
 def test_cli_plot_and_unreadable_submission(constructed, tmp_path, capsys):
@@ -226,3 +233,236 @@ def test_worker_processes_give_the_same_board(constructed):
     pd.testing.assert_frame_equal(one.ranking, two.ranking)
     pd.testing.assert_frame_equal(one.pairwise, two.pairwise)
     assert list(two.scores) == [p.stem for p in runs]
+
+
+# ------------------------------------------------------------------------------------------------
+# rank intervals on a tiny board, computed here from the board's resample indices
+
+
+def _judgments(scores: dict[str, int], dimension: str = "correctness") -> pd.DataFrame:
+    return pd.DataFrame({"turn_id": list(scores), "dimension": dimension, "score": list(scores.values())})
+
+
+def _draws(seed: int, n_units: int, n_resamples: int) -> np.ndarray:
+    """The bootstrap indices of a board with one stratum, as the statistics module documents its
+    draws: numpy's PCG64 seeded with ``[seed, measure index, group index]``, one uniform per
+    (resample, unit), ``floor(u * U)``; units in sorted order."""
+    rng = np.random.default_rng([seed, 0, 0])
+    return np.floor(rng.random((n_resamples, n_units)) * n_units).astype(int)
+
+
+def test_rank_intervals_by_hand_on_a_tiny_board():
+    # 3 runs x 4 turns (RETECO 1-5 scores, normalised (s-1)/4); b is a, one point lower on one turn
+    a = {"t1": 5, "t2": 3, "t3": 4, "t4": 2}
+    b = {"t1": 5, "t2": 3, "t3": 4, "t4": 1}
+    c = {"t1": 1, "t2": 5, "t3": 3, "t4": 4}
+    runs = {"a": _judgments(a), "b": _judgments(b), "c": _judgments(c)}
+    B, seed = 300, 3
+    board = rm.leaderboard("reteco-2b", runs, n_resamples=B, seed=seed)
+    idx = _draws(seed, 4, B)
+    units = sorted(a)
+    values = np.array([[(r[u] - 1) / 4 for u in units] for r in (a, b, c)])  # (R, U)
+    agg = values[:, idx].mean(axis=2).T  # (B, R): each run's mean over the resampled turns
+    # the same draws as the board's confidence intervals
+    r = board.ranking.set_index("run")
+    for i, name in enumerate("abc"):
+        lo, hi = np.quantile(agg[:, i], [0.025, 0.975])
+        assert r.loc[name, "ci_low"] == pytest.approx(lo, abs=1e-12)
+        assert r.loc[name, "ci_high"] == pytest.approx(hi, abs=1e-12)
+    # places: best = competition ("min") rank, worst = "max" rank (scipy), of the negated values
+    best = np.vstack([sps.rankdata(-row, method="min") for row in agg])
+    worst = np.vstack([sps.rankdata(-row, method="max") for row in agg])
+    for i, name in enumerate("abc"):
+        want_low = np.sort(best[:, i])[int(np.floor(0.025 * (B - 1)))]   # numpy "lower"
+        want_high = np.sort(worst[:, i])[int(np.ceil(0.975 * (B - 1)))]  # numpy "higher"
+        assert (r.loc[name, "rank_low"], r.loc[name, "rank_high"]) == (want_low, want_high), name
+    # a and b tie in the resamples without t4 (then each takes 1-2 or 2-3); b is never above a
+    assert r.loc["a", "rank_low"] == 1 and r.loc["b", "rank_low"] >= r.loc["a", "rank_low"]
+    assert r.loc["c", "rank_low"] < r.loc["c", "rank_high"]
+
+
+def test_identical_runs_span_one_to_two_and_a_dominant_run_one_to_one():
+    rng = np.random.default_rng(5)
+    turns = [f"t{i}" for i in range(30)]
+    mid = dict(zip(turns, rng.integers(2, 4, len(turns)).tolist(), strict=True))
+    runs = {"top": _judgments({t: 5 for t in turns}), "x": _judgments(mid), "x_copy": _judgments(mid),
+            "low": _judgments({t: 1 for t in turns})}
+    board = rm.leaderboard("reteco-2b", runs, n_resamples=500)
+    r = board.ranking.set_index("run")
+    assert r.loc["top", ["rank_low", "rank_high"]].tolist() == [1, 1]
+    assert r.loc["x", ["rank_low", "rank_high"]].tolist() == [2, 3]
+    assert r.loc["x_copy", ["rank_low", "rank_high"]].tolist() == [2, 3]
+    assert r.loc["low", ["rank_low", "rank_high"]].tolist() == [4, 4]
+    two = rm.leaderboard("reteco-2b", {"x": _judgments(mid), "x_copy": _judgments(mid)}, n_resamples=200)
+    assert two.ranking[["rank_low", "rank_high"]].values.tolist() == [[1, 2], [1, 2]]
+
+
+def test_resample_ranks_count_every_tied_place():
+    from reteco_measures.benchmarks.leaderboard import resample_ranks
+
+    agg = np.array([[0.5, 0.5, 0.1], [0.3, 0.5, 0.5], [np.nan, 0.2, 0.2]])
+    best, worst = resample_ranks(agg)
+    assert best.tolist() == [[1, 1, 3], [3, 1, 1], [3, 1, 1]]  # NaN: the last place
+    assert worst.tolist() == [[2, 2, 3], [3, 2, 2], [3, 2, 2]]
+
+
+# ------------------------------------------------------------------------------------------------
+# calibrated leaderboards (generation tracks)
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory) -> tuple[Path, list[Path], Path, dict]:
+    """Three runs judged on 60 turns by a judge that is lenient to ``beta``: the raw judge means rank
+    beta first, the raters (the truth) alpha; 20 turns of each run rated by one or two raters."""
+    folder = tmp_path_factory.mktemp("judged")
+    rng = np.random.default_rng(3)
+    turns = [f"c{i // 4}_turn_{i % 4 + 1}" for i in range(60)]
+    rows, truth = [], {}
+    for run, quality, lenient in (("alpha", 3.8, 0), ("beta", 3.0, 2), ("gamma", 2.4, 0)):
+        t = np.clip(np.round(rng.normal(quality, 0.9, len(turns))), 1, 5).astype(int)
+        j = np.clip(t + lenient * (rng.random(len(turns)) < 0.8), 1, 5)
+        truth[run] = (t, j)
+        _judgments(dict(zip(turns, j.tolist(), strict=True))).to_json(folder / f"{run}.jsonl", orient="records",
+                                                                     lines=True)
+        for i in rng.choice(len(turns), 20, replace=False):
+            rows.append({"run": run, "turn_id": turns[i], "dimension": "correctness", "rater": "ann",
+                         "score": int(t[i])})
+            if i % 2:
+                rows.append({"run": run, "turn_id": turns[i], "dimension": "correctness", "rater": "bob",
+                             "score": int(np.clip(t[i] + rng.integers(-1, 2), 1, 5))})
+    human = folder / "ratings.csv"
+    pd.DataFrame(rows).to_csv(human, index=False)
+    return folder, [folder / f"{r}.jsonl" for r in ("alpha", "beta", "gamma")], human, {"turns": turns, "rows": rows}
+
+
+@pytest.mark.parametrize("method", ["ppi++", "ppi"])
+def test_calibrated_board_equals_calibrate_and_ppi_py(judged, method):
+    from reteco_measures.judge import calibrate
+
+    ppi_py = pytest.importorskip("ppi_py")
+    folder, runs, human, info = judged
+    raw = rm.leaderboard("reteco-2b", runs, n_resamples=300)
+    board = rm.leaderboard("reteco-2b", runs, human=human, calibration=method, n_resamples=300)
+    r = board.ranking.set_index("run")
+    want = calibrate({p.stem: p for p in runs}, human, method=method, by="run", dimensions=["correctness"])
+    want = want.set_index("run")
+    for run in ("alpha", "beta", "gamma"):
+        for col, mine in (("calibrated", "value"), ("ci_low", "ci_low"), ("ci_high", "ci_high"), ("bias", "bias"),
+                          ("lam", "lam"), ("n_human", "n_human"), ("judge_mean", "judge_mean")):
+            assert r.loc[run, mine] == pytest.approx(want.loc[run, col], abs=1e-12), (run, col)
+        # the raw judge mean and its bootstrap interval are the uncalibrated board's
+        assert r.loc[run, "judge_ci_low"] == raw.ranking.set_index("run").loc[run, "ci_low"]
+    # one run straight from ppi-python: the human value of an item is the mean of its raters
+    ratings = pd.DataFrame(info["rows"])
+    ratings = ratings[ratings["run"] == "alpha"]
+    y_item = ((ratings["score"] - 1) / 4).groupby(ratings["turn_id"]).mean()
+    judge = pd.read_json(runs[0], lines=True).set_index("turn_id")["score"]
+    f = (judge - 1) / 4
+    labelled = f.index.isin(y_item.index)
+    y = y_item.reindex(f.index[labelled]).to_numpy()
+    lam = 1.0 if method == "ppi" else None
+    est = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f[labelled].to_numpy(), f[~labelled].to_numpy(),
+                                                         lam=lam)))
+    lo, hi = ppi_py.ppi_mean_ci(y, f[labelled].to_numpy(), f[~labelled].to_numpy(), alpha=0.05, lam=lam)
+    assert r.loc["alpha", "value"] == pytest.approx(est, abs=1e-12)
+    assert (r.loc["alpha", "ci_low"], r.loc["alpha", "ci_high"]) == (pytest.approx(float(np.squeeze(lo)), abs=1e-12),
+                                                                     pytest.approx(float(np.squeeze(hi)), abs=1e-12))
+    # the ranking follows the calibrated means (the lenient judge put beta first on its raw means)
+    assert raw.ranking["run"].iloc[0] == "beta"
+    assert board.ranking["run"].tolist() == want["calibrated"].sort_values(ascending=False).index.tolist()
+    assert board.ranking["run"].iloc[0] == "alpha"
+
+
+def test_calibrated_rank_intervals_from_the_board_resamples(judged):
+    """With PPI (lambda = 1) each resample's calibrated mean is, over the resampled turns, the mean
+    judge value of the unrated ones plus the mean (human - judge) of the rated ones."""
+    folder, runs, human, info = judged
+    B, seed = 400, 9
+    board = rm.leaderboard("reteco-2b", runs, human=human, calibration="ppi", n_resamples=B, seed=seed)
+    units = sorted(info["turns"])
+    idx = _draws(seed, len(units), B)
+    ratings = pd.DataFrame(info["rows"])
+    est = np.empty((B, 3))
+    for k, path in enumerate(runs):
+        f = ((pd.read_json(path, lines=True).set_index("turn_id")["score"] - 1) / 4).reindex(units).to_numpy()
+        mine = ratings[ratings["run"] == path.stem]
+        y = ((mine["score"] - 1) / 4).groupby(mine["turn_id"]).mean().reindex(units).to_numpy()
+        for b in range(B):
+            pick = idx[b]
+            rated = ~np.isnan(y[pick])
+            est[b, k] = f[pick][~rated].mean() + (y[pick][rated] - f[pick][rated]).mean()
+    best = np.vstack([sps.rankdata(-row, method="min") for row in est])
+    worst = np.vstack([sps.rankdata(-row, method="max") for row in est])
+    r = board.ranking.set_index("run")
+    for k, path in enumerate(runs):
+        want = (np.sort(best[:, k])[int(np.floor(0.025 * (B - 1)))], np.sort(worst[:, k])[int(np.ceil(0.975 * (B - 1)))])
+        assert (r.loc[path.stem, "rank_low"], r.loc[path.stem, "rank_high"]) == want, path.stem
+    # clusters: the calibrated pairwise table (paired bootstrap on those resamples), Holm over the 3 pairs
+    pw = board.calibrated_pairwise.set_index(["run", "other"])
+    names = [p.stem for p in runs]
+    p_raw = []
+    for i, j in itertools.combinations(range(3), 2):
+        delta = r.loc[names[i], "value"] - r.loc[names[j], "value"]
+        star = est[:, i] - est[:, j]
+        p_raw.append((1 + np.sum(np.abs(star - delta) >= np.abs(delta) - 1e-12 * max(1, abs(delta)))) / (1 + B))
+    holm = multipletests(np.array(p_raw), method="holm")[1]
+    for (i, j), want in zip(itertools.combinations(range(3), 2), holm, strict=True):
+        assert pw.loc[(names[i], names[j]), "p_adjusted"] == pytest.approx(want, rel=1e-9)
+
+
+def test_a_run_without_human_ratings_is_nan_with_a_warning(judged, tmp_path, capsys):
+    from reteco_measures.errors import DataFormatWarning
+
+    folder, runs, human, info = judged
+    ratings = pd.read_csv(human)
+    partial = tmp_path / "partial.csv"
+    ratings[ratings["run"] != "gamma"].to_csv(partial, index=False)
+    with pytest.warns(DataFormatWarning, match="run gamma.*no judged item has a human rating"):
+        board = rm.leaderboard("reteco-2b", runs, human=partial, n_resamples=200)
+    last = board.ranking.iloc[-1]
+    assert last["run"] == "gamma" and np.isnan(last["value"]) and np.isnan(last["ci_low"])
+    assert last["n_human"] == 0 and not np.isnan(last["judge_mean"])
+    rc = main(["leaderboard", "reteco-2b", *map(str, runs), "--human", str(partial), "--resamples", "100"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "no calibrated mean for gamma" in err and "warning" in err
+
+
+def test_calibrated_board_on_the_command_line(judged, capsys):
+    folder, runs, human, info = judged
+    assert main(["leaderboard", "reteco-2b", str(folder / "alpha.jsonl"), str(folder / "beta.jsonl"),
+                 str(folder / "gamma.jsonl"), "--human", str(human), "--resamples", "200", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["params"]["calibration"] == "ppi++" and doc["ranking"][0]["run"] == "alpha"
+    assert {"judge_mean", "rank_low", "rank_high", "n_human", "bias"} <= set(doc["ranking"][0])
+    assert len(doc["calibration"]) == 3 and len(doc["calibrated_pairwise"]) == 3
+    assert main(["leaderboard", "reteco-2b", *map(str, runs), "--human", str(human), "--resamples", "200",
+                 "--calibration", "ppi"]) == 0
+    out = capsys.readouterr().out
+    assert "PPI-calibrated mean" in out and "judge mean" in out and "rank interval" in out
+    # --human on a retrieval benchmark is a usage error (argparse: the flag does not exist there)
+    with pytest.raises(SystemExit) as exc:
+        main(["leaderboard", "reteco-1a", *map(str, runs), "--human", str(human)])
+    assert exc.value.code == 2
+    with pytest.raises(ValueError, match="generation tracks"):
+        rm.leaderboard("reteco-1a", runs, human=human)
+
+
+def test_the_worked_example_of_the_docs_prints_what_the_page_shows(tmp_path, monkeypatch, capsys):
+    import contextlib
+    import io
+    import re
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md").read_text(encoding="utf-8")
+    part = page.split("### Worked example on the bundled sample", 1)[1]
+    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
+    shown = re.findall(r"```text\n(.*?)```", part, re.S)
+    command = re.search(r"```bash\n(.*?)\n```", part, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "leaderboard.md", "exec"), {})
+    assert out.getvalue() == shown[0]
+    argv = command.split()
+    assert argv[0] == "reteco-measures"
+    assert main(argv[1:]) == 0
+    assert capsys.readouterr().out == shown[1]

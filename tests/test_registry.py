@@ -9,7 +9,8 @@ import pytest
 
 from reteco_measures.benchmarks.registry import BENCHMARKS, benchmark
 
-NAMES = ["chunqiu", "ikat-2023", "reteco-1a", "reteco-1b", "reteco-2a", "spoken"]
+NAMES = ["chunqiu", "ikat-2023", "ikat-2023-generation", "reteco-1a", "reteco-1b", "reteco-2a", "reteco-2b",
+         "reteco-2c", "spoken"]
 
 
 def test_benchmarks_are_registered_on_import_in_a_fresh_interpreter() -> None:

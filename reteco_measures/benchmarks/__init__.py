@@ -11,7 +11,8 @@
     board = rm.leaderboard("reteco-1a", ["a.txt", "b.txt"], data="/data", split="dev")
 
 Benchmarks: ``reteco-1a``, ``reteco-1b`` (TEMPO), ``reteco-2a`` (RECOR), ``ikat-2023``,
-``chunqiu``, ``spoken``. The package, bottom up:
+``chunqiu``, ``spoken``, and the judged generation tracks ``reteco-2b``, ``reteco-2c``,
+``ikat-2023-generation`` (:mod:`.generation`). The package, bottom up:
 
 - :mod:`.score` — :class:`Score`, the result of scoring one submission, and its JSON;
 - :mod:`.scoring` — the engine: per-query values once (:func:`long_per_query`), everything else
@@ -29,7 +30,7 @@ from __future__ import annotations
 from ..report.text import metric_key
 
 # the benchmarks, one module each: importing one registers its declaration in BENCHMARKS
-from . import chunqiu, ikat2023, reteco_track1, reteco_track2, spoken  # noqa: F401
+from . import chunqiu, generation, ikat2023, reteco_track1, reteco_track2, spoken  # noqa: F401
 from .declaration import Benchmark, Grouping, Inputs, Option
 from .registry import BENCHMARKS, benchmark, register
 from .score import Score
@@ -52,4 +53,4 @@ __all__ = [
 ]
 
 #: one module per benchmark (imported above)
-BENCHMARK_MODULES = ["reteco_track1", "reteco_track2", "ikat2023", "chunqiu", "spoken"]
+BENCHMARK_MODULES = ["reteco_track1", "reteco_track2", "ikat2023", "chunqiu", "spoken", "generation"]

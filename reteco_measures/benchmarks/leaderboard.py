@@ -17,6 +17,32 @@ cluster is statistically indistinguishable from the cluster's best run, and each
 significantly worse than the leader above it. (Clusters are not equivalence classes: two runs of
 one cluster may differ significantly from each other; the ``pairwise`` table has every pair.)
 
+**Rank intervals** (``rank_low, rank_high``). The bootstrap resamples behind the confidence
+intervals (the very draws: :attr:`~reteco_measures.stats.Comparison.resamples`) each give every
+run an aggregate and so a place. A run tied with others in a resample could take any of the tied
+places: its *best* place there is ``1 +`` the number of runs strictly above it (competition
+ranking, "min"), its *worst* place the number of runs at or above it ("max"). ``rank_low`` is the
+lower ``(1 − ci)/2`` percentile of the best places, ``rank_high`` the upper one of the worst places
+(the order statistics just outside the percentiles, so both are integers and the interval holds at
+least ``ci`` of the resamples). Two identical runs tie in every resample, so each spans 1–2: the
+data cannot tell which of them is first. (Min ranks alone would put both at 1–1, average ranks at
+1.5–1.5; both would claim a certainty the data does not give.) A run whose aggregate is undefined
+in a resample takes the last places there. Ties are exact equality of the resampled aggregates.
+
+**Calibrated leaderboards** (the generation tracks, ``human=`` / ``--human``). The board ranks by
+the prediction-powered mean of each run's human-equivalent score
+(:func:`reteco_measures.judge.calibrate`, ``calibration="ppi++"`` or ``"ppi"``, ``by="run"``):
+``value, ci_low, ci_high`` are the calibrated mean and its normal interval, beside the raw judge
+mean ``judge_mean`` with its bootstrap interval ``judge_ci_low, judge_ci_high``, and ``n_human``,
+``bias``, ``lam``. The ratings are per run: a ``run`` column (or a ``{run: ratings}`` mapping);
+ratings without one serve every run, with calibrate's warning. A run without a rated turn has a
+NaN calibrated mean (a warning says so) and ranks last. Rank intervals and clusters of a calibrated
+board come from the same turn resamples: in each resample a run's calibrated mean is recomputed
+with its λ held at the full-sample value (λ̂'s own estimation error is of smaller order; PPI++,
+Angelopoulos, Duchi & Zrnic 2023, Theorem 1); clusters use the paired bootstrap test of the
+calibrated differences on those resamples (``calibrated_pairwise``, with the board's correction),
+while ``pairwise`` keeps the board's test of the raw judge scores.
+
 **Tie sensitivity**: where the ranking measure breaks ties trec_eval's way and a run has tied
 scores, ``tie_min`` / ``tie_max`` give its aggregate under the worst and best order of the tied
 documents (:func:`reteco_measures.stats.tie_sensitivity`); the columns appear only when ties
@@ -31,12 +57,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import ir_measures
 import numpy as np
 import pandas as pd
 
+from ..judge import SCALES, calibrate, read_ratings
+from ..judge.calibrate import METHODS
 from ..report.text import frame_records
-from ..stats import Comparison, compare_frame, has_ties, unit_columns
-from ..stats.compare import file_run_name
+from ..stats import Comparison, adjust, compare_frame, has_ties, unit_columns
+from ..stats.compare import Resamples, file_run_name
+from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
 from .registry import benchmark
 from .score import Score
@@ -44,7 +74,7 @@ from .score import Score
 if TYPE_CHECKING:  # annotations only: Benchmark.leaderboard calls this module, not the other way round
     from .declaration import Benchmark
 
-__all__ = ["Leaderboard", "leaderboard", "clusters"]
+__all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals"]
 
 
 @dataclass
@@ -55,12 +85,18 @@ class Leaderboard(Comparison):
         benchmark: the benchmark's name.
         measure: the ranking measure (the official one by default).
         ranking: one row per scored submission, best first: ``rank, run, value, ci_low, ci_high,
-            n, cluster, valid, problems`` (+ ``tie_min, tie_max`` when ties change a value,
-            ``reward`` where the benchmark has one, one column per diagnostic).
+            rank_low, rank_high, n, cluster, valid, problems`` (+ ``tie_min, tie_max`` when ties
+            change a value, ``reward`` where the benchmark has one, one column per diagnostic;
+            a calibrated board: ``value, ci_low, ci_high`` calibrated, then ``judge_mean,
+            judge_ci_low, judge_ci_high, n_human, human_mean, bias, lam``).
         groups: per grouping of the benchmark (``by_domain``, ``by_depth``, ``grid`` ...), a table
             ``run`` × group values of the ranking measure.
         scores: ``{run: Score}`` — every submission's full score.
         failed: ``{run: message}`` — submissions that could not be scored at all (unreadable).
+        calibration: a calibrated board's :func:`~reteco_measures.judge.calibrate` table (one row
+            per run); empty otherwise.
+        calibrated_pairwise: a calibrated board's pairwise tests of the calibrated means: ``run,
+            other, delta, p_value, p_adjusted, significant`` (paired bootstrap); empty otherwise.
     """
 
     benchmark: str = ""
@@ -69,6 +105,8 @@ class Leaderboard(Comparison):
     groups: dict[str, pd.DataFrame] = field(default_factory=dict)
     scores: dict[str, Score] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    calibration: pd.DataFrame = field(default_factory=pd.DataFrame)
+    calibrated_pairwise: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_records(self) -> list[dict[str, Any]]:
         """The ranking as JSON-ready records."""
@@ -95,6 +133,50 @@ def clusters(order: Sequence[str], pairwise: pd.DataFrame, alpha: float) -> dict
                 leader, number = run, number + 1
         out[run] = number
     return out
+
+
+def resample_ranks(aggregates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The best and worst place of every run in every resample (module docs, "Rank intervals").
+
+    Args:
+        aggregates: ``(B, R)`` each run's aggregate in each resample (higher is better; NaN:
+            undefined, placed last).
+
+    Returns:
+        ``(best, worst)``, both ``(B, R)`` integer arrays: ``best`` = 1 + the number of runs
+        strictly above (competition ranking), ``worst`` = the number of runs at or above.
+    """
+    a = np.asarray(aggregates, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"aggregates must be a (resamples, runs) array, not of shape {a.shape}")
+    B, R = a.shape
+    a = np.where(np.isnan(a), -np.inf, a)
+    order = np.argsort(-a, axis=1, kind="stable")
+    s = np.take_along_axis(a, order, axis=1)  # each row in descending order
+    pos = np.broadcast_to(np.arange(R), (B, R))
+    opens = np.ones((B, R), dtype=bool)
+    opens[:, 1:] = s[:, 1:] != s[:, :-1]
+    closes = np.ones((B, R), dtype=bool)
+    closes[:, :-1] = s[:, :-1] != s[:, 1:]
+    first = np.maximum.accumulate(np.where(opens, pos, 0), axis=1)
+    last = np.minimum.accumulate(np.where(closes, pos, R - 1)[:, ::-1], axis=1)[:, ::-1]
+    best = np.empty((B, R), dtype=np.int64)
+    worst = np.empty((B, R), dtype=np.int64)
+    np.put_along_axis(best, order, first + 1, axis=1)
+    np.put_along_axis(worst, order, last + 1, axis=1)
+    return best, worst
+
+
+def rank_intervals(aggregates: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """``(rank_low, rank_high)`` per run from ``(B, R)`` resampled aggregates: the lower
+    ``(1 − ci)/2`` percentile of the best places and the upper one of the worst places
+    (:func:`resample_ranks`; numpy's ``method="lower"`` / ``"higher"``: integer order statistics,
+    the interval taken outwards)."""
+    best, worst = resample_ranks(aggregates)
+    q = (1.0 - ci) / 2.0
+    low = np.quantile(best, q, axis=0, method="lower").astype(np.int64)
+    high = np.quantile(worst, 1.0 - q, axis=0, method="higher").astype(np.int64)
+    return low, high
 
 
 def _run_items(runs: Any) -> list[tuple[str, Any]]:
@@ -142,6 +224,8 @@ def leaderboard(
     seed: int = 0,
     ties: bool = True,
     workers: int | None = None,
+    human: Any = None,
+    calibration: str = "ppi++",
     **options: Any,
 ) -> Leaderboard:
     """Score every submission and rank them by ``measure`` with confidence intervals, paired tests
@@ -158,12 +242,21 @@ def leaderboard(
         ties: compute tie sensitivity (worst / best order of tied scores) for the ranking measure.
         workers: processes scoring the submissions (default: one per CPU, at most 8, when there
             are at least 8 submissions; 1 = in this process). The numbers do not depend on it.
+        human: generation tracks only: human ratings of some judged turns (a CSV/TSV/JSONL file or
+            DataFrame ``run, turn_id, dimension, rater, score``, or ``{run: ratings}``; see
+            :func:`reteco_measures.judge.calibrate`): rank by the calibrated means (module docs).
+        calibration: the calibration estimator with ``human``: ``"ppi++"`` (default) or ``"ppi"``.
 
     Returns:
         a :class:`Leaderboard`.
     """
     if isinstance(bench, str):
         bench = benchmark(bench)
+    if human is not None and bench.contract != "judgments":
+        raise ValueError(f"human ratings (--human) calibrate the judged generation tracks (reteco-2b, reteco-2c, "
+                         f"ikat-2023-generation); {bench.name} is not one")
+    if calibration not in METHODS:
+        raise ValueError(f"calibration must be one of {', '.join(METHODS)}, not {calibration!r}")
     opts = bench.resolve_options(options)
     inputs = bench.load(data, split if split is not None else bench.default_split, opts)
     items = _run_items(runs)
@@ -202,35 +295,172 @@ def leaderboard(
     comp = compare_frame(frame, measures=[label], runs=list(scores), empties=empties,
                          units={label: (stat["unit"], " x ".join(stat["strata"]) or None)},
                          test=test, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
-                         seed=seed)
+                         seed=seed, keep_resamples=True)
+    resamples = comp.resamples[(label,)]
     summary = comp.summary.set_index("run")
-    order = sorted(scores, key=lambda r: (-_sortable(summary.loc[r, "value"]), list(scores).index(r)))
-    cl = clusters(order, comp.pairwise, alpha)
+    names = list(scores)
+    if human is None:
+        values = summary.loc[names, "value"].to_numpy(dtype=np.float64)
+        draws, pairwise = resamples.aggregates, comp.pairwise
+        calibration_table, calibrated_pairwise = pd.DataFrame(), pd.DataFrame()
+    else:
+        dim = _dimension(label)
+        calibration_table = _calibrate(scores, names, human, calibration, ci, dim, bench, opts)
+        values = calibration_table["calibrated"].to_numpy(dtype=np.float64)
+        draws = _calibrated_resamples(resamples, scores, names, human, calibration_table, dim, bench, opts)
+        calibrated_pairwise = _bootstrap_pairwise(names, values, draws, correction, alpha)
+        pairwise = calibrated_pairwise
+    low, high = rank_intervals(draws, ci)
+    pos = {r: i for i, r in enumerate(names)}
+    order = sorted(names, key=lambda r: (-_sortable(values[pos[r]]), pos[r]))
+    at = [pos[r] for r in order]
+    cl = clusters(order, pairwise, alpha)
     ranked = summary.loc[order]
+    if human is None:
+        shown = {col: ranked[col].to_numpy(dtype=np.float64) for col in ("value", "ci_low", "ci_high")}
+    else:
+        cal = calibration_table.iloc[at]
+        shown = {"value": cal["calibrated"].to_numpy(dtype=np.float64),
+                 "ci_low": cal["ci_low"].to_numpy(dtype=np.float64),
+                 "ci_high": cal["ci_high"].to_numpy(dtype=np.float64),
+                 "judge_mean": ranked["value"].to_numpy(dtype=np.float64),
+                 "judge_ci_low": ranked["ci_low"].to_numpy(dtype=np.float64),
+                 "judge_ci_high": ranked["ci_high"].to_numpy(dtype=np.float64)}
     ranking = pd.DataFrame({
         "rank": np.arange(1, len(order) + 1),
         "run": order,
-        **{col: ranked[col].to_numpy(dtype=np.float64) for col in ("value", "ci_low", "ci_high")},
+        **shown,
+        "rank_low": low[at],
+        "rank_high": high[at],
         "n": ranked["n"].to_numpy(dtype=np.int64),
         "cluster": [cl[r] for r in order],
         "valid": [scores[r].valid for r in order],
         "problems": [len(scores[r].report.errors) for r in order],
     })
+    if human is not None:
+        cal = calibration_table.iloc[at]
+        for col in ("n_human", "human_mean", "bias", "lam"):
+            ranking[col] = cal[col].to_numpy()
+        ranking["n_human"] = ranking["n_human"].astype(np.int64)
     if "tie_min" in comp.summary.columns:
         ranking["tie_min"] = ranked["tie_min"].to_numpy(dtype=np.float64)
         ranking["tie_max"] = ranked["tie_max"].to_numpy(dtype=np.float64)
     if first.reward is not None:
         ranking["reward"] = [scores[r].reward for r in order]
     for diag in _diagnostics(first, bench, label):
-        ranking[diag] = [_summary_value(scores[r], bench, diag) for r in order]
+        column = [_summary_value(scores[r], bench, diag) for r in order]
+        if bench.contract == "judgments" and np.isnan(column).all():
+            continue  # a dimension no submission was judged on
+        ranking[diag] = column
     groups = {}
     for g in bench.groupings:
         groups[g.name] = _group_table(scores, order, g, label)
     fields = {k: getattr(comp, k) for k in ("summary", "pairwise", "per_query", "design", "runs", "measures",
                                             "names", "params")}
-    fields["params"] = {**fields["params"], "clusters": "leader rule", "ties_change_values": tie_changed}
+    fields["params"] = {**fields["params"], "clusters": "leader rule", "ties_change_values": tie_changed,
+                        "rank_intervals": "best/worst place percentiles over the bootstrap resamples"}
+    if human is not None:
+        fields["params"]["calibration"] = calibration
     return Leaderboard(**fields, benchmark=bench.name, measure=label, ranking=ranking, groups=groups,
-                       scores=scores, failed=failed)
+                       scores=scores, failed=failed, calibration=calibration_table,
+                       calibrated_pairwise=calibrated_pairwise)
+
+
+# ------------------------------------------------------------------------------------------------
+# calibrated leaderboards (generation tracks)
+
+
+def _dimension(label: str) -> str:
+    """The judged dimension of a Likert ranking measure (``Likert(dimension='x')`` → ``x``)."""
+    return str(ir_measures.parse_measure(label).params["dimension"])
+
+
+def _judged(score: Score) -> pd.DataFrame:
+    """The valid judgment rows the board scored (after the benchmark's checks, e.g. its targets)."""
+    run = score.report.run
+    return run.loc[run["valid"].astype(bool), ["turn_id", "dimension", "score", "repeat"]].reset_index(drop=True)
+
+
+def _calibrate(scores: dict[str, Score], names: list[str], human: Any, method: str, ci: float, dim: str,
+               bench: Benchmark, opts: dict) -> pd.DataFrame:
+    """:func:`~reteco_measures.judge.calibrate` of every run's judgments (``by="run"``), in ``names`` order."""
+    table = calibrate({r: _judged(scores[r]) for r in names}, human, method=method, ci=ci,
+                      scale=scores[names[0]].meta["scale"], dimensions=[dim], by="run",
+                      aggregate=opts.get("aggregate", "mean"))
+    return table.set_index("run").reindex(names).rename_axis("run").reset_index()
+
+
+def _human_table(human: Any, names: list[str]) -> dict[str, pd.DataFrame]:
+    """``{run: read_ratings frame}``: a mapping as given; a table with a ``run`` column split by it;
+    otherwise the same ratings for every run (as calibrate uses them)."""
+    if isinstance(human, Mapping):
+        return {str(k): read_ratings(v, []) for k, v in human.items()}
+    if isinstance(human, pd.DataFrame):
+        frame = human
+    else:
+        path = Path(human)
+        if path.suffix.lower() in (".csv", ".tsv"):
+            frame = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", dtype=str,
+                                keep_default_na=False, encoding="utf-8-sig")
+        else:
+            frame = pd.read_json(path, lines=True, dtype=False)
+    if "run" not in frame.columns:
+        shared = read_ratings(frame, [])
+        return {r: shared for r in names}
+    return {str(k): read_ratings(part.drop(columns=["run"]).reset_index(drop=True), [])
+            for k, part in frame.groupby(frame["run"].astype(str), sort=False)}
+
+
+def _calibrated_resamples(res: Resamples, scores: dict[str, Score], names: list[str], human: Any,
+                          table: pd.DataFrame, dim: str, bench: Benchmark, opts: dict) -> np.ndarray:
+    """``(B, R)`` each run's calibrated mean in each of the board's turn resamples, λ held at its
+    full-sample value: ``λ·mean_w(f over unrated turns) + mean_w(Y − λ·f over rated turns)`` with
+    the resample's multiplicities ``w`` (λ = 0 in a resample without an unrated turn; NaN without
+    a rated one). At multiplicities 1 it is :func:`~reteco_measures.judge.calibrate`'s estimate."""
+    P = res.paired
+    units = pd.Index(P.units)
+    f = P.unit_values()  # (R, U) the judge's value of each turn (NaN: no valid judgment)
+    low, high = SCALES[scores[names[0]].meta["scale"]]
+    ratings = _human_table(human, names)
+    Y = np.full(f.shape, np.nan)
+    for i, r in enumerate(names):
+        part = ratings.get(r)
+        if part is None or not len(part):
+            continue
+        part = part[part["dimension"] == dim]
+        item = ((part["score"].astype(np.float64) - low) / (high - low)).groupby(part["turn_id"]).mean()
+        Y[i] = item.reindex(units).to_numpy(dtype=np.float64)
+    has_f = ~np.isnan(f)
+    rated = has_f & ~np.isnan(Y)
+    unrated = has_f & ~rated
+    lam = table["lam"].to_numpy(dtype=np.float64)[:, None]
+    lam = np.where(np.isnan(lam), 1.0, lam)
+    f0, Y0 = np.where(has_f, f, 0.0), np.where(rated, Y, 0.0)
+    C = res.counts()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_u, n_l = C @ unrated.T, C @ rated.T
+        imputed = (C @ (f0 * unrated).T) / n_u
+        rect_f = (C @ (f0 * rated).T) / n_l
+        rect_y = (C @ Y0.T) / n_l
+    lam_b = np.where(n_u > 0, lam.T, 0.0)
+    out = rect_y - lam_b * rect_f + np.where(n_u > 0, lam_b * imputed, 0.0)
+    return np.where(n_l > 0, out, np.nan)
+
+
+def _bootstrap_pairwise(names: list[str], values: np.ndarray, draws: np.ndarray, correction: str | None,
+                        alpha: float) -> pd.DataFrame:
+    """Every pair's paired bootstrap test on the resampled calibrated means (as the board's
+    ``'bootstrap'`` test: the distribution of δ shifted to the null), corrected over all pairs."""
+    ii, jj = np.triu_indices(len(names), k=1)
+    empty = np.zeros((len(names), 0))
+    P = Paired(list(names), np.array([], dtype=object), np.array([], dtype=np.int64), empty, empty,
+               values, np.zeros(len(names), dtype=np.int64))
+    p = bootstrap_pvalues(P, ii, jj, draws)
+    corr = None if correction in (None, "none") else correction
+    p_adj = adjust(p, corr)
+    run = np.asarray(names, dtype=object)
+    return pd.DataFrame({"run": run[ii], "other": run[jj], "delta": values[ii] - values[jj], "p_value": p,
+                         "p_adjusted": p_adj, "significant": p_adj < alpha})
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,8 +7,13 @@ group breakdowns. ``RUN`` may be files or folders of files (every file of a fold
 run's name is its file name without its compression and format suffixes, as ``compare`` names
 runs: ``bm25.run.gz`` → ``bm25``; see :func:`reteco_measures.stats.compare.file_run_name`).
 
+Generation tracks (``reteco-2b``, ``reteco-2c``, ``ikat-2023-generation``): each ``RUN`` is a
+submission's judgments JSONL; ``--human FILE`` (ratings with a ``run`` column) ranks by the
+calibrated means (``--calibration ppi++|ppi``) beside the raw judge means.
+
 Exit codes: 0 ok; 1 some submission could not be scored at all (it is listed, the others are
-ranked); 2 usage error or missing data.
+ranked), or with ``--human`` some run has no calibrated mean (no rated turn: it is ranked last with
+NaN and a warning); 2 usage error or missing data.
 """
 
 from __future__ import annotations
@@ -42,9 +47,12 @@ def expand_runs(items: list[str]) -> list[Path]:
 def _cmd_leaderboard(args: argparse.Namespace) -> int:
     bench = BENCHMARKS[args.bench]
     runs = expand_runs(args.runs)
+    extra = {}
+    if getattr(args, "human", None):
+        extra = {"human": args.human, "calibration": args.calibration}
     board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
                               ties=not args.no_ties, workers=args.workers, **statistics_options(args),
-                              **benchmark_options(args, bench))
+                              **extra, **benchmark_options(args, bench))
     if args.format == "html":
         from ..report.html import leaderboard_html
 
@@ -62,7 +70,13 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
         print(f"plot written to {args.plot}", file=sys.stderr)
     for name, message in board.failed.items():
         print(f"reteco-measures: error: {name}: {message}", file=sys.stderr)
-    return 1 if board.failed else 0
+    uncalibrated = []
+    if extra and len(board.calibration):
+        uncalibrated = board.calibration.loc[board.calibration["calibrated"].isna(), "run"].tolist()
+        if uncalibrated:
+            print(f"reteco-measures: error: no calibrated mean for {', '.join(map(str, uncalibrated))} "
+                  "(no human-rated turn for that run; ranked last)", file=sys.stderr)
+    return 1 if board.failed or uncalibrated else 0
 
 
 def configure(sub: argparse._SubParsersAction) -> None:
@@ -78,6 +92,12 @@ def configure(sub: argparse._SubParsersAction) -> None:
         pp.add_argument("--measure", help="ranking measure (default: the official one)")
         add_statistics_options(pp, resamples=2_000)
         pp.add_argument("--no-ties", action="store_true", help="skip the tie-sensitivity computation")
+        if bench.contract == "judgments":
+            pp.add_argument("--human", metavar="FILE",
+                            help="human ratings (CSV/TSV/JSONL: run, turn_id, dimension, rater, score): rank by the "
+                                 "calibrated means beside the raw judge means")
+            pp.add_argument("--calibration", default="ppi++", choices=["ppi++", "ppi"],
+                            help="calibration estimator with --human (default ppi++)")
         pp.add_argument("--workers", type=int, default=None,
                         help="processes scoring the submissions (default: one per CPU when there are 8 or more)")
         pp.add_argument("--format", default="table", choices=[*LEADERBOARD_FORMATS, "html"],

@@ -261,10 +261,26 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
         f'<p class="meta">Ranked by <code>{_esc(board.measure)}</code>; {_esc(int(round(100 * float(ci))))}% '
         f"confidence intervals; paired <code>{_esc(test)}</code> tests with <code>{_esc(correction)}</code> "
         f"correction at α = {_esc(alpha)}. A cluster holds the runs not significantly different from its "
-        "best run (the leader).</p>",
+        f"best run (the leader). <code>rank_low</code>–<code>rank_high</code>: {_esc(int(round(100 * float(ci))))}% "
+        "of the bootstrap resamples place the run within these ranks (a run tied with others in a resample "
+        "counts every tied place, so two identical runs span 1–2).</p>",
         "<h2>Ranking</h2>",
         table_html(ranking, places=places, table_id="ranking", row_classes=classes),
     ]
+    calibration = getattr(board, "calibration", None)
+    if calibration is not None and len(calibration):
+        method = params.get("calibration", "ppi++")
+        parts[1] = (f'<p class="meta">Ranked by the {_esc(method.upper())}-calibrated mean of '
+                    f"<code>{_esc(board.measure)}</code> (the judge's scores corrected by the human ratings, "
+                    f"{_esc(int(round(100 * float(ci))))}% normal intervals), beside the raw judge mean "
+                    "(<code>judge_mean</code>, bootstrap interval). Clusters: paired bootstrap tests of the "
+                    f"calibrated means with <code>{_esc(correction)}</code> correction at α = {_esc(alpha)}. "
+                    "<code>rank_low</code>–<code>rank_high</code>: the ranks the run takes in "
+                    f"{_esc(int(round(100 * float(ci))))}% of the resamples.</p>")
+        parts.append("<h2>Calibration</h2>")
+        parts.append(table_html(calibration, places=places, table_id="calibration"))
+        parts.append("<h2>Pairwise tests of the calibrated means</h2>")
+        parts.append(table_html(board.calibrated_pairwise, places=places, table_id="calibrated-pairwise"))
     if board.failed:
         parts.append("<h2>Submissions that could not be scored</h2><ul>"
                      + "".join(f"<li><code>{_esc(k)}</code>: {_esc(v)}</li>" for k, v in board.failed.items())

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .text import format_frame, frame_records, machine_name, machine_names, metric_key
 
-__all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table"]
+__all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table", "rank_range"]
 
 LEADERBOARD_FORMATS = ("table", "markdown", "latex", "csv", "json")
 
@@ -25,23 +25,47 @@ def _num(value: Any, places: int) -> str:
     return str(value)
 
 
+def _interval(lo: Any, hi: Any, places: int) -> str:
+    return f"[{_num(lo, places)}, {_num(hi, places)}]"
+
+
+def rank_range(low: Any, high: Any) -> str:
+    """A rank interval as text: ``1–2``, or ``1`` when both ends agree."""
+    if low is None or high is None or (isinstance(low, float) and math.isnan(low)):
+        return "–"
+    return f"{int(low)}" if int(low) == int(high) else f"{int(low)}–{int(high)}"
+
+
 def ranking_table(board: Any, places: int = 4) -> pd.DataFrame:
-    """The ranking as display strings: rank, cluster, run, value [CI], tie range, validity, diagnostics."""
+    """The ranking as display strings: rank, rank interval, cluster, run, value [CI] (a calibrated
+    board: the calibrated value [CI], then the raw judge mean [CI], n_human, bias), tie range,
+    validity, diagnostics."""
     r = board.ranking
     level = int(round(100 * board.params.get("ci", 0.95)))
+    calibrated = "judge_mean" in r.columns
+    head = f"calibrated {board.measure}" if calibrated else board.measure
     out = pd.DataFrame({
         "rank": r["rank"].astype(int).astype(str),
+        f"{level}% rank interval": [rank_range(lo, hi) for lo, hi in zip(r["rank_low"], r["rank_high"], strict=True)]
+        if "rank_low" in r.columns else "–",
         "cluster": r["cluster"].astype(int).astype(str),
         "run": r["run"].astype(str),
-        board.measure: [_num(v, places) for v in r["value"]],
-        f"{level}% CI": [f"[{_num(lo, places)}, {_num(hi, places)}]" for lo, hi in zip(r["ci_low"], r["ci_high"],
-                                                                                      strict=True)],
+        head: [_num(v, places) for v in r["value"]],
+        f"{level}% CI": [_interval(lo, hi, places) for lo, hi in zip(r["ci_low"], r["ci_high"], strict=True)],
     })
+    if calibrated:
+        out["judge mean"] = [_num(v, places) for v in r["judge_mean"]]
+        out[f"judge {level}% CI"] = [_interval(lo, hi, places)
+                                     for lo, hi in zip(r["judge_ci_low"], r["judge_ci_high"], strict=True)]
+        out["n_human"] = r["n_human"].astype(int).astype(str)
+        out["bias"] = [_num(v, places) for v in r["bias"]]
     if "tie_min" in r.columns:
         out["ties: worst..best"] = [f"{_num(lo, places)}..{_num(hi, places)}"
                                     for lo, hi in zip(r["tie_min"], r["tie_max"], strict=True)]
     out["valid"] = ["yes" if v else "INVALID" for v in r["valid"]]
-    fixed = {"rank", "run", "value", "ci_low", "ci_high", "n", "cluster", "valid", "problems", "tie_min", "tie_max"}
+    fixed = {"rank", "run", "value", "ci_low", "ci_high", "rank_low", "rank_high", "n", "cluster", "valid",
+             "problems", "tie_min", "tie_max", "judge_mean", "judge_ci_low", "judge_ci_high", "n_human", "bias",
+             "human_mean", "lam"}
     for col in r.columns:
         if col not in fixed:
             out[col] = [_num(v, places) for v in r[col]]
@@ -78,8 +102,16 @@ def _legend(board: Any) -> str:
     p = board.params
     unit = board.design["unit"].iloc[0] if len(board.design) else "query"
     strata = board.design["strata"].iloc[0] if len(board.design) else ""
-    return (f"ranked by {board.measure}; {int(round(100 * p['ci']))}% bootstrap CI (resampling unit: {unit}"
-            + (f", stratified by {strata})" if strata else ")")
+    level = int(round(100 * p['ci']))
+    resampling = f"resampling unit: {unit}" + (f", stratified by {strata}" if strata else "")
+    ranks = (f"; rank interval: {level}% of the bootstrap resamples place the run within it (a run tied with others "
+             "in a resample counts every tied place)")
+    if p.get("calibration"):
+        return (f"ranked by the {p['calibration'].upper()}-calibrated mean of {board.measure} (human ratings; "
+                f"{level}% normal CI), beside the raw judge mean ({level}% bootstrap CI, {resampling})" + ranks
+                + f"; clusters: runs not significantly different from the cluster's best run (paired bootstrap test "
+                f"of the calibrated means, {p['correction'] or 'no'} correction over all pairs, alpha {p['alpha']})")
+    return (f"ranked by {board.measure}; {level}% bootstrap CI ({resampling})" + ranks
             + f"; clusters: runs not significantly different from the cluster's best run "
             f"({p['test']} test, {p['correction'] or 'no'} correction over all pairs, alpha {p['alpha']})")
 
@@ -110,6 +142,10 @@ def format_leaderboard(board: Any, fmt: str = "table", places: int = 4) -> str:
             "pairwise": frame_records(machine_names(board.pairwise)),
             "failed": dict(board.failed),
         }
+        calibration = getattr(board, "calibration", None)
+        if calibration is not None and len(calibration):
+            doc["calibration"] = frame_records(calibration)
+            doc["calibrated_pairwise"] = frame_records(board.calibrated_pairwise)
         return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
     if fmt == "csv":
         buf = io.StringIO()

@@ -6,6 +6,7 @@ intervals, tests, tables and plots all derive from that one per-query frame.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from .tests import (
     TESTS,
     Paired,
     adjust,
+    bootstrap_counts,
     build_paired,
     effect_size,
     pairwise_pvalues,
@@ -29,7 +31,7 @@ from .tests import (
     win_tie_loss,
 )
 
-__all__ = ["Comparison", "compare", "compare_frame", "per_query_frame", "ALL"]
+__all__ = ["Comparison", "Resamples", "compare", "compare_frame", "per_query_frame", "ALL"]
 
 #: group value of the rows computed over all queries when ``by=`` is given
 ALL = "(all)"
@@ -57,6 +59,8 @@ class Comparison:
             accepts (``nDCG|FC@10`` → ``nDCG_FC@10``).
         params: the statistical settings used (test, correction, alpha, ci, n_resamples, seed,
             baseline, by).
+        resamples: with ``compare_frame(..., keep_resamples=True)``: per ``(measure, *group
+            values)`` the :class:`Resamples` the intervals were computed from; else empty.
     """
 
     summary: pd.DataFrame
@@ -67,6 +71,7 @@ class Comparison:
     measures: list[str]
     names: dict[str, str]
     params: dict[str, Any] = field(default_factory=dict)
+    resamples: dict[tuple, Resamples] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_per_query(cls, per_query: pd.DataFrame, **kwargs: Any) -> Comparison:
@@ -139,6 +144,29 @@ class Comparison:
 # ------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Resamples:
+    """The bootstrap resamples behind one (measure, group)'s confidence intervals, kept for the
+    statistics built on the same draws (a leaderboard's rank intervals).
+
+    Attributes:
+        paired: the unit-level sums the resamples act on (:class:`~reteco_measures.stats.tests.Paired`:
+            its ``units`` are the resampled units, in the column order of :meth:`counts`).
+        aggregates: ``(B, R)`` the aggregate of every run (``paired.runs`` order) in each resample.
+        generator: the random generator in the state it had before the draws.
+    """
+
+    paired: Paired
+    aggregates: np.ndarray
+    generator: np.random.Generator
+
+    def counts(self) -> np.ndarray:
+        """``(B, U)`` the multiplicity of each unit in each resample: the very draws behind
+        :attr:`aggregates` (drawn again from the saved generator state, so
+        ``paired.ratio(counts() @ S.T, counts() @ W.T)`` is :attr:`aggregates`)."""
+        return bootstrap_counts(copy.deepcopy(self.generator), self.paired.strata, len(self.aggregates))
+
+
 def _pairs(runs: list[str], baseline: str | None) -> tuple[np.ndarray, np.ndarray]:
     if baseline is not None:
         if baseline not in runs:
@@ -175,8 +203,10 @@ def _check(test: str, correction: str | None, alpha: float, ci: float, n_resampl
 
 
 def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resamples: int,
-             rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+             rng: np.random.Generator, keep: bool = False
+             ) -> tuple[pd.DataFrame, pd.DataFrame, Resamples | None]:
     a, b = _pairs(P.runs, baseline)
+    start = copy.deepcopy(rng) if keep else None
     # each pair's p-value is the one its two runs get alone (see stats.tests.pairwise_pvalues)
     aggregates, p = pairwise_pvalues(P, a, b, test, n_resamples, rng)
     q = (1.0 - ci) / 2.0
@@ -192,7 +222,8 @@ def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resampl
         "run": runs[a], "other": runs[b], "delta": P.estimate[a] - P.estimate[b], "p_value": p,
         "effect_size": effect_size(P, a, b), "wins": wins, "ties": ties, "losses": losses,
     })
-    return summary, pairwise
+    kept = Resamples(P, aggregates, start) if start is not None else None
+    return summary, pairwise, kept
 
 
 def compare_frame(
@@ -211,6 +242,7 @@ def compare_frame(
     n_resamples: int = 10_000,
     seed: int = 0,
     by: str | Sequence[str] | None = None,
+    keep_resamples: bool = False,
 ) -> Comparison:
     """A :class:`Comparison` from an already computed per-query frame (no evaluation happens).
 
@@ -227,6 +259,8 @@ def compare_frame(
         empties: label → aggregate when no query is defined (default NaN).
         units: label → ``(unit name, strata name or None)`` for :attr:`Comparison.design`.
         baseline, test, correction, alpha, ci, n_resamples, seed, by: as :func:`compare`.
+        keep_resamples: keep the bootstrap resamples in :attr:`Comparison.resamples` (memory:
+            ``n_resamples`` × runs floats per measure and group).
 
     Returns:
         The :class:`Comparison`. Point estimates are the NaN-skipping weighted means of the
@@ -255,6 +289,7 @@ def compare_frame(
     ties = {"tie_min", "tie_max"} <= set(frame.columns)
 
     summaries, pairs, design = [], [], []
+    kept: dict[tuple, Resamples] = {}
     for mi, label in enumerate(measure_order):
         sub = frame[frame["measure"] == label]
         empty = float(empties.get(label, float("nan")))
@@ -271,7 +306,10 @@ def compare_frame(
             if gi == len(groups) - 1:
                 unit, strata = (units or {}).get(label) or _given_units(part)
                 design.append({"measure": label, "unit": unit, "strata": strata or "", "n_units": P.n_units})
-            s, pw = _analyse(P, baseline=baseline, test=test, ci=ci, n_resamples=n_resamples, rng=rng)
+            s, pw, resamples = _analyse(P, baseline=baseline, test=test, ci=ci, n_resamples=n_resamples, rng=rng,
+                                        keep=keep_resamples)
+            if resamples is not None:
+                kept[(label, *key)] = resamples
             if ties:
                 s["tie_min"] = run_estimates(part.assign(value=part["tie_min"]), run_order, empty)
                 s["tie_max"] = run_estimates(part.assign(value=part["tie_max"]), run_order, empty)
@@ -299,7 +337,7 @@ def compare_frame(
     params = {"test": test, "correction": corr, "alpha": alpha, "ci": ci, "n_resamples": n_resamples,
               "seed": seed, "baseline": baseline, "by": by_cols}
     return Comparison(summary=summary, pairwise=pairwise, per_query=frame, design=pd.DataFrame(design),
-                      runs=run_order, measures=measure_order, names=names, params=params)
+                      runs=run_order, measures=measure_order, names=names, params=params, resamples=kept)
 
 
 # ------------------------------------------------------------------------------------------------
