@@ -20,11 +20,9 @@ import pandas as pd
 from ..api import measure_label
 from ..contracts.base import ValidationReport
 from ..errors import Problem
+from .leaderboard import Leaderboard, leaderboard
 from .score import Score
 from .scoring import score_submission
-
-if TYPE_CHECKING:
-    from .leaderboard import Leaderboard
 
 __all__ = ["Option", "Grouping", "Inputs", "Benchmark", "Loader", "Validator", "PerQuery"]
 
@@ -247,9 +245,4 @@ class Benchmark:
     def leaderboard(self, runs: Any, data: Any = None, split: str | None = None, **kwargs: Any) -> Leaderboard:
         """Rank several submissions: ``rm.leaderboard(self, runs, ...)``, see
         :func:`reteco_measures.benchmarks.leaderboard.leaderboard`."""
-        # imported here, not at the top: leaderboards need reteco_measures.stats, which
-        # ``import reteco_measures`` leaves for first use (there is no cycle: the leaderboard
-        # module refers to Benchmark in annotations only)
-        from .leaderboard import leaderboard
-
         return leaderboard(self, runs, data=data, split=split, **kwargs)

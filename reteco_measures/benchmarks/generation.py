@@ -36,6 +36,8 @@ import pandas as pd
 
 from ..contracts.base import ValidationReport
 from ..errors import Problem
+from ..judge.aggregate import collapse_repeats, read_judgments
+from ..judge.inputs import read_targets
 from ..measures.likert import Likert
 from .declaration import Benchmark, Inputs, Option
 from .registry import register
@@ -43,11 +45,8 @@ from .registry import register
 __all__ = ["RETECO_2B", "RETECO_2C", "IKAT_2023_GENERATION", "GENERATION_SCALES", "RETECO_DIMENSIONS",
            "IKAT_DIMENSIONS"]
 
-# The judge package is imported inside the functions that read judgments, as ``Benchmark.leaderboard``
-# imports the leaderboard: ``import reteco_measures`` registers every benchmark and leaves
-# reteco_measures.judge for first use (there is no cycle). The declarations below therefore name the
-# dimensions and the repeat aggregates themselves; tests/test_generation.py checks that they are the
-# judge's (``judge.FAMILIES``, ``judge.AGGREGATES``).
+# The dimensions and repeat aggregates are named here; tests/test_generation.py checks that they are
+# the judge's (``judge.FAMILIES``, ``judge.AGGREGATES``).
 
 #: the RETECO generation dimensions, in the order of the judge's prompts
 RETECO_DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
@@ -71,8 +70,6 @@ def _display(measure: Any) -> str:
 
 def _loader(name: str):
     def load(data: Any, split: str | None, opts: dict) -> Inputs:
-        from ..judge.inputs import read_targets
-
         if data is not None:
             raise ValueError(f"{name} reads no reference data (--data): a submission is its judgments file; "
                              "give the target turns with --targets (targets=)")
@@ -83,8 +80,6 @@ def _loader(name: str):
 
 
 def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
-    from ..judge.aggregate import read_judgments
-
     scale = inputs.meta["scale"]
     frame, problems = read_judgments(run, scale=scale, keep_invalid=True)
     problems = list(problems)
@@ -108,8 +103,6 @@ def _measures_for(dimensions: tuple[str, ...]):
 
 
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
-    from ..judge.aggregate import collapse_repeats
-
     items = collapse_repeats(report.run, opts["aggregate"]) if len(report.run) else \
         pd.DataFrame({"turn_id": [], "dimension": [], "value": [], "valid": []})
     items = items.assign(turn_id=items["turn_id"].astype(str))
