@@ -12,7 +12,9 @@ The score of a judgment is re-normalised from its integer ``score`` and the dime
 ``normalized`` field; a row whose ``normalized`` disagrees, or whose score is not an integer on the
 scale, is reported as a problem and counted invalid. The value of a dimension is the mean over its
 valid judgments (macro over turns: one judgment per turn); ``n_invalid`` counts rows with an error,
-``n_missing`` counts target turns with no row at all. Nothing is silently dropped.
+``n_missing`` counts target turns with no row at all. Nothing is silently dropped. The grouping
+and the aggregation are :func:`reteco_measures.evaluate`'s (:func:`~reteco_measures.engine.grouping.group_frame`,
+:func:`~reteco_measures.engine.results.aggregate`): sums left to right in target order.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine.evaluate import qrels_order
+from ..engine.results import ALL as RESULTS_ALL
 from ..engine.results import empty_value, metrics_frame
 from ..io._lines import COMPRESSION_SUFFIXES
 from .design import unit_columns, unit_kind
@@ -33,8 +34,8 @@ from .tests import (
 
 __all__ = ["Comparison", "compare", "compare_frame", "per_query_frame", "ALL"]
 
-#: group value of the rows computed over all queries when ``by=`` is given
-ALL = "(all)"
+#: group value of the rows computed over all queries when ``by=`` is given (engine.results' ``ALL``)
+ALL = RESULTS_ALL
 
 SUMMARY_COLUMNS = ["run", "measure", "value", "ci_low", "ci_high", "n"]
 PAIRWISE_COLUMNS = ["run", "other", "measure", "delta", "p_value", "p_adjusted", "significant", "effect_size",
