@@ -145,6 +145,21 @@ def test_aggregate_by_hand():
     assert out.loc[("f", "(macro)"), "n"] == 2
 
 
+def test_long_per_query_by_hand_with_measure_names():
+    """Measures given by name: one row per (unit, measure), measure-major in units order, a unit
+    without a value filled with 0, rows of other ids dropped (hand values)."""
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q9"], "doc_id": ["d1", "d2", "d3", "d4"],
+                          "relevance": [1, 0, 1, 1]})
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q9"], "doc_id": ["d2", "d1", "d4"], "score": [2.0, 1.0, 1.0]})
+    long = engine.long_per_query(["RR", "P@2"], qrels, run, units=["q1", "q2", "q3"])
+    # q1: the relevant d1 at rank 2 -> RR 1/2, P@2 1/2; q2 not retrieved, q3 not judged -> 0; q9 not a unit
+    assert long[["query_id", "measure", "value", "weight"]].values.tolist() == [
+        ["q1", "RR", 0.5, 1.0], ["q2", "RR", 0.0, 1.0], ["q3", "RR", 0.0, 1.0],
+        ["q1", "P@2", 0.5, 1.0], ["q2", "P@2", 0.0, 1.0], ["q3", "P@2", 0.0, 1.0]]
+    table = aggregate(long, [], ["RR", "P@2"], long.attrs["empty"])
+    assert table[["measure", "value", "n"]].values.tolist() == [["RR", 0.5 / 3, 3], ["P@2", 0.5 / 3, 3]]
+
+
 def test_metric_keys():
     assert metric_key("nDCG@10") == "ndcg_10"
     assert metric_key("nDCG|FC@10") == "ndcg_fc_10"

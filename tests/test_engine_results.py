@@ -113,3 +113,22 @@ def test_scaled_paths_and_evaluate_equal_calc_aggregate_bit_for_bit(seed: int, t
     with dask.config.set(scheduler="synchronous"):
         on_dask = rm.calc_aggregate(measures, qrels, dd.from_pandas(run, npartitions=4))
     assert {str(m): v for m, v in on_dask.items()} == {str(m): v for m, v in memory.items()}
+
+
+def test_counts_are_totalled_per_cell_and_in_the_margins_by_hand() -> None:
+    long = pd.DataFrame({
+        "query_id": ["a", "b", "c", "d", "e"],
+        "measure": ["M"] * 5,
+        "value": [1.0, math.nan, 0.5, math.nan, 0.25],
+        "bad": [False, True, False, True, False],
+        "lost": [0, 0, 0, 1, 2],
+        "domain": ["x", "x", "y", "y", "z"],
+    })
+    table = aggregate(long, ["domain"], margins=True, counts=("bad", "lost")).set_index("domain")
+    assert table.columns.tolist() == ["measure", "value", "n", "bad", "lost"]
+    # per cell: every row counts, defined value or not; (macro) and (all): the measure's totals
+    assert table["bad"].to_dict() == {"x": 1, "y": 1, "z": 0, "(macro)": 2, "(all)": 2}
+    assert table["lost"].to_dict() == {"x": 0, "y": 1, "z": 2, "(macro)": 3, "(all)": 3}
+    assert table["n"].to_dict() == {"x": 1, "y": 1, "z": 1, "(macro)": 3, "(all)": 3}
+    plain = aggregate(long, (), counts=("bad",))
+    assert plain[["measure", "n", "bad"]].values.tolist() == [["M", 3, 2]]

@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -352,3 +353,32 @@ def test_likert_measure_errors(tmp_path):
         rm.calc_aggregate([rm.Likert(dimension="correctness")], qrels, run)
     with pytest.raises(ValueError, match="needs a dimension"):
         rm.calc_aggregate([rm.Likert(judgments=str(_judgments(tmp_path)))], qrels, run)
+
+
+def test_means_are_summed_left_to_right_in_target_order(tmp_path):
+    """The mean over turns is engine.results' sum: left to right in target order (as ir_measures'
+    MeanAgg adds), not numpy's pairwise sum; the values are picked so that the two differ."""
+    import functools
+    import operator
+
+    from ir_measures.measures.base import MeanAgg
+
+    # three repeats per turn: a turn's value is a third of a sum of quarters (exact), not dyadic
+    scores = [[5, 4, 3], [2, 2, 1], [1, 1, 1], [5, 4, 5], [3, 4, 5], [4, 4, 3], [3, 5, 2], [5, 4, 1], [2, 5, 3],
+              [1, 4, 4], [5, 1, 1], [5, 1, 3], [1, 2, 3], [3, 3, 1], [1, 1, 1], [4, 3, 4], [2, 4, 4]]
+    rows = [{"turn_id": f"c{i}_turn_1", "dimension": "relevance", "score": sc, "normalized": (sc - 1) / 4,
+             "error": None, "repeat": rep} for i, reps in enumerate(scores) for rep, sc in enumerate(reps)]
+    frame = pd.DataFrame(rows)
+    targets = [f"c{i}_turn_1" for i in range(len(scores))][::-1]  # target order, not file order
+    values = [sum(sc - 1 for sc in reps) / 4 / 3 for reps in scores][::-1]
+    peer = MeanAgg()
+    for v in values:
+        peer.add(v)
+    left_to_right = functools.reduce(operator.add, values) / len(values)
+    assert peer.result() == left_to_right
+    assert left_to_right != float(np.mean(values))  # pairwise summation differs on these values
+    out = aggregate_judgments(frame, targets=targets)
+    assert out["value"].tolist() == [left_to_right]
+    grouped = aggregate_judgments(frame, targets=targets, by="depth").set_index("depth")
+    assert grouped.loc["(all)", "value"] == left_to_right == grouped.loc["T1", "value"]
+    assert tuple(grouped.loc["(macro)", ["n", "n_invalid", "n_missing"]]) == (len(scores), 0, 0)

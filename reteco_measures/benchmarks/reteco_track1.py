@@ -56,7 +56,7 @@ from ._reteco import (
 )
 from .declaration import Benchmark, Grouping, Inputs, Option
 from .registry import register
-from .scoring import long_per_query
+from .scoring import aggregate, long_per_query
 
 __all__ = ["RETECO_1A", "RETECO_1B", "score_reteco_1a", "score_reteco_1b", "DISPLAY_NAMES", "diagnostics"]
 
@@ -185,9 +185,11 @@ def _per_query_1b(measures: list, inputs: Inputs, report: ValidationReport, opts
     per_step = long[(long["measure"] != official) & long["query_id"].isin(set(step_ids))]
     parents, _ = step_parents(step_ids, inputs.topics)
     per_step = per_step.assign(query_id=per_step["query_id"].map(parents))
-    means = per_step.groupby(["query_id", "measure"], sort=False)["value"].mean().reset_index()  # skips NaN
     queries = pd.unique(query_level["query_id"]).tolist()
     labels = [display(m) for m in measures[1:]]
+    # the NaN-skipping mean over a query's steps (engine.results.aggregate, summed in step order);
+    # a query none of whose steps defines a value stays NaN (not the measure's ``empty``)
+    means = aggregate(per_step, ["query_id"], labels, {}, sums=())[["query_id", "measure", "value"]]
     full = pd.MultiIndex.from_product([queries, labels], names=["query_id", "measure"]).to_frame(index=False)
     diag = full.merge(means, on=["query_id", "measure"], how="left")
     diag["weight"] = 1.0

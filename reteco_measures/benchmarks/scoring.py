@@ -10,7 +10,8 @@ runs) does the work, in this order:
    ``query_id, measure, value, weight`` (:func:`long_per_query`; ``weight`` is the query's share
    of an aggregate that is not a plain mean, e.g. Spoken-Query's cell weights);
 4. everything else — the summary, every group table, the reward, the JSON keys, the leaderboard's
-   tests and confidence intervals — is derived from that frame (:func:`aggregate`); nothing is
+   tests and confidence intervals — is derived from that frame (:func:`aggregate`, i.e.
+   :func:`reteco_measures.engine.results.aggregate`); nothing is
    evaluated twice and nothing is printed (presentation lives in :mod:`reteco_measures.report.score`).
 """
 
@@ -23,15 +24,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..api import group_frame, iter_calc, measure_label
+from ..api import group_frame, iter_calc, measure_label, parse_measures
 from ..contracts.base import ValidationReport
+from ..engine.evaluate import qrels_order
+from ..engine.results import aggregate, metrics_frame
 from ..errors import DataFormatWarning, EmptyInputWarning, QueryIdMismatchWarning
+from ..io.convert import as_qrels_frame
 from .score import Score
 
 if TYPE_CHECKING:  # annotations only: the declarations call this engine, it never needs them at run time
     from .declaration import Benchmark, Inputs
 
 __all__ = ["score_submission", "long_per_query", "aggregate", "removed_counts"]
+
+# ``aggregate`` is :func:`reteco_measures.engine.results.aggregate` (the one aggregation of the
+# package), re-exported here where the benchmarks have always imported it from
 
 #: warnings of inputs the benchmark's contract has already reported (as errors of its report)
 _CHECKED_BEFORE: tuple[type[Warning], ...] = (EmptyInputWarning, QueryIdMismatchWarning)
@@ -237,18 +244,20 @@ def long_per_query(
     **kwargs: Any,
 ) -> pd.DataFrame:
     """Every measure's per-query value in one :func:`reteco_measures.iter_calc` pass, as a long
-    frame ``query_id, measure, value, weight`` (``measure`` = printed name).
+    frame ``query_id, measure, value, weight`` (``measure`` = printed name): the frame of
+    :func:`~reteco_measures.engine.results.metrics_frame`, in its canonical row order.
 
-    ``units``: the evaluated query ids; a (query, measure) pair the evaluation did not yield is
-    added with ``fill`` (0: a missing query scores 0), and rows of other ids are dropped.
+    ``units``: the evaluated query ids, in order; a (query, measure) pair the evaluation did not
+    yield is added with ``fill`` (0: a missing query scores 0), and rows of other ids are
+    dropped. Without ``units`` the rows follow the qrels' order of first appearance.
     ``kwargs`` go to ``iter_calc`` (``topics``, ``labels``, ``tie_break``, ``corpus``). The
     frame's ``attrs["empty"]`` holds each measure's value on an empty set (NaN or its ``empty``),
     ``attrs["notes"]`` the evaluation's warnings (as text, once each).
     """
-    labels = [display(m) for m in measures]
+    measures = parse_measures(list(measures))  # names as the measure objects the evaluation reports
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        metrics = list(iter_calc(list(measures), qrels, run, **kwargs))
+        metrics = iter_calc(measures, qrels, run, **kwargs)
     notes: list[str] = []
     for w in caught:
         # the benchmark's contract has already reported an empty or mismatched run (as an error
@@ -261,142 +270,8 @@ def long_per_query(
                 notes.append(text)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    by_id = {id(m): lab for m, lab in zip(measures, labels, strict=True)}
-    by_text: dict[str, str] = {str(m): lab for m, lab in zip(measures, labels, strict=True)}
-
-    def label_of(measure: Any) -> str:  # providers usually hand back the very measure objects
-        lab = by_id.get(id(measure))
-        if lab is None:
-            text = str(measure)
-            lab = by_text.get(text)
-            if lab is None:
-                lab = by_text[text] = display(measure)
-            by_id[id(measure)] = lab
-        return lab
-
-    frame = pd.DataFrame({
-        "query_id": pd.array([str(m.query_id) for m in metrics], dtype=object),
-        "measure": [label_of(m.measure) for m in metrics],
-        "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
-        "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
-    })
-    if units is not None:
-        units = [str(u) for u in units]
-        frame = frame[pd.Index(units).get_indexer(frame["query_id"]) >= 0] if len(units) else frame.iloc[0:0]
-        full = pd.MultiIndex.from_product([units, labels], names=["query_id", "measure"])
-        have = pd.MultiIndex.from_frame(frame[["query_id", "measure"]])
-        missing = full.difference(have, sort=False)
-        if len(missing) and fill is not None:
-            add = missing.to_frame(index=False)
-            add["value"] = float(fill)
-            add["weight"] = 1.0
-            frame = pd.concat([frame, add], ignore_index=True)
-        pos = {q: i for i, q in enumerate(units)}
-        mpos = {m: i for i, m in enumerate(labels)}
-        frame = frame.assign(_q=frame["query_id"].map(pos), _m=frame["measure"].map(mpos))
-        frame = frame.sort_values(["_m", "_q"], kind="stable").drop(columns=["_q", "_m"])
-    frame = frame.reset_index(drop=True)
+    order = None if units is not None else qrels_order(as_qrels_frame(qrels))
+    frame = metrics_frame(metrics, measures=measures, label=display, order=order,
+                          units=[str(u) for u in units] if units is not None else None, fill=fill)
     frame.attrs["notes"] = notes
-    frame.attrs["empty"] = {lab: (m.empty_value() if hasattr(m, "empty_value") else float("nan"))
-                            for m, lab in zip(measures, labels, strict=True)}
     return frame
-
-
-def aggregate(
-    long: pd.DataFrame,
-    by: Sequence[str],
-    measures: Sequence[str] | None = None,
-    empty: Mapping[str, float] | None = None,
-    *,
-    margins: bool = False,
-) -> pd.DataFrame:
-    """Aggregate a long per-query frame: the NaN-skipping weighted mean of every measure per group.
-
-    Args:
-        long: ``query_id, measure, value, weight`` + the ``by`` columns.
-        by: grouping columns (may be empty: one row per measure).
-        measures: the measures, in output order (default: as they appear).
-        empty: a measure's value when no query defines it (default NaN).
-        margins: add the rows ``(macro)`` (mean of the group values, undefined groups skipped)
-            and ``(all)`` (the aggregate over every query), as :func:`reteco_measures.evaluate`.
-
-    Returns:
-        ``[*by, measure, value, n]``; ``n`` counts the queries whose value is defined
-        (``(macro)``: the groups whose value is defined). Groups are sorted (as ``evaluate``).
-    """
-    by = list(by)
-    empty = dict(empty or {})
-    measures = list(measures) if measures is not None else list(dict.fromkeys(long["measure"].tolist()))
-    n_m = len(measures)
-    codes = long["measure"].map({m: i for i, m in enumerate(measures)}).to_numpy(dtype=np.float64)
-    keep = ~np.isnan(codes)
-    mcode = codes[keep].astype(np.int64)
-    v = long["value"].to_numpy(dtype=np.float64)[keep]
-    w = long["weight"].to_numpy(dtype=np.float64)[keep] if "weight" in long.columns else np.ones(len(mcode))
-    ok = ~np.isnan(v)
-    vw, w, n = np.where(ok, v * w, 0.0), np.where(ok, w, 0.0), ok.astype(np.float64)
-    empties = np.array([empty.get(m, float("nan")) for m in measures], dtype=np.float64)
-
-    def finish(s_vw: np.ndarray, s_w: np.ndarray, s_n: np.ndarray, m: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = s_vw / s_w
-        return np.where((s_n == 0) | (s_w == 0), empties[m], value)
-
-    columns: dict[str, list] = {c: [] for c in by}
-    out_m, out_o, out_g, out_v, out_n = [], [], [], [], []
-    if by:
-        sub = long.loc[keep, by]
-        if len(by) == 1:
-            gcode, uniques = pd.factorize(sub[by[0]].astype(str), sort=True)
-            keys = [(u,) for u in uniques]
-        else:
-            gcode, uniques = pd.MultiIndex.from_arrays([sub[c].astype(str) for c in by]).factorize(sort=True)
-            keys = list(uniques)
-        n_g = len(keys)
-        cell = gcode * n_m + mcode
-        size = n_g * n_m
-        s_vw = np.bincount(cell, weights=vw, minlength=size)
-        s_w = np.bincount(cell, weights=w, minlength=size)
-        s_n = np.bincount(cell, weights=n, minlength=size)
-        present = np.bincount(cell, minlength=size) > 0
-        gi, mi = np.divmod(np.arange(size), n_m)
-        value = finish(s_vw, s_w, s_n, mi)
-        sel = np.flatnonzero(present)
-        out_m.append(mi[sel])
-        out_o.append(np.zeros(len(sel), dtype=np.int64))
-        out_g.append(gi[sel])
-        out_v.append(value[sel])
-        out_n.append(s_n[sel])
-        for j, c in enumerate(by):
-            columns[c] += [keys[g][j] for g in gi[sel]]
-        if margins:
-            defined = present & ~np.isnan(value)
-            d_sum = np.bincount(mi[defined], weights=value[defined], minlength=n_m)
-            d_n = np.bincount(mi[defined], minlength=n_m)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                macro = np.where(d_n > 0, d_sum / np.maximum(d_n, 1), empties)
-            out_m.append(np.arange(n_m))
-            out_o.append(np.ones(n_m, dtype=np.int64))
-            out_g.append(np.zeros(n_m, dtype=np.int64))
-            out_v.append(macro)
-            out_n.append(d_n.astype(np.float64))
-            for c in by:
-                columns[c] += ["(macro)"] * n_m
-    if not by or margins:
-        a_vw = np.bincount(mcode, weights=vw, minlength=n_m)
-        a_w = np.bincount(mcode, weights=w, minlength=n_m)
-        a_n = np.bincount(mcode, weights=n, minlength=n_m)
-        out_m.append(np.arange(n_m))
-        out_o.append(np.full(n_m, 2, dtype=np.int64))
-        out_g.append(np.zeros(n_m, dtype=np.int64))
-        out_v.append(finish(a_vw, a_w, a_n, np.arange(n_m)))
-        out_n.append(a_n)
-        for c in by:
-            columns[c] += ["(all)"] * n_m
-    m_all, o_all, g_all = np.concatenate(out_m), np.concatenate(out_o), np.concatenate(out_g)
-    order = np.lexsort((g_all, o_all, m_all))
-    out = pd.DataFrame({c: np.asarray(columns[c], dtype=object)[order] for c in by})
-    out["measure"] = np.asarray(measures, dtype=object)[m_all[order]] if n_m else np.array([], dtype=object)
-    out["value"] = np.concatenate(out_v)[order].astype(np.float64)
-    out["n"] = np.concatenate(out_n)[order].astype(np.int64)
-    return out

@@ -28,6 +28,7 @@ from ..api import parse_measures
 from ..contracts.base import ValidationReport
 from ..contracts.spoken import validate_spoken
 from ..datasets import spoken as sp
+from ..engine.results import ALL, MACRO
 from ..kernels.ranking import TIE_BREAKS
 from ..reward import DEFAULT_A, DEFAULT_B, reward
 from .declaration import Benchmark, Grouping, Inputs, Option
@@ -122,7 +123,7 @@ SPOKEN = register(Benchmark(
 
 def grid_table(grid: pd.DataFrame) -> pd.DataFrame:
     """The tidy grid as a collection × condition table (cells = cell means)."""
-    cells = grid[~grid["collection"].isin(["(macro)", "(all)"])]
+    cells = grid[~grid["collection"].isin([MACRO, ALL])]
     table = cells.pivot_table(index="collection", columns="condition", values="value", aggfunc="first")
     table.columns.name = None
     return table.reset_index()

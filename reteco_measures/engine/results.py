@@ -224,6 +224,7 @@ def aggregate(
     *,
     margins: bool = False,
     sums: Collection[Any] | None = None,
+    counts: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Aggregate a long per-query frame: the NaN-skipping weighted mean of every measure per group.
 
@@ -238,9 +239,12 @@ def aggregate(
             and ``(all)`` (the aggregate over every query), as `reteco_measures.evaluate`.
         sums: measures aggregated by their (NaN-skipping) sum instead of the mean (default
             ``long.attrs["sum"]``): ir_measures' ``SumAgg`` measures such as ``NumRet``.
+        counts: further integer (or boolean) columns of ``long`` to total per cell over *every*
+            row of the cell, defined value or not (e.g. the judge aggregation's ``n_invalid`` /
+            ``n_missing``); the ``(macro)`` and ``(all)`` rows get the measure's total.
 
     Returns:
-        ``[*by, measure, value, n]``; ``n`` counts the queries whose value is defined
+        ``[*by, measure, value, n, *counts]``; ``n`` counts the queries whose value is defined
         (``(macro)``: the groups whose value is defined). Groups are sorted; for each measure
         the group rows come first, then ``(macro)``, then ``(all)``. Sums are left to right in
         row order (see the module doc).
@@ -257,6 +261,10 @@ def aggregate(
     w = long["weight"].to_numpy(dtype=np.float64)[keep] if "weight" in long.columns else np.ones(len(mcode))
     ok = ~np.isnan(v)
     vw, w, n = np.where(ok, v * w, 0.0), np.where(ok, w, 0.0), ok.astype(np.float64)
+    counts = list(counts)
+    extra = {c: long[c].to_numpy(dtype=np.float64)[keep] for c in counts}
+    out_c: dict[str, list[np.ndarray]] = {c: [] for c in counts}
+    totals = {c: np.bincount(mcode, weights=x, minlength=n_m) for c, x in extra.items()}
     index = _Index(measures)
     empties = np.array([_lookup(empty, m, float("nan")) for m in measures], dtype=np.float64)
     summed = np.zeros(n_m, dtype=bool)
@@ -295,6 +303,8 @@ def aggregate(
         out_g.append(gi[sel])
         out_v.append(value[sel])
         out_n.append(s_n[sel])
+        for c, x in extra.items():
+            out_c[c].append(np.bincount(cell, weights=x, minlength=size)[sel])
         for j, c in enumerate(by):
             columns[c] += [keys[g][j] for g in gi[sel]]
         if margins:
@@ -309,6 +319,8 @@ def aggregate(
             out_g.append(np.zeros(n_m, dtype=np.int64))
             out_v.append(macro)
             out_n.append(d_n.astype(np.float64))
+            for c in counts:
+                out_c[c].append(totals[c])
             for c in by:
                 columns[c] += [MACRO] * n_m
     if not by or margins:
@@ -320,6 +332,8 @@ def aggregate(
         out_g.append(np.zeros(n_m, dtype=np.int64))
         out_v.append(finish(a_vw, a_w, a_n, np.arange(n_m)))
         out_n.append(a_n)
+        for c in counts:
+            out_c[c].append(totals[c])
         for c in by:
             columns[c] += [ALL] * n_m
     m_all, o_all, g_all = np.concatenate(out_m), np.concatenate(out_o), np.concatenate(out_g)
@@ -330,6 +344,8 @@ def aggregate(
     out["measure"] = names[m_all[order]] if n_m else np.array([], dtype=object)
     out["value"] = np.concatenate(out_v)[order].astype(np.float64)
     out["n"] = np.concatenate(out_n)[order].astype(np.int64)
+    for c in counts:
+        out[c] = np.concatenate(out_c[c])[order].astype(np.int64)
     return out
 
 

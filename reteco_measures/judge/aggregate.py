@@ -12,17 +12,21 @@ The score of a judgment is re-normalised from its integer ``score`` and the dime
 ``normalized`` field; a row whose ``normalized`` disagrees, or whose score is not an integer on the
 scale, is reported as a problem and counted invalid. The value of a dimension is the mean over its
 valid judgments (macro over turns: one judgment per turn); ``n_invalid`` counts rows with an error,
-``n_missing`` counts target turns with no row at all. Nothing is silently dropped.
+``n_missing`` counts target turns with no row at all. Nothing is silently dropped. The grouping
+and the aggregation are :func:`reteco_measures.evaluate`'s (:func:`~reteco_measures.engine.grouping.group_frame`,
+:func:`~reteco_measures.engine.results.aggregate`): sums left to right in target order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..engine.grouping import group_frame
+from ..engine.results import ALL, MACRO
+from ..engine.results import aggregate as aggregate_frame
 from ..errors import Problem
 from ..measures.judgments import (  # noqa: F401  (the reader and scales live with the Likert measure)
     _DIM_SCALE,
@@ -36,6 +40,7 @@ from ..measures.judgments import (  # noqa: F401  (the reader and scales live wi
     normalize_scores,
     read_judgments,
 )
+from ..side import load_topics
 
 __all__ = ["SCALES", "AGGREGATES", "JUDGMENT_COLUMNS", "read_judgments", "aggregate_judgments", "normalize_scores",
            "collapse_repeats"]
@@ -142,35 +147,22 @@ def aggregate_judgments(
         problems.extend(found)
 
     by_cols = [by] if isinstance(by, str) else list(by or [])
-
-    def stats(part: pd.DataFrame) -> dict[str, Any]:
-        n = int(part["valid"].sum())
-        return {"value": float(part["value"].mean()) if n else float("nan"), "n": n,
-                "n_invalid": int(part["invalid"].sum()), "n_missing": int(part["missing"].sum())}
-
-    rows: list[dict[str, Any]] = []
-    if not by_cols:
-        for dim in dims:
-            rows.append({"dimension": dim, **stats(full[full["dimension"] == dim])})
-        return pd.DataFrame(rows, columns=["dimension", "value", "n", "n_invalid", "n_missing"])
-
-    from ..api import group_frame  # the same grouping rules as rm.evaluate(by=...)
-    from ..side import load_topics
-
-    topics_df = load_topics(topics) if topics is not None else None
-    groups = group_frame(full["turn_id"], topics_df, by_cols)
-    full = pd.concat([full.reset_index(drop=True), groups[by_cols].reset_index(drop=True)], axis=1)
-    for dim in dims:
-        sub = full[full["dimension"] == dim]
-        means = []
-        for key, part in sub.groupby(by_cols, sort=True):
-            key = key if isinstance(key, tuple) else (key,)
-            st = stats(part)
-            rows.append({**dict(zip(by_cols, key, strict=True)), "dimension": dim, **st})
-            means.append(st["value"])
-        gv = np.array(means, dtype=np.float64)
-        macro = float(np.nanmean(gv)) if np.any(~np.isnan(gv)) else float("nan")
-        st = stats(sub)
-        rows.append({**{c: "(macro)" for c in by_cols}, "dimension": dim, **{**st, "value": macro}})
-        rows.append({**{c: "(all)" for c in by_cols}, "dimension": dim, **st})
-    return pd.DataFrame(rows, columns=[*by_cols, "dimension", "value", "n", "n_invalid", "n_missing"])
+    topics_df = load_topics(topics) if topics is not None and by_cols else None
+    long = pd.DataFrame({"query_id": full["turn_id"].to_numpy(dtype=object),
+                         "measure": full["dimension"].to_numpy(dtype=object),
+                         "value": full["value"].to_numpy(dtype=np.float64),
+                         "invalid": full["invalid"].to_numpy(), "missing": full["missing"].to_numpy()})
+    if by_cols:
+        groups = group_frame(long["query_id"], topics_df, by_cols)
+        for col in by_cols:
+            long[col] = groups[col].to_numpy()
+    # the one aggregation (engine.results): the mean over valid turns, summed left to right in
+    # target order; (macro) = mean of the group means, (all) = mean over turns
+    table = aggregate_frame(long, by_cols, measures=dims, empty={}, sums=(), margins=bool(by_cols),
+                      counts=("invalid", "missing"))
+    if by_cols:  # the (macro) row counts the turns, as the (all) row does (not the groups)
+        macro = table[by_cols[0]].to_numpy(dtype=object) == MACRO
+        every = table[by_cols[0]].to_numpy(dtype=object) == ALL
+        table.loc[macro, "n"] = table.loc[every, "n"].to_numpy()
+    table = table.rename(columns={"measure": "dimension", "invalid": "n_invalid", "missing": "n_missing"})
+    return table[[*by_cols, "dimension", "value", "n", "n_invalid", "n_missing"]]

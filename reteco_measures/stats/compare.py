@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engine.evaluate import qrels_order
+from ..engine.results import ALL as RESULTS_ALL
+from ..engine.results import empty_value, metrics_frame
 from ..io._lines import COMPRESSION_SUFFIXES
 from .design import unit_columns, unit_kind
 from .tests import (
@@ -33,8 +36,8 @@ from .tests import (
 
 __all__ = ["Comparison", "Resamples", "compare", "compare_frame", "per_query_frame", "ALL"]
 
-#: group value of the rows computed over all queries when ``by=`` is given
-ALL = "(all)"
+#: group value of the rows computed over all queries when ``by=`` is given (engine.results' ``ALL``)
+ALL = RESULTS_ALL
 
 SUMMARY_COLUMNS = ["run", "measure", "value", "ci_low", "ci_high", "n"]
 PAIRWISE_COLUMNS = ["run", "other", "measure", "delta", "p_value", "p_adjusted", "significant", "effect_size",
@@ -404,6 +407,10 @@ def per_query_frame(
     """Evaluate every run once: the long per-query frame :func:`compare_frame` takes, and the
     keyword arguments (``measures, runs, names, empties, units``) that describe it.
 
+    Each run's rows are :func:`~reteco_measures.engine.results.metrics_frame`'s (measures in the
+    order given, queries in the qrels' order of first appearance), so the point estimates, summed
+    in row order, are ``rm.calc_aggregate``'s to the last bit.
+
     With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
     ``tie_max`` per query (:func:`reteco_measures.stats.tie_sensitivity`)."""
     from ..api import group_frame, iter_calc, measure_label, measure_name, parse_measures
@@ -422,21 +429,18 @@ def per_query_frame(
     items = _run_items(runs)
     if len(items) < 2:
         raise ValueError("a comparison needs at least two runs")
+    order = qrels_order(qrels_df)  # the canonical row order of engine.results.metrics_frame
     by_cols = [by] if isinstance(by, str) else list(by or [])
     parts = []
     for name, run in items:
         if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
             run = run.compute()
         run_df = as_run_frame(run)
-        metrics = list(iter_calc(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df,
-                                 corpus=corpus, tie_break=tie_break))
-        part = pd.DataFrame({
-            "run": name,
-            "measure": [label_of.get(m.measure) or measure_label(m.measure) for m in metrics],
-            "query_id": [str(m.query_id) for m in metrics],
-            "value": np.array([float(m.value) for m in metrics], dtype=np.float64),
-            "weight": np.array([getattr(m.value, "weight", 1.0) for m in metrics], dtype=np.float64),
-        })
+        metrics = iter_calc(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
+                            tie_break=tie_break)
+        part = metrics_frame(metrics, measures=measure_objs, label=measure_label, order=order)
+        part.insert(0, "run", name)
+        part = part[["run", "measure", "query_id", "value", "weight"]]
         if ties and tie_break == "trec_eval" and has_ties(run_df):
             bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus)
             if bounds is not None:
@@ -464,8 +468,7 @@ def per_query_frame(
         "measures": labels_list,
         "runs": [n for n, _ in items],
         "names": {label: measure_name(m) for m, label in zip(measure_objs, labels_list)},
-        "empties": {label: (m.empty_value() if hasattr(m, "empty_value") else float("nan"))
-                    for m, label in zip(measure_objs, labels_list)},
+        "empties": {label: empty_value(m) for m, label in zip(measure_objs, labels_list)},
         "units": {label: unit_kind(m) for m, label in zip(measure_objs, labels_list)},
     }
     return frame, kwargs
