@@ -27,8 +27,6 @@ from .base import ir_datasets, register
 __all__ = ["MemoryDocstore", "dataset"]
 
 
-
-
 class MemoryDocstore(Docstore):
     """A docstore over documents read into memory on first use (benchmark corpora are small)."""
 
@@ -135,7 +133,6 @@ class _Dates:
 def dataset(root: str | os.PathLike | None = None) -> ir_datasets.Dataset:
     """The ChunQiu dataset object (``root`` overrides ``$RETECO_DATA``)."""
     return ir_datasets.Dataset(_Docs(root), _Queries(root), _Qrels(root), _Dates(root))
-
 
 
 register(NAME, dataset())

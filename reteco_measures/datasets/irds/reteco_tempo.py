@@ -39,7 +39,6 @@ from .base import ir_datasets, register
 __all__ = ["docstore_path", "tempo_files_dataset"]
 
 
-
 def docstore_path(documents: str | os.PathLike, domain: str) -> str:
     """Where the lookup index of a ``documents.jsonl`` lives: under ``$IR_DATASETS_HOME``, keyed by
     the file's absolute path, size and modification time."""

@@ -24,8 +24,6 @@ from .chunqiu import MemoryDocstore
 __all__ = ["dataset"]
 
 
-
-
 class _Docs(BaseDocs):
     def __init__(self, root=None):
         self._root = root
@@ -94,7 +92,6 @@ def dataset(split: str | None = None, root: str | os.PathLike | None = None) -> 
     if split is None:
         return ir_datasets.Dataset(_Docs(root))
     return ir_datasets.Dataset(_Docs(root), _Queries(split, root), _Qrels(split, root))
-
 
 
 register(NAME, dataset())
