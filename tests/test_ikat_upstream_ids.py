@@ -16,6 +16,7 @@ import ir_datasets
 import reteco_measures as rm
 from reteco_measures.datasets import base
 from reteco_measures.datasets import ikat2023 as ik
+from reteco_measures.datasets.irds import ikat2023 as ik_irds
 
 
 def _raw_turns(path: Path) -> list[tuple]:
@@ -86,7 +87,7 @@ def test_upstream_definitions_win(monkeypatch):
             base.REGISTERED_DATASETS.remove(n)
         upstream = ir_datasets.Dataset()
         registry["trec-ikat/2023"] = upstream
-        assert ik._register_upstream_aliases() == ["trec-ikat/2023/judged", "trec-ikat/2023/judged/ptkb"]
+        assert ik_irds._register_upstream_aliases() == ["trec-ikat/2023/judged", "trec-ikat/2023/judged/ptkb"]
         assert registry["trec-ikat/2023"] is upstream and "trec-ikat/2023" not in base.REGISTERED_DATASETS
     finally:
         for n in ik.UPSTREAM_IDS:

@@ -116,7 +116,7 @@ def test_all_domains_dataset_and_docstore_routing(release, monkeypatch):
     # restricted to the present domains, the all-domain machinery works (ids kept as released)
     topics = tempo_topics("dev", ["bitcoin", "law"])
     assert set(topics.loc[topics["kind"] == "query", "query_id"]) == {"100_1", "101_2", "200_3"}
-    from reteco_measures.datasets.reteco_tempo import _TempoDocs
+    from reteco_measures.datasets.irds.reteco_tempo import _TempoDocs
 
     store = _TempoDocs(("bitcoin", "law")).docs_store()
     got = store.get_many(["law/z.txt", "bitcoin/e.txt", "nowhere/q.txt"])

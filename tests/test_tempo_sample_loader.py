@@ -131,7 +131,8 @@ def test_sample_as_an_ir_datasets_dataset(tempo_sample_dir: Path, tmp_path: Path
     import ir_datasets
 
     from reteco_measures.datasets.base import REGISTERED_DATASETS, TOPICS_FACTORIES
-    from reteco_measures.datasets.reteco_tempo import TempoDoc, TempoQuery, tempo_files_dataset
+    from reteco_measures.datasets.irds.reteco_tempo import tempo_files_dataset
+    from reteco_measures.datasets.reteco_tempo import TempoDoc, TempoQuery
 
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
     d = tempo_sample_dir

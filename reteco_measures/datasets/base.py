@@ -1,4 +1,4 @@
-"""Shared helpers for our ir_datasets registrations.
+"""Shared helpers of the dataset readers and of our ir_datasets registrations.
 
 Data is never downloaded: the user places the benchmark files under one root folder, given by
 the ``RETECO_DATA`` environment variable (or a ``root=`` argument), one sub-folder per benchmark
@@ -18,12 +18,14 @@ from pathlib import Path
 import pandas as pd  # noqa: F401  (used in annotations)
 
 
-def _import_ir_datasets_without_folders():
-    """Import ir_datasets without letting its import create one empty folder per dataset under
-    ``$IR_DATASETS_HOME`` (``~/.ir_datasets``): ir_datasets 0.6 makes ~27 of them as a side
-    effect of being imported, before any dataset is used. While it is imported here, directory
-    creation below that home is skipped; ir_datasets creates a folder itself when a dataset is
-    actually downloaded. Nothing changes when ir_datasets was imported before us."""
+def import_ir_datasets_without_folders():
+    """Import ir_datasets (or return it, when it is imported already) without letting its import
+    create one empty folder per dataset under ``$IR_DATASETS_HOME`` (``~/.ir_datasets``):
+    ir_datasets 0.6 makes ~27 of them as a side effect of being imported, before any dataset is
+    used. While it is imported here, directory creation below that home is skipped; ir_datasets
+    creates a folder itself when a dataset is actually downloaded. Nothing changes when
+    ir_datasets was imported before us. This module itself does not import ir_datasets: the
+    registrations (:mod:`reteco_measures.datasets.irds`) and the import hook call this."""
     if "ir_datasets" in sys.modules:
         return sys.modules["ir_datasets"]
     home = os.path.abspath(os.environ.get("IR_DATASETS_HOME") or os.path.join(os.path.expanduser("~"), ".ir_datasets"))
@@ -43,10 +45,8 @@ def _import_ir_datasets_without_folders():
     return ir_datasets
 
 
-ir_datasets = _import_ir_datasets_without_folders()
-
-__all__ = ["ENV_VAR", "data_root", "DataFile", "MissingDataError", "register", "REGISTERED_DATASETS", "topics",
-           "TOPICS_FACTORIES"]
+__all__ = ["ENV_VAR", "data_root", "DataFile", "MissingDataError", "REGISTERED_DATASETS", "topics",
+           "TOPICS_FACTORIES", "add_topics", "import_ir_datasets_without_folders"]
 
 ENV_VAR = "RETECO_DATA"
 
@@ -107,21 +107,12 @@ class DataFile:
         return f"DataFile({self.relpath!r})"
 
 
-def register(name: str, dataset, topics=None) -> None:
-    """Register ``dataset`` with ir_datasets under ``name``, idempotently (a reload replaces
-    our own earlier registration). ``topics``: a zero-argument function returning the
-    dataset's query metadata as a DataFrame keyed by ``query_id`` (for :func:`topics`)."""
-    registry = ir_datasets.registry
-    if name in registry._registered:
-        if name in REGISTERED_DATASETS:
-            del registry._registered[name]
-        else:
-            raise RuntimeError(f"dataset name {name!r} is already registered by another package")
-    registry.register(name, dataset)
-    if name not in REGISTERED_DATASETS:
-        REGISTERED_DATASETS.append(name)
-    if topics is not None:
-        TOPICS_FACTORIES[name] = topics
+def add_topics(name: str, factory) -> None:
+    """Declare the topics metadata of dataset ``name`` (for :func:`topics`): ``factory`` is a
+    zero-argument function returning the query metadata as a DataFrame keyed by ``query_id``.
+    The reader modules declare their datasets' topics on import, without ir_datasets, so
+    ``rm.topics(name)`` and ``validate_run(..., queries=name)`` need no ir_datasets import."""
+    TOPICS_FACTORIES[name] = factory
 
 
 def topics(dataset) -> pd.DataFrame:
@@ -132,8 +123,12 @@ def topics(dataset) -> pd.DataFrame:
     ``dataset``: a registered name (``"reteco/tempo/dev"``) or the object
     ``ir_datasets.load`` returned."""
     name = dataset if isinstance(dataset, str) else getattr(getattr(dataset, "metadata", None), "_dsid", None)
-    if name is None:
-        name = next((n for n in REGISTERED_DATASETS if ir_datasets.registry[n] is dataset), None)
+    if name is None or name not in TOPICS_FACTORIES:
+        # a name only the ir_datasets registrations declare (the upstream iKAT ids) or a dataset
+        # object: importing ir_datasets runs the registrations (the hook of ``datasets/__init__``)
+        ir_datasets = import_ir_datasets_without_folders()
+        if name is None:
+            name = next((n for n in REGISTERED_DATASETS if ir_datasets.registry[n] is dataset), None)
     if name not in TOPICS_FACTORIES:
         raise KeyError(f"no topics metadata for dataset {dataset!r}; known: {sorted(TOPICS_FACTORIES)}")
     return TOPICS_FACTORIES[name]()

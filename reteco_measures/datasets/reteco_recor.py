@@ -36,20 +36,17 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets export needs typing.Tuple)
 
-import ir_datasets
 import numpy as np
 import pandas as pd
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 
 from ..errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
 from ..io.jsonl import iter_jsonl
 from ..io.readers import read_qrels_with_problems
-from .base import DataFile, MissingDataError, data_root, register
+from .base import DataFile, MissingDataError, add_topics, data_root
 
 __all__ = [
     "RECOR_DOMAINS",
@@ -662,81 +659,6 @@ def map_run_query_ids(
     return frame[keep].reset_index(drop=True), problems
 
 
-# ------------------------------------------------------------------------------------------------
-# ir_datasets
-
-
-class _RecorHandler(BaseDocs, BaseQueries, BaseQrels):
-    """Docs, queries and qrels of one split (lazy: nothing is read until asked)."""
-
-    def __init__(self, split: str, domains: tuple[str, ...] | None):
-        self.split = split
-        self.domains = domains
-
-    def _load(self, doc_text: bool = False) -> RecorData:
-        return load_recor(self.split, domains=list(self.domains) if self.domains else None, doc_text=doc_text)
-
-    # docs
-    def docs_iter(self) -> Iterator[RecorDoc]:
-        doms = list(self.domains) if self.domains else recor_domains(self.split)
-        for dom in doms:
-            path = DataFile(f"{TRACK_DIR}/{dom}/documents.jsonl", f"RECOR {dom} documents").path()
-            for row in read_documents(path, dom).itertuples(index=False):
-                yield RecorDoc(row.doc_id, row.text, row.domain)
-
-    def docs_count(self) -> int:
-        return sum(1 for _ in self.docs_iter())
-
-    def docs_cls(self):
-        return RecorDoc
-
-    def docs_namespace(self) -> str:
-        return "reteco/recor"
-
-    def docs_lang(self) -> str:
-        return "en"
-
-    # queries
-    def queries_iter(self) -> Iterator[RecorQuery]:
-        for r in self._load().topics.itertuples(index=False):
-            yield RecorQuery(
-                r.query_id,
-                r.text,
-                r.conversation_id,
-                int(r.turn),
-                r.domain,
-                r.history,
-                r.answer,
-                tuple(r.gold_doc_ids),
-            )
-
-    def queries_count(self) -> int:
-        return len(self._load().topics)
-
-    def queries_cls(self):
-        return RecorQuery
-
-    def queries_namespace(self) -> str:
-        return "reteco/recor"
-
-    def queries_lang(self) -> str:
-        return "en"
-
-    # qrels
-    def qrels_iter(self) -> Iterator[TrecQrel]:
-        q = self._load().qrels
-        for qid, did, rel in zip(
-            q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True
-        ):
-            yield TrecQrel(qid, did, int(rel), "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self) -> dict[int, str]:
-        return {0: "not relevant", 1: "relevant (gold passage of the turn)"}
-
-
 def _topics_factory(split: str, domains: tuple[str, ...] | None):
     def factory() -> pd.DataFrame:
         return load_recor(split, domains=list(domains) if domains else None).topics
@@ -744,21 +666,11 @@ def _topics_factory(split: str, domains: tuple[str, ...] | None):
     return factory
 
 
-def _register_all() -> None:
+def _declare_topics() -> None:
     for split in RECOR_SPLITS:
-        handler = _RecorHandler(split, None)
-        register(
-            f"reteco/recor/{split}",
-            ir_datasets.Dataset(handler, handler, handler),
-            topics=_topics_factory(split, None),
-        )
+        add_topics(f"reteco/recor/{split}", _topics_factory(split, None))
         for dom in RECOR_DOMAINS:
-            h = _RecorHandler(split, (dom,))
-            register(
-                f"reteco/recor/{dom}/{split}",
-                ir_datasets.Dataset(h, h, h),
-                topics=_topics_factory(split, (dom,)),
-            )
+            add_topics(f"reteco/recor/{dom}/{split}", _topics_factory(split, (dom,)))
 
 
-_register_all()
+_declare_topics()

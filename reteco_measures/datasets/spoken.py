@@ -32,14 +32,12 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import ir_datasets
 import numpy as np
 import pandas as pd
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 
 from ..errors import Problem, report_problems
-from .base import ENV_VAR, DataFile, MissingDataError, data_root, register
-from .chunqiu import MemoryDocstore, iter_jsonl
+from .base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
+from .chunqiu import iter_jsonl
 
 __all__ = [
     "NAME",
@@ -54,7 +52,6 @@ __all__ = [
     "load_requests",
     "load_qrels",
     "topics",
-    "dataset",
 ]
 
 NAME = "spoken-query"
@@ -253,80 +250,5 @@ def topics(split: str = "validation", root: str | os.PathLike | None = None, *,
     )
 
 
-# ------------------------------------------------------------------------------------------------
-# ir_datasets handlers
-
-
-class _Docs(BaseDocs):
-    def __init__(self, root=None):
-        self._root = root
-
-    def docs_iter(self):
-        frame = load_corpus(self._root)
-        for row in zip(*(frame[c].tolist() for c in SpokenDoc._fields), strict=True):
-            yield SpokenDoc(*row)
-
-    def docs_count(self) -> int:
-        return len(load_corpus(self._root))
-
-    def docs_cls(self):
-        return SpokenDoc
-
-    def docs_store(self, field: str = "doc_id") -> MemoryDocstore:
-        return MemoryDocstore(self, field)
-
-    def docs_namespace(self) -> str:
-        return NAME
-
-    def docs_lang(self) -> None:
-        return None  # several languages
-
-
-class _Queries(BaseQueries):
-    def __init__(self, split: str, root=None):
-        self._split = split
-        self._root = root
-
-    def queries_iter(self):
-        yield from load_requests(self._split, self._root)
-
-    def queries_cls(self):
-        return SpokenQuery
-
-    def queries_namespace(self) -> str:
-        return NAME
-
-    def queries_lang(self) -> None:
-        return None
-
-
-class _Qrels(BaseQrels):
-    def __init__(self, split: str, root=None):
-        self._split = split
-        self._root = root
-
-    def qrels_iter(self):
-        q = load_qrels(self._split, self._root)
-        for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True):
-            yield TrecQrel(qid, did, int(rel), "0")
-
-    def qrels_defs(self) -> dict[int, str]:
-        return dict(GRADES)
-
-    def qrels_path(self) -> str:
-        return _split_file(self._split, "qrels.jsonl", "the Spoken-Query labels", self._root).path()
-
-    def qrels_cls(self):
-        return TrecQrel
-
-
-def dataset(split: str | None = None, root: str | os.PathLike | None = None) -> ir_datasets.Dataset:
-    """``spoken-query`` (documents only, ``split=None``) or ``spoken-query/<split>``."""
-    if split is None:
-        return ir_datasets.Dataset(_Docs(root))
-    return ir_datasets.Dataset(_Docs(root), _Queries(split, root), _Qrels(split, root))
-
-
-register(NAME, dataset())
 for _split in SPLITS:
-    register(f"{NAME}/{_split}", dataset(_split), topics=lambda s=_split: topics(s))
+    add_topics(f"{NAME}/{_split}", lambda s=_split: topics(s))
