@@ -12,15 +12,15 @@
 
 Benchmarks: ``reteco-1a``, ``reteco-1b`` (TEMPO), ``reteco-2a`` (RECOR), ``ikat-2023``,
 ``chunqiu``, ``spoken``, and the judged generation tracks ``reteco-2b``, ``reteco-2c``,
-``ikat-2023-generation`` (:mod:`.generation`). The package, bottom up:
+``ikat-2023-generation`` (`.generation`). The package, bottom up:
 
-- :mod:`.score` — :class:`Score`, the result of scoring one submission, and its JSON;
-- :mod:`.scoring` — the engine: per-query values once (:func:`long_per_query`), everything else
-  derived from them (:func:`aggregate`);
-- :mod:`.leaderboard` — several submissions ranked with uncertainty (``rm.leaderboard``);
-- :mod:`.declaration` — :class:`Option`, :class:`Grouping`, :class:`Inputs`, :class:`Benchmark`;
-- :mod:`.registry` — :data:`BENCHMARKS` by name;
-- one module per benchmark, each declaring a :class:`Benchmark` and calling :func:`register`.
+- `.score` — `Score`, the result of scoring one submission, and its JSON;
+- `.scoring` — the engine: per-query values once (`long_per_query`), everything else
+  derived from them (`aggregate`);
+- `.leaderboard` — several submissions ranked with uncertainty (``rm.leaderboard``);
+- `.declaration` — `Option`, `Grouping`, `Inputs`, `Benchmark`;
+- `.registry` — `BENCHMARKS` by name;
+- one module per benchmark, each declaring a `Benchmark` and calling `register`.
 
 Adding a benchmark is adding one such module and its name to the import line below.
 """

@@ -116,8 +116,8 @@ def validate_reteco_domains(
     """The ``reteco`` contract, then (``corpus_scope='domain'``) the domain-corpus check.
 
     ``query_ids``: ``'exact'`` (a run whose ids match the topics only in another form warns with a
-    :class:`~reteco_measures.errors.QueryIdMismatchWarning`) or ``'normalize'`` (such ids are
-    mapped to the topics' form, see :mod:`reteco_measures.query_ids`).
+    `QueryIdMismatchWarning`) or ``'normalize'`` (such ids are
+    mapped to the topics' form, see `reteco_measures.query_ids`).
     ``check_all_corpus``: give the contract the whole corpus (unknown documents are reported by
     the contract) or only check per domain (every unknown document reported by the domain check).
     """
@@ -200,6 +200,6 @@ FILE_OPTIONS = (
 )
 
 #: ordering of tied scores (trec_eval's, as the official pytrec_eval scoring; every policy of
-#: :data:`reteco_measures.kernels.ranking.TIE_BREAKS` is accepted)
+#: `reteco_measures.kernels.ranking.TIE_BREAKS` is accepted)
 TIE_BREAK_OPTION = Option("tie_break", "trec_eval", "ordering of tied scores (default trec_eval, as the official "
                           "pytrec_eval scoring)", choices=tuple(TIE_BREAKS))

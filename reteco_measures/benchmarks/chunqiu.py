@@ -163,11 +163,11 @@ CHUNQIU = register(Benchmark(
 def score_chunqiu(results: Any, *, qrels: pd.DataFrame, queries: Any, corpus: Any, k: int = 10,
                   audit_passed: bool = True, unlabelled: str = "error"):
     """Score a ChunQiu results batch against in-memory reference data; same as
-    ``rm.benchmark("chunqiu").score(...)``, returns its :class:`~reteco_measures.benchmarks.Score`
+    ``rm.benchmark("chunqiu").score(...)``, returns its `Score`
     (``.valid``, ``.official``, ``.reward``, ``.summary``, ``.per_query``, ``.report``).
 
     Args:
-        results: results JSONL (path / text) or anything :func:`validate_chunqiu` accepts.
+        results: results JSONL (path / text) or anything `validate_chunqiu` accepts.
         qrels: ``query_id, doc_id, relevance`` (binary; ``relevance >= 1`` is relevant).
         queries: the query ids of the batch: every one must be answered; the mean is over all.
         corpus: doc ids in corpus order (or a DataFrame with ``doc_id``).

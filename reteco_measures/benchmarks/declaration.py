@@ -1,11 +1,11 @@
-"""What a benchmark is, declared: :class:`Option`, :class:`Grouping`, :class:`Inputs`, :class:`Benchmark`.
+"""What a benchmark is, declared: `Option`, `Grouping`, `Inputs`, `Benchmark`.
 
-A :class:`Benchmark` declares *what* a benchmark is — how its data is loaded, which contract
+A `Benchmark` declares *what* a benchmark is — how its data is loaded, which contract
 validates a submission, the official measure and the diagnostics, the groupings of its tables,
-the statistical unit, the reward and its gates. It does no work itself: :meth:`Benchmark.score`
-runs the one scoring engine (:func:`reteco_measures.benchmarks.scoring.score_submission`) and
-:meth:`Benchmark.leaderboard` the leaderboard builder
-(:func:`reteco_measures.benchmarks.leaderboard.leaderboard`).
+the statistical unit, the reward and its gates. It does no work itself: `Benchmark.score`
+runs the one scoring engine (`reteco_measures.benchmarks.scoring.score_submission`) and
+`Benchmark.leaderboard` the leaderboard builder
+(`reteco_measures.benchmarks.leaderboard.leaderboard`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = ["Option", "Grouping", "Inputs", "Benchmark", "Loader", "Validator", "
 
 @dataclass(frozen=True)
 class Option:
-    """A benchmark option: a keyword of :meth:`Benchmark.score` and a flag of ``score NAME``.
+    """A benchmark option: a keyword of `Benchmark.score` and a flag of ``score NAME``.
 
     Attributes:
         name: the Python keyword (``corpus_scope``); the flag is ``--corpus-scope`` unless ``flag``.
@@ -64,11 +64,11 @@ class Grouping:
     """A breakdown table of a benchmark (``Score.by_group[name]``).
 
     Attributes:
-        name: the table's key in :attr:`Score.by_group` and in the JSON output (``by_domain``).
+        name: the table's key in `Score.by_group` and in the JSON output (``by_domain``).
         by: the grouping columns (topics columns or ``depth``).
         title: a heading for reports.
         layout: ``'wide'`` (one row per group, ``n`` and a column per measure) or ``'tidy'``
-            (``[*by, measure, value, n]`` as :func:`reteco_measures.evaluate` returns).
+            (``[*by, measure, value, n]`` as `reteco_measures.evaluate` returns).
         official_only: only the official measure (e.g. a collection × condition grid).
     """
 
@@ -90,7 +90,7 @@ class Inputs:
         labels: frozen temporal labels, or None.
         query_ids: the evaluated units (default: the qrels' query ids, in order).
         problems: problems found in the reference data (reported, never fatal).
-        meta: descriptive facts copied into :attr:`Score.meta` (``domains``, ``labels``, ...).
+        meta: descriptive facts copied into `Score.meta` (``domains``, ``labels``, ...).
         extra: anything else the benchmark's functions pass to each other.
     """
 
@@ -117,8 +117,8 @@ PerQuery = Callable[[list, Inputs, ValidationReport, Mapping[str, Any]], "tuple[
 
 @dataclass(frozen=True)
 class Benchmark:
-    """One benchmark, declared. Score a submission with :meth:`score`, rank several with
-    :meth:`leaderboard`.
+    """One benchmark, declared. Score a submission with `score`, rank several with
+    `leaderboard`.
 
     Attributes:
         name: the preset name (``reteco-1a``).
@@ -128,7 +128,7 @@ class Benchmark:
         load: ``(data_root, split, options) -> Inputs``.
         validate: ``(run, inputs, options) -> ValidationReport`` (the run contract).
         per_query: ``(measures, inputs, report, options) -> (long, extra)``: the per-query values
-            (see :func:`long_per_query`) and optional extra per-query columns indexed by query id.
+            (see `long_per_query`) and optional extra per-query columns indexed by query id.
         contract: the contract's name (``reteco``, ``chunqiu``, ...).
         unit: the statistical unit the official measure aggregates over (for tests and CIs).
         strata: per-query columns whose cells the aggregate weighs (stratified resampling).
@@ -140,7 +140,7 @@ class Benchmark:
         per_query_sort: columns the per-query table is sorted by.
         display: measure → printed name (``AP@10`` → ``MAP@10``).
         aggregation: a sentence saying how the official number aggregates.
-        options: the benchmark's options (keywords of :meth:`score`, flags of ``score NAME``).
+        options: the benchmark's options (keywords of `score`, flags of ``score NAME``).
         run_arg / run_help: the positional argument of ``score NAME``.
         default_split: the default split (None: the benchmark has no splits).
         invalid_scores_zero: an invalid submission scores 0 on every measure (ChunQiu).
@@ -149,7 +149,7 @@ class Benchmark:
         describe: ``(score) -> dict`` of benchmark-specific JSON fields.
         summary_columns: the columns of the printed summary table.
         demo: ``sample_root -> {"run", "data", "split", **options}``: the keywords of
-            :meth:`score` that score the bundled sample (``reteco-measures demo``).
+            `score` that score the bundled sample (``reteco-measures demo``).
         statistics: ``options -> {"unit", "cluster", "strata"}`` overriding the statistical unit
             for some options.
         summary_names: ``printed name -> name in the summary`` only (ChunQiu prints ``MAP@10`` in its
@@ -228,21 +228,21 @@ class Benchmark:
         inputs: Inputs | None = None,
         **options: Any,
     ) -> Score:
-        """Score one submission officially (the engine: :mod:`reteco_measures.benchmarks.scoring`).
+        """Score one submission officially (the engine: `reteco_measures.benchmarks.scoring`).
 
         Args:
             run: the submission (path, text or DataFrame; the benchmark's format).
             data: the data root (default ``$RETECO_DATA``); ignored when ``inputs`` is given.
             split: the split (default: the benchmark's ``default_split``).
-            inputs: reference data already loaded with :meth:`load_inputs`.
+            inputs: reference data already loaded with `load_inputs`.
             **options: the benchmark's options (see ``Benchmark.options``).
 
         Returns:
-            a :class:`~reteco_measures.benchmarks.Score`.
+            a `Score`.
         """
         return score_submission(self, run, data, split, inputs=inputs, options=options)
 
     def leaderboard(self, runs: Any, data: Any = None, split: str | None = None, **kwargs: Any) -> Leaderboard:
         """Rank several submissions: ``rm.leaderboard(self, runs, ...)``, see
-        :func:`reteco_measures.benchmarks.leaderboard.leaderboard`."""
+        `reteco_measures.benchmarks.leaderboard.leaderboard`."""
         return leaderboard(self, runs, data=data, split=split, **kwargs)

@@ -9,7 +9,7 @@
 
 A *submission* here is its judgments file: the JSONL that ``reteco-measures judge generation`` /
 ``judge ikat`` wrote for the submission's answers (or a DataFrame with the same fields). It is
-read by :func:`reteco_measures.judge.read_judgments`, whose rules decide which judgments are valid
+read by `reteco_measures.judge.read_judgments`, whose rules decide which judgments are valid
 (problems of the file are the submission's validation problems, each with its line); repeated
 judgments of a turn are combined by ``aggregate`` (default the mean, as ``judge aggregate``).
 
@@ -24,7 +24,7 @@ The RETECO plan names five dimensions and no single official one; these boards r
 (correctness) unless ``measure=`` / ``--measure`` chooses another. The iKAT overview's response
 measure of the track is groundedness, which the iKAT board ranks by. The leaderboards of these
 tracks take human spot-check ratings (``human=`` / ``--human``) and then rank by the
-prediction-powered (calibrated) means: see :mod:`reteco_measures.benchmarks.leaderboard`.
+prediction-powered (calibrated) means: see `reteco_measures.benchmarks.leaderboard`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """TREC iKAT 2023 passage and PTKB ranking: ``ikat-2023``.
 
 1. validate the run JSON with the ``ikat`` contract against the test topics and convert it to a
-   passage run and a PTKB ranking (rules: :mod:`reteco_measures.contracts.ikat`);
+   passage run and a PTKB ranking (rules: `reteco_measures.contracts.ikat`);
 2. **passage ranking** (measures of the iKAT 2023 overview, arXiv:2401.01330, all computed by
    ir_measures / pytrec_eval): ``nDCG@3``, ``nDCG@5``, ``nDCG@1000`` (graded, grades 0–4),
    ``AP(rel=2)@1000``, ``RR(rel=2)``, ``P(rel=2)@20``, ``R(rel=2)@20``, ``R(rel=2)@1000`` (a
@@ -53,7 +53,7 @@ PASSAGE_MEASURES = [
 #: the passage measure the leaderboard ranks by
 RANKING_MEASURE = "nDCG@5"
 
-#: conversion modes of :func:`~reteco_measures.contracts.ikat.convert_ikat_run` and its default
+#: conversion modes of `convert_ikat_run` and its default
 PASSAGE_SCORES = tuple(typing.get_args(PassageScore))
 DEFAULT_PASSAGE_SCORE = inspect.signature(convert_ikat_run).parameters["passage_score"].default
 
@@ -168,7 +168,7 @@ IKAT_2023 = register(Benchmark(
 def score_ikat_2023(run: Any, *, topics: pd.DataFrame, qrels: pd.DataFrame, ptkb: dict[str, pd.DataFrame],
                     passage_score: str = DEFAULT_PASSAGE_SCORE, ptkb_k: int = 3):
     """Score an iKAT 2023 run JSON against in-memory reference data; same as
-    ``rm.benchmark("ikat-2023").score(...)``, returns its :class:`~reteco_measures.benchmarks.Score`
+    ``rm.benchmark("ikat-2023").score(...)``, returns its `Score`
     (``.scores``: ``task, qrels, measure, value, n``; ``.per_query``: ``task, qrels, query_id`` + measures).
 
     Args:
@@ -176,7 +176,7 @@ def score_ikat_2023(run: Any, *, topics: pd.DataFrame, qrels: pd.DataFrame, ptkb
         topics: test topics, for the turn-id and PTKB-id checks.
         qrels: passage qrels (grades 0–4); the judged turns are its turns.
         ptkb: ``{version: PTKB qrels}`` (empty: no PTKB task).
-        passage_score: how converted passages are scored (see :mod:`reteco_measures.contracts.ikat`).
+        passage_score: how converted passages are scored (see `reteco_measures.contracts.ikat`).
         ptkb_k: cutoff of PTKB ``P@k`` / ``R@k``.
     """
     return IKAT_2023.score(run, inputs=_inputs(topics, qrels, ptkb), passage_score=passage_score, ptkb_k=ptkb_k)

@@ -1,4 +1,4 @@
-"""The benchmarks by name: :data:`BENCHMARKS`, filled by :func:`register` as each benchmark module
+"""The benchmarks by name: `BENCHMARKS`, filled by `register` as each benchmark module
 is imported (``reteco_measures.benchmarks`` imports all of them, so the registry is full as soon as
 the package is imported)."""
 
@@ -16,7 +16,7 @@ BENCHMARKS: dict[str, Benchmark] = {}
 
 
 def register(bench: Benchmark) -> Benchmark:
-    """Add a declaration to :data:`BENCHMARKS` (each benchmark module calls this once)."""
+    """Add a declaration to `BENCHMARKS` (each benchmark module calls this once)."""
     BENCHMARKS[bench.name] = bench
     return bench
 

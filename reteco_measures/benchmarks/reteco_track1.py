@@ -104,7 +104,7 @@ def _organiser_folder(data: Any) -> Path | None:
 
 def _explicit(opts: dict, steps: bool, folder: Path | None) -> TempoData:
     """Reference data from explicit files (or an organiser-sample folder), read by
-    :func:`~reteco_measures.datasets.reteco_tempo.load_tempo_files`: every query's domain is the
+    `load_tempo_files`: every query's domain is the
     folder part of its gold document ids (``bitcoin/…``), as in the organisers' sample."""
     topics_path = explicit_file(opts, "topics", folder, "examples.jsonl")
     qrels_path = explicit_file(opts, "qrels", folder, "qrels.txt")
@@ -360,7 +360,7 @@ def _from_data(bench: Benchmark, run: Any, data: TempoData, **options: Any):
 def score_reteco_1a(run: Any, data: TempoData, *, k: int = 10, labels: Any = None,
                     corpus_scope: str = "domain"):
     """Score a 1a run against loaded data (``load_tempo(..., steps=False)``); same as
-    ``rm.benchmark("reteco-1a").score(...)``, returns its :class:`~reteco_measures.benchmarks.Score`."""
+    ``rm.benchmark("reteco-1a").score(...)``, returns its `Score`."""
     if data.steps:
         raise ValueError("score_reteco_1a needs the 1a view of the data (load_tempo(..., steps=False))")
     return _from_data(RETECO_1A, run, data, k=k, labels=labels, corpus_scope=corpus_scope)

@@ -5,7 +5,7 @@ The official-style Track 2 retrieval scorer of the RETECO evaluation plan ("Trac
 1. read the TREC run and bring its topic ids to the split's ids (``#turn`` ids normalised and
    reported; plain release ids mapped to the all-domains ``<domain>/…`` ids where unambiguous,
    ambiguous ones reported and discarded: see
-   :func:`reteco_measures.datasets.reteco_recor.map_run_query_ids`);
+   `reteco_measures.datasets.reteco_recor.map_run_query_ids`);
 2. the ``reteco`` contract: duplicates removed after their first occurrence, rows of unknown
    turns discarded, documents not in the corpus discarded (``corpus_scope='domain'``, default:
    the corpus of the turn's own domain; ``'all'``: any domain's corpus), missing turns score 0;
@@ -207,8 +207,8 @@ RETECO_2A = register(Benchmark(
 
 def score_reteco_2a(run: Any, data: RecorData, *, k: int = 10, average: str = "turn",
                     corpus_scope: str = "domain", hash_turn_ids: str = "normalise"):
-    """Score a Track 2a run against loaded data (:func:`~reteco_measures.datasets.reteco_recor.load_recor`);
-    same as ``rm.benchmark("reteco-2a").score(...)``, returns its :class:`~reteco_measures.benchmarks.Score`."""
+    """Score a Track 2a run against loaded data (`load_recor`);
+    same as ``rm.benchmark("reteco-2a").score(...)``, returns its `Score`."""
     inputs = Inputs(qrels=data.qrels, topics=data.topics, corpus=data.corpus, problems=list(data.problems),
                     meta={"domains": data.domains}, extra={"recor": data})
     return RETECO_2A.score(run, inputs=inputs, k=k, average=average, corpus_scope=corpus_scope,

@@ -1,7 +1,7 @@
-"""The result of scoring one submission: :class:`Score`, and its JSON form.
+"""The result of scoring one submission: `Score`, and its JSON form.
 
-A :class:`Score` is made by the scoring engine (:mod:`reteco_measures.benchmarks.scoring`) and
-read by reports (:mod:`reteco_measures.report.score`), leaderboards and platforms. Every attribute
+A `Score` is made by the scoring engine (`reteco_measures.benchmarks.scoring`) and
+read by reports (`reteco_measures.report.score`), leaderboards and platforms. Every attribute
 is declared here: the fields, the ``scores`` view of the summary, the benchmark's group tables
 (``by_domain``, ``grid``, ...) and the descriptive facts benchmarks record (``n_turns``,
 ``run_name``, ...).
@@ -26,7 +26,7 @@ __all__ = ["Score"]
 
 
 class _GroupTable:
-    """A table of :attr:`Score.by_group` read as an attribute (``score.by_domain``); a benchmark
+    """A table of `Score.by_group` read as an attribute (``score.by_domain``); a benchmark
     without that table has no such attribute (``AttributeError``, ``hasattr`` is False)."""
 
     def __init__(self, doc: str) -> None:
@@ -46,7 +46,7 @@ class _GroupTable:
 
 
 class _Fact:
-    """An entry of :attr:`Score.meta` read as an attribute (``score.n_turns``); a benchmark that
+    """An entry of `Score.meta` read as an attribute (``score.n_turns``); a benchmark that
     does not record it has no such attribute."""
 
     def __init__(self, doc: str) -> None:
@@ -82,7 +82,7 @@ class Score:
             value, weight`` + grouping / strata columns (input of the leaderboard's statistics).
         report: the contract's validation report (``report.run`` = what was scored).
         removed: what the contract removed or rejected, counted (see
-            :func:`~reteco_measures.benchmarks.scoring.removed_counts`).
+            `removed_counts`).
         reward: the benchmark's reward (None when it has none), after validity / audit gates.
         notes: remarks on the data (unlabelled queries, an incomplete grid, ...).
         data_problems: problems in the reference data.
@@ -90,7 +90,7 @@ class Score:
         options: the options used.
         unit: the statistical unit of the official measure.
         aggregation: a sentence saying how the official number aggregates.
-        summary_columns: the columns of the printed summary table (:attr:`scores`).
+        summary_columns: the columns of the printed summary table (`scores`).
         keys: extra key columns of the summary (iKAT: ``task``, ``qrels``).
         groupings: the benchmark's group tables, declared.
         strata / cluster: how the statistical unit is resampled.
@@ -151,17 +151,17 @@ class Score:
 
     @property
     def scores(self) -> pd.DataFrame:
-        """The summary with its printed columns (:attr:`summary_columns`)."""
+        """The summary with its printed columns (`summary_columns`)."""
         return self.summary[[c for c in self.summary_columns if c in self.summary.columns]]
 
     @property
     def official_key(self) -> str:
-        """The official measure's key in :meth:`metrics` (``ndcg_10``; iKAT: ``passage_nist_ndcg_5``)."""
+        """The official measure's key in `metrics` (``ndcg_10``; iKAT: ``passage_nist_ndcg_5``)."""
         rows = [r for r in self.summary.to_dict("records") if r["role"] == "official"]
         return self._key(rows[0]) if rows else metric_key(self.official_measure)
 
     def metrics(self) -> dict[str, float | None]:
-        """Every summary value under a stable key (see :func:`metric_key`): ``{"ndcg_10": ...,
+        """Every summary value under a stable key (see `metric_key`): ``{"ndcg_10": ...,
         "tp_10": ..., "reward": ...}``; iKAT keys carry their task and qrels (``ptkb_org_p_3``).
         NaN becomes None."""
         out: dict[str, float | None] = {}
@@ -178,7 +178,7 @@ class Score:
 
     def records(self) -> list[dict[str, Any]]:
         """The summary as JSON-ready records (``[*keys,] measure, key, value, n, role``); ``measure``
-        in machine form (:func:`machine_name`), ``key`` from the printed name (:func:`metric_key`)."""
+        in machine form (`machine_name`), ``key`` from the printed name (`metric_key`)."""
         rows = []
         for rec in self.summary.to_dict("records"):
             rows.append({**{k: rec.get(k) for k in self.keys}, "measure": machine_name(rec["measure"]),
@@ -191,16 +191,16 @@ class Score:
 
         Keys present for every benchmark: ``benchmark``, ``split``, ``valid``, ``official``
         (``measure``, ``key``, ``value``, ``aggregation``, ``unit``), ``metrics`` (stable key →
-        value, see :meth:`metrics`), ``reward`` (null without one), ``scores`` (the summary rows),
+        value, see `metrics`), ``reward`` (null without one), ``scores`` (the summary rows),
         ``validation`` (the contract's report), ``removed`` (counts, see
-        :func:`~reteco_measures.benchmarks.scoring.removed_counts`),
+        `removed_counts`),
         ``data_problems``, ``notes``, and one key per group table (``by_domain``, ``grid``, ...);
         ``per_query`` with ``per_query=True``. Benchmark-specific facts (``domains``,
         ``queries``, ``turns``, ``run_name``, ...) are added at the top level.
 
         Every measure name (``official.measure``, each row's ``measure``, the measure columns of
         the group tables and of ``per_query``) is one ``ir_measures.parse_measure`` reads back
-        (``nDCG_FC@10``; see :func:`machine_name`); the printed tables keep ``nDCG|FC@10``. The
+        (``nDCG_FC@10``; see `machine_name`); the printed tables keep ``nDCG|FC@10``. The
         ``key`` fields and ``metrics`` keys do not change with the spelling (``ndcg_fc_10``,
         ``map_10``). The ``scores`` row of role ``reward`` carries ``measure: "reward"``: the
         reward is not an ir_measures measure.

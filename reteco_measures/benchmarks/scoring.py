@@ -1,18 +1,18 @@
-"""The scoring engine: one path from a submission to its :class:`~reteco_measures.benchmarks.Score`.
+"""The scoring engine: one path from a submission to its `Score`.
 
-:func:`score_submission` (what :meth:`Benchmark.score <reteco_measures.benchmarks.Benchmark.score>`
+`score_submission` (what `Benchmark.score`
 runs) does the work, in this order:
 
 1. ``load``: the reference data (qrels, topics, corpus, labels), once;
-2. ``validate``: the benchmark's run contract → a :class:`~reteco_measures.contracts.base.ValidationReport`
+2. ``validate``: the benchmark's run contract → a `ValidationReport`
    (what was removed, what is invalid);
 3. ``per_query``: every measure's per-query value, computed **once** into a long frame
-   ``query_id, measure, value, weight`` (:func:`long_per_query`; ``weight`` is the query's share
+   ``query_id, measure, value, weight`` (`long_per_query`; ``weight`` is the query's share
    of an aggregate that is not a plain mean, e.g. Spoken-Query's cell weights);
 4. everything else — the summary, every group table, the reward, the JSON keys, the leaderboard's
-   tests and confidence intervals — is derived from that frame (:func:`aggregate`, i.e.
-   :func:`reteco_measures.engine.results.aggregate`); nothing is
-   evaluated twice and nothing is printed (presentation lives in :mod:`reteco_measures.report.score`).
+   tests and confidence intervals — is derived from that frame (`aggregate`, i.e.
+   `reteco_measures.engine.results.aggregate`); nothing is
+   evaluated twice and nothing is printed (presentation lives in `reteco_measures.report.score`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # annotations only: the declarations call this engine, it nev
 
 __all__ = ["score_submission", "long_per_query", "aggregate", "removed_counts"]
 
-# ``aggregate`` is :func:`reteco_measures.engine.results.aggregate` (the one aggregation of the
+# ``aggregate`` is `reteco_measures.engine.results.aggregate` (the one aggregation of the
 # package), re-exported here where the benchmarks have always imported it from
 
 #: warnings of inputs the benchmark's contract has already reported (as errors of its report)
@@ -50,7 +50,7 @@ _CHECKED_BEFORE: tuple[type[Warning], ...] = (EmptyInputWarning, QueryIdMismatch
 
 def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | None = None, *,
                      inputs: Inputs | None = None, options: Mapping[str, Any] | None = None) -> Score:
-    """Score one submission to ``bench`` (see :meth:`~reteco_measures.benchmarks.Benchmark.score`)."""
+    """Score one submission to ``bench`` (see `score`)."""
     opts = bench.resolve_options(options)
     split = split if split is not None else bench.default_split
     if inputs is None:
@@ -163,7 +163,7 @@ def official_value(summary: pd.DataFrame, official: str) -> float:
 
 def group_table(long: pd.DataFrame, by: Sequence[str], measures: list[str], empties: Mapping[str, float], *,
                 layout: str = "wide") -> pd.DataFrame:
-    """One breakdown table: :func:`aggregate` by ``by`` with the ``(macro)`` / ``(all)`` rows;
+    """One breakdown table: `aggregate` by ``by`` with the ``(macro)`` / ``(all)`` rows;
     ``layout='wide'``: one row per group, ``n`` and a column per measure."""
     tidy = aggregate(long, list(by), measures, empties, margins=True)
     if layout == "tidy":
@@ -243,9 +243,9 @@ def long_per_query(
     fill: float | None = 0.0,
     **kwargs: Any,
 ) -> pd.DataFrame:
-    """Every measure's per-query value in one :func:`reteco_measures.iter_calc` pass, as a long
+    """Every measure's per-query value in one `reteco_measures.iter_calc` pass, as a long
     frame ``query_id, measure, value, weight`` (``measure`` = printed name): the frame of
-    :func:`~reteco_measures.engine.results.metrics_frame`, in its canonical row order.
+    `metrics_frame`, in its canonical row order.
 
     ``units``: the evaluated query ids, in order; a (query, measure) pair the evaluation did not
     yield is added with ``fill`` (0: a missing query scores 0), and rows of other ids are

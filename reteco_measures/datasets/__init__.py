@@ -1,19 +1,19 @@
 """The four benchmarks' data: readers (one module per benchmark) and ir_datasets registrations.
 
-The reader modules (:mod:`~reteco_measures.datasets.reteco_tempo`,
-:mod:`~reteco_measures.datasets.reteco_recor`, :mod:`~reteco_measures.datasets.ikat2023`,
-:mod:`~reteco_measures.datasets.chunqiu`, :mod:`~reteco_measures.datasets.spoken`) need only
-pandas and declare every dataset's topics metadata (:func:`topics`); the data root is
-``$RETECO_DATA``. The ir_datasets registrations live in :mod:`reteco_measures.datasets.irds`,
+The reader modules (`reteco_tempo`,
+`reteco_recor`, `ikat2023`,
+`chunqiu`, `spoken`) need only
+pandas and declare every dataset's topics metadata (`topics`); the data root is
+``$RETECO_DATA``. The ir_datasets registrations live in `reteco_measures.datasets.irds`,
 which imports ir_datasets (0.3-0.5 s: its ``__init__`` imports all of its own dataset modules),
 so importing this package does not import it. They are made in either import order::
 
     import ir_datasets, reteco_measures      # ir_datasets first: registered on our import
     import reteco_measures, ir_datasets      # we first: registered when ir_datasets is imported
 
-In the second case a small finder on :data:`sys.meta_path` waits for ``import ir_datasets``: it
+In the second case a small finder on `sys.meta_path` waits for ``import ir_datasets``: it
 lets the real module execute (without creating folders in the ir_datasets home) and then imports
-:mod:`reteco_measures.datasets.irds`, after which it removes itself. ``ir_datasets.load(...)``
+`reteco_measures.datasets.irds`, after which it removes itself. ``ir_datasets.load(...)``
 therefore always sees our datasets.
 """
 
@@ -42,7 +42,7 @@ __all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "Mi
            "add_topics", "topics", "DATASET_MODULES"]
 
 #: reader modules, one per benchmark (imported above); their ir_datasets registrations are the
-#: modules of the same names in :mod:`reteco_measures.datasets.irds`
+#: modules of the same names in `reteco_measures.datasets.irds`
 DATASET_MODULES = ["reteco_tempo", "reteco_recor", "ikat2023", "chunqiu", "spoken"]
 
 
@@ -66,7 +66,7 @@ class _IrDatasetsLoader:
 
 
 class _IrDatasetsHook:
-    """A :data:`sys.meta_path` finder answering only for ``ir_datasets``, once."""
+    """A `sys.meta_path` finder answering only for ``ir_datasets``, once."""
 
     def find_spec(self, fullname: str, path=None, target=None) -> ModuleSpec | None:
         if fullname != "ir_datasets":

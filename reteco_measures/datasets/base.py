@@ -25,7 +25,7 @@ def import_ir_datasets_without_folders():
     used. While it is imported here, directory creation below that home is skipped; ir_datasets
     creates a folder itself when a dataset is actually downloaded. Nothing changes when
     ir_datasets was imported before us. This module itself does not import ir_datasets: the
-    registrations (:mod:`reteco_measures.datasets.irds`) and the import hook call this."""
+    registrations (`reteco_measures.datasets.irds`) and the import hook call this."""
     if "ir_datasets" in sys.modules:
         return sys.modules["ir_datasets"]
     home = os.path.abspath(os.environ.get("IR_DATASETS_HOME") or os.path.join(os.path.expanduser("~"), ".ir_datasets"))
@@ -52,7 +52,7 @@ ENV_VAR = "RETECO_DATA"
 
 #: names of every dataset we registered, in registration order
 REGISTERED_DATASETS: list[str] = []
-#: dataset name -> function returning its topics metadata DataFrame (see :func:`topics`)
+#: dataset name -> function returning its topics metadata DataFrame (see `topics`)
 TOPICS_FACTORIES: dict = {}
 
 
@@ -108,7 +108,7 @@ class DataFile:
 
 
 def add_topics(name: str, factory) -> None:
-    """Declare the topics metadata of dataset ``name`` (for :func:`topics`): ``factory`` is a
+    """Declare the topics metadata of dataset ``name`` (for `topics`): ``factory`` is a
     zero-argument function returning the query metadata as a DataFrame keyed by ``query_id``.
     The reader modules declare their datasets' topics on import, without ir_datasets, so
     ``rm.topics(name)`` and ``validate_run(..., queries=name)`` need no ir_datasets import."""

@@ -9,8 +9,8 @@ Files (as named in the ChunQiu task description)::
 Registered with ir_datasets as ``chunqiu``: ``docs`` (corpus order kept: it is the tie order of
 the contract), ``queries`` (the labelled examples), ``qrels`` (``relevant_doc_ids`` → relevance
 1) and the dated associations as document metadata (``dates_iter()`` / ``dates_frame()`` on the
-dataset). The same data as DataFrames: :func:`load_corpus`, :func:`load_examples`,
-:func:`load_qrels`, :func:`load_dates`, and :func:`join_dates` to attach the dates to any frame
+dataset). The same data as DataFrames: `load_corpus`, `load_examples`,
+`load_qrels`, `load_dates`, and `join_dates` to attach the dates to any frame
 with a ``doc_id`` column (a run, a qrels table)::
 
     import ir_datasets, reteco_measures as rm
@@ -18,7 +18,7 @@ with a ``doc_id`` column (a run, a qrels table)::
     dates = ds.dates_frame()                      # doc_id, time_text, reign, year, month
     run_with_dates = rm.datasets.chunqiu.join_dates(run)
 
-Malformed lines are skipped with a :class:`~reteco_measures.errors.DataFormatWarning` naming
+Malformed lines are skipped with a `DataFormatWarning` naming
 ``path:line`` (``on_bad_lines='error'`` raises instead); good lines are never lost.
 """
 
@@ -195,7 +195,7 @@ def load_dates(root: str | os.PathLike | None = None, *, on_bad_lines: str = "wa
     """Dated associations ``doc_id, time_text, reign, year, month`` (year/month nullable Int64).
 
     A record can have several associations (19,452 rows for 18,662 records) and some have
-    none, so joining is one-to-many: see :func:`join_dates`. A ``year``/``month`` that is not an
+    none, so joining is one-to-many: see `join_dates`. A ``year``/``month`` that is not an
     integer is reported and kept as missing (``time_text`` still holds the original).
     """
     path = files(root)["dates"].path()

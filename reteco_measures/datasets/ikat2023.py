@@ -31,8 +31,8 @@ queries' ``ptkb`` field).
 
 The ids proposed for iKAT 2023 in ir_datasets' pull request #264 (``trec-ikat/2023``,
 ``trec-ikat/2023/judged``, ``trec-ikat/2023/judged/ptkb``) are registered as aliases of these
-datasets, with the upstream query fields (:class:`IkatUpstreamQuery`), unless ir_datasets already
-defines them; see :data:`UPSTREAM_IDS`.
+datasets, with the upstream query fields (`IkatUpstreamQuery`), unless ir_datasets already
+defines them; see `UPSTREAM_IDS`.
 """
 
 
@@ -298,7 +298,7 @@ def _open_text(path: Path):
 
 
 def ptkb_turns(version: PtkbVersion = "org", *, root: str | os.PathLike | None = None) -> pd.DataFrame:
-    """The test turns (as :func:`load_ikat_topics`) that have PTKB qrels in ``version``: the
+    """The test turns (as `load_ikat_topics`) that have PTKB qrels in ``version``: the
     topics of ``ikat/2023/test/ptkb/<version>``."""
     topics = load_ikat_topics("test", root=root)
     turns = set(ptkb_qrels(version, root=root)["query_id"].tolist())

@@ -21,13 +21,13 @@ so a turn is keyed by (domain, topic):
   ``<domain>/<conversation_id>_turn_<t>`` (conversation id ``<domain>/<conversation_id>``), in
   the topics *and* the qrels. Document ids are kept as released (they are only compared within
   a turn's own qrels). A run may use the qualified ids, or the plain release ids wherever a
-  plain id names exactly one turn; :func:`map_run_query_ids` does that mapping and reports every
+  plain id names exactly one turn; `map_run_query_ids` does that mapping and reports every
   plain id that is ambiguous (present in several domains) instead of guessing.
 
 The organiser sample (``reteco_sample/track2_recor``) writes topic ids as
 ``<conversation_id>#turn<t>`` in its qrels; such ids are normalised to ``_turn_`` with a
-:class:`~reteco_measures.errors.DataFormatWarning` (``hash_turn_ids='normalise'``, default) or
-rejected (``hash_turn_ids='reject'``: :class:`~reteco_measures.errors.DataFormatError`). They are
+`DataFormatWarning` (``hash_turn_ids='normalise'``, default) or
+rejected (``hash_turn_ids='reject'``: `DataFormatError`). They are
 never left as they are, because a correct run would then silently score 0.
 """
 
@@ -203,7 +203,7 @@ def _apply_hash_policy(
 
 def read_conversations(path: str | os.PathLike) -> list[dict]:
     """Conversations from a RECOR benchmark file: a JSON array (release) or JSONL (organiser sample,
-    upstream). Raises :class:`DataFormatError` with ``path:line`` for invalid JSON."""
+    upstream). Raises `DataFormatError` with ``path:line`` for invalid JSON."""
     path = Path(path)
     if not path.exists():
         raise MissingDataError(f"missing RECOR benchmark file: {path}")
@@ -365,7 +365,7 @@ def conversations_to_topics(
 
 def read_documents(path: str | os.PathLike, domain: str, *, text: bool = True) -> pd.DataFrame:
     """A RECOR ``documents.jsonl``: ``doc_id`` (``id`` accepted), ``domain`` and, with ``text``,
-    the ``text`` (``content``). Raises :class:`DataFormatError` listing every bad line."""
+    the ``text`` (``content``). Raises `DataFormatError` listing every bad line."""
     path = Path(path)
     if not path.exists():
         raise MissingDataError(f"missing RECOR documents file: {path}")
@@ -426,7 +426,7 @@ class RecorData:
     """One RECOR split as DataFrames (what the scorer and the datasets use).
 
     Attributes:
-        topics: one row per target turn (see :func:`conversations_to_topics`).
+        topics: one row per target turn (see `conversations_to_topics`).
         qrels: ``query_id, doc_id, relevance`` (+ ``line``, ``domain``).
         corpus: ``doc_id, domain`` (+ ``text`` when loaded with text) of every domain.
         domains: the domains loaded, in order.
@@ -449,7 +449,7 @@ def _track_dir(root: str | os.PathLike | None) -> Path:
 
 def recor_domains(split: str = "dev", root: str | os.PathLike | None = None) -> list[str]:
     """Domains present for ``split``: sub-folders of ``track2_recor/`` holding
-    ``benchmark_<split>.json``, official RECOR domains first (in :data:`RECOR_DOMAINS` order), then others sorted."""
+    ``benchmark_<split>.json``, official RECOR domains first (in `RECOR_DOMAINS` order), then others sorted."""
     base = _track_dir(root)
     if not base.is_dir():
         raise MissingDataError(

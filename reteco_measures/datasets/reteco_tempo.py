@@ -26,20 +26,20 @@ Datasets (``ir_datasets.load(name)``; every name also has topics metadata, ``rm.
 Ids are kept exactly as released, so a participant's run matches. TEMPO query ids are
 ``<Stack Exchange post id>_<running number over the whole benchmark>`` and document ids start
 with ``<domain>/``, so they are unique across domains; the all-domains datasets *check* this and
-raise :class:`~reteco_measures.errors.DataFormatError` naming both domains if an id repeats,
+raise `DataFormatError` naming both domains if an id repeats,
 instead of silently merging two queries.
 
-Topics metadata (:func:`tempo_topics`, ``rm.topics(name)``) is one frame with a row per query
+Topics metadata (`tempo_topics`, ``rm.topics(name)``) is one frame with a row per query
 *and* a row per step (``kind``), so the same frame serves 1a and 1b: ``domain``, ``parent_id``
 (steps), ``step``, ``text``, ``required_periods`` (query rows: the guidance's
 ``key_time_anchors`` where the guidance file gives them, otherwise the query's step ids — the
 ``periods`` parameter; step rows: the step itself), ``periods_source`` and ``steps`` (the
 release's step records ``[{"step_id", "step", "gold_ids"}]``; a step row holds itself). The
 ``steps`` column is what the starter-kit oracle of TC / nDCG|FC reads (see
-:mod:`reteco_measures.kernels.temporal`).
+`reteco_measures.kernels.temporal`).
 
-The ir_datasets datasets and :func:`~reteco_measures.datasets.irds.reteco_tempo.tempo_files_dataset`
-live in :mod:`reteco_measures.datasets.irds.reteco_tempo` (registered when ir_datasets is imported).
+The ir_datasets datasets and `tempo_files_dataset`
+live in `reteco_measures.datasets.irds.reteco_tempo` (registered when ir_datasets is imported).
 Lookups by id use an ir_datasets docstore built on first use under
 ``$IR_DATASETS_HOME/reteco_measures/tempo/`` (keyed by the documents file's path, size and
 modification time, so a changed corpus is re-indexed and the data folder can be read-only).
@@ -298,7 +298,7 @@ def read_tempo_qrels(path: str | os.PathLike, what: str = "TEMPO qrels") -> pd.D
 
 
 def steps_to_rows(steps: pd.DataFrame) -> pd.DataFrame:
-    """One row per step of :func:`read_steps` records: ``query_id`` (the step id), ``parent_id``,
+    """One row per step of `read_steps` records: ``query_id`` (the step id), ``parent_id``,
     ``step``, ``text`` (instruction), ``gold_ids``, ``domain``."""
     rows = [
         {"query_id": s["step_id"], "parent_id": qid, "step": s["step"], "text": s["step_instruction"],
@@ -316,9 +316,9 @@ def build_topics(examples: pd.DataFrame, steps: pd.DataFrame | None, guidance: p
     """The combined topics frame (query rows + step rows) from parsed release files.
 
     Args:
-        examples: :func:`read_examples` output (one or several domains).
-        steps: :func:`read_steps` output, or None (no steps: no oracle periods).
-        guidance: :func:`read_guidance` output (+ ``domain`` not needed), or None.
+        examples: `read_examples` output (one or several domains).
+        steps: `read_steps` output, or None (no steps: no oracle periods).
+        guidance: `read_guidance` output (+ ``domain`` not needed), or None.
         periods: ``'guidance'`` (default): a query's ``required_periods`` are the guidance's
             ``key_time_anchors`` when it has any, else its step ids; ``'steps'``: always its step
             ids (the starter kit's notion: one step = one period).
@@ -372,7 +372,7 @@ def _file(domain: str, name: str, what: str, root: str | os.PathLike | None) -> 
 
 def tempo_domains(split: str | None = None, root: str | os.PathLike | None = None) -> list[str]:
     """Domains present under ``<root>/reteco/track1_tempo/`` (official domains first, in
-    :data:`TEMPO_DOMAINS` order, then other folders sorted); with ``split``, only those holding ``examples_<split>.jsonl``."""
+    `TEMPO_DOMAINS` order, then other folders sorted); with ``split``, only those holding ``examples_<split>.jsonl``."""
     base = data_root(root) / TRACK_DIR
     if not base.is_dir():
         source = f"${ENV_VAR}" if root is None else str(root)
@@ -420,7 +420,7 @@ def tempo_topics(
         split: ``'train'`` / ``'dev'`` (any ``examples_<split>.jsonl``).
         domains: one domain, several, or None for every domain present.
         root: data root (default ``$RETECO_DATA``).
-        periods: where query rows' ``required_periods`` come from (see :func:`build_topics`).
+        periods: where query rows' ``required_periods`` come from (see `build_topics`).
         require_steps: raise if ``steps_<split>.jsonl`` is missing (1b); otherwise a missing steps
             file only means "no steps" (1a topics without oracle periods).
     """
@@ -449,10 +449,10 @@ class TempoData:
     """One TEMPO split loaded for scoring.
 
     Attributes:
-        topics: combined query + step rows (:func:`tempo_topics`).
+        topics: combined query + step rows (`tempo_topics`).
         qrels: ``query_id, doc_id, relevance, line, domain`` — 1a qrels, or step qrels for 1b.
         corpus: ``doc_id, domain`` of every document of the loaded domains, in corpus order (None
-            when :func:`load_tempo_files` was given no documents file).
+            when `load_tempo_files` was given no documents file).
         domains: the domains loaded.
         steps: whether this is the 1b (step) view.
         problems: data problems found while loading (qrels topics not in the topics file, ...).
@@ -497,7 +497,7 @@ def load_tempo(
         steps: load the 1b view (step qrels ``qrels_steps_<split>.txt``) instead of 1a.
         root: data root (default ``$RETECO_DATA``).
         domains: one domain, several, or None for every domain present.
-        periods: ``required_periods`` source (see :func:`build_topics`).
+        periods: ``required_periods`` source (see `build_topics`).
         corpus: read the documents' ids (for the run contract's unknown-document check).
     """
     doms = _domains_arg(domains, split, root)
@@ -548,7 +548,7 @@ def load_tempo_files(
     periods: Periods = "guidance",
 ) -> TempoData:
     """Load TEMPO reference data from explicit files, in any layout, into the same
-    :class:`TempoData` that :func:`load_tempo` gives for a release tree.
+    `TempoData` that `load_tempo` gives for a release tree.
 
     Args:
         examples: 1a queries (``examples_<split>.jsonl`` form: ``{"id", "query", "gold_ids"}``).
@@ -564,7 +564,7 @@ def load_tempo_files(
             prefix of its first gold document id (else of its first qrels document), a document's
             the prefix of its id, as in the release's ids (``bitcoin/25785deb_4434.txt``); rows
             without a prefix get ``"(none)"``.
-        periods: where query rows' ``required_periods`` come from (see :func:`build_topics`).
+        periods: where query rows' ``required_periods`` come from (see `build_topics`).
 
     Raises:
         ValueError: neither ``examples`` nor ``steps`` given, or ``step_view`` without step lists.
@@ -572,7 +572,7 @@ def load_tempo_files(
         DataFormatError: a query or step id repeats across domains.
 
     Problems found while loading (qrels topics that are no topic, bad lines) are kept in
-    ``.problems`` and malformed lines are warned about, as for :func:`load_tempo`.
+    ``.problems`` and malformed lines are warned about, as for `load_tempo`.
     """
     if examples is None and steps is None:
         raise ValueError("TEMPO topics needed: give examples= (1a queries) and/or steps= (1b step records)")
@@ -622,7 +622,7 @@ def load_tempo_organiser_sample(
 ) -> TempoData:
     """The RETECO organisers' public TEMPO sample: ``examples.jsonl``, ``steps.jsonl``,
     ``documents.jsonl`` and ``qrels.txt`` in one folder (no domain sub-folders), loaded as the 1a
-    view with :func:`load_tempo_files`.
+    view with `load_tempo_files`.
 
     Each query's domain is the folder part of its gold document ids (``bitcoin/…``), so per-domain
     results work as on the release. The sample's ``steps.jsonl`` carries no step lists, so its

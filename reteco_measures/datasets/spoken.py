@@ -18,11 +18,11 @@ like the file). ``condition`` is the request's acoustic condition.
 Registered with ir_datasets: ``spoken-query`` (the documents of every collection) and
 ``spoken-query/validation`` (documents, requests as queries with every field — one-best text,
 scored hypotheses with word confidences and time spans, domain, language, condition,
-collection — and the graded qrels). DataFrame functions: :func:`load_corpus`,
-:func:`load_requests`, :func:`load_qrels`, :func:`topics` (``query_id, collection, condition,
+collection — and the graded qrels). DataFrame functions: `load_corpus`,
+`load_requests`, `load_qrels`, `topics` (``query_id, collection, condition,
 domain, language, one_best``: pass it as ``topics=`` to ``SpokenMacroNDCG``).
 
-Malformed lines are skipped with a :class:`~reteco_measures.errors.DataFormatWarning` naming
+Malformed lines are skipped with a `DataFormatWarning` naming
 ``path:line`` (``on_bad_lines='error'`` raises); good lines are never lost.
 """
 
@@ -195,7 +195,7 @@ def _hypotheses(raw: Any, line: int, path: str, qid: str, problems: list[Problem
 
 def load_requests(split: str = "validation", root: str | os.PathLike | None = None, *,
                   path: str | os.PathLike | None = None, on_bad_lines: str = "warn") -> list[SpokenQuery]:
-    """The requests of ``split`` (or of the file ``path``) as :class:`SpokenQuery` records."""
+    """The requests of ``split`` (or of the file ``path``) as `SpokenQuery` records."""
     path = os.fspath(path) if path is not None else _split_file(
         split, "requests.jsonl", f"the Spoken-Query {split} requests (requests.jsonl: query_id, domain, language, "
         "one_best, hypotheses, condition)", root).path()

@@ -1,10 +1,10 @@
 """Read judgment files into one tidy frame, and aggregate them into per-dimension macro scores
 with invalid / missing counts.
 
-:func:`read_judgments` (defined with the ``Likert`` measure in :mod:`reteco_measures.measures.judgments`
-and re-exported here) is the one reader of judgment rows: :func:`aggregate_judgments`, the
-``Likert`` measure, the disclosure report (:func:`~reteco_measures.judge.report.read_judgment_rows`)
-and the agreement statistics (:func:`~reteco_measures.judge.agreement.judge_scores`) all read
+`read_judgments` (defined with the ``Likert`` measure in `reteco_measures.measures.judgments`
+and re-exported here) is the one reader of judgment rows: `aggregate_judgments`, the
+``Likert`` measure, the disclosure report (`read_judgment_rows`)
+and the agreement statistics (`judge_scores`) all read
 through it, so they keep the same rows and report the same problems at the same lines.
 
 The score of a judgment is re-normalised from its integer ``score`` and the dimension's scale
@@ -13,8 +13,8 @@ The score of a judgment is re-normalised from its integer ``score`` and the dime
 scale, is reported as a problem and counted invalid. The value of a dimension is the mean over its
 valid judgments (macro over turns: one judgment per turn); ``n_invalid`` counts rows with an error,
 ``n_missing`` counts target turns with no row at all. Nothing is silently dropped. The grouping
-and the aggregation are :func:`reteco_measures.evaluate`'s (:func:`~reteco_measures.engine.grouping.group_frame`,
-:func:`~reteco_measures.engine.results.aggregate`): sums left to right in target order.
+and the aggregation are `reteco_measures.evaluate`'s (`group_frame`,
+`aggregate`): sums left to right in target order.
 """
 
 from __future__ import annotations
@@ -89,11 +89,11 @@ def aggregate_judgments(
     problems: list[Problem] | None = None,
     aggregate: str = "mean",
 ) -> pd.DataFrame:
-    """Per-dimension macro scores of judgment files, in the style of :func:`reteco_measures.evaluate`.
+    """Per-dimension macro scores of judgment files, in the style of `reteco_measures.evaluate`.
 
     Args:
         judgments: JSONL path(s) written by ``reteco-measures judge`` or DataFrames with the same
-            columns, read by :func:`read_judgments` (its rules decide which rows are kept, which
+            columns, read by `read_judgments` (its rules decide which rows are kept, which
             are invalid and which are problems).
         targets: the turns that should have been judged; target turns without a row count as
             ``n_missing``, rows of other turns are left out (and reported in ``problems``).
@@ -107,7 +107,7 @@ def aggregate_judgments(
             ``"(macro)"`` (mean of group means) and ``"(all)"`` (mean over turns) rows.
         problems: a list that receives the problems found (malformed rows, bad scores, ...).
         aggregate: how repeated judgments of a turn are combined (``mean``, ``median``, ``mode``;
-            see :func:`collapse_repeats`); a turn is invalid only when all its repeats are.
+            see `collapse_repeats`); a turn is invalid only when all its repeats are.
 
     Returns:
         DataFrame ``[*by, "dimension", "value", "n", "n_invalid", "n_missing"]``: ``value`` is the

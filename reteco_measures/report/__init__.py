@@ -1,7 +1,7 @@
 """Presentation of results: tables (text, markdown, LaTeX, CSV, JSON) and plots.
 
 Nothing here computes a statistic: every number comes from the frames of a
-:class:`~reteco_measures.stats.Comparison` (or of ``rm.evaluate``). Plots need the ``plot`` extra
+`Comparison` (or of ``rm.evaluate``). Plots need the ``plot`` extra
 (matplotlib, imported lazily): ``pip install 'reteco-measures[plot]'``.
 """
 

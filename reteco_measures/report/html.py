@@ -4,9 +4,9 @@ Every page is one file with its style sheet, its sorting script and its plots (P
 URIs) inline: it makes no network request, so it can be mailed, attached to a task report,
 served from any static host or shown by Codabench as ``detailed_results.html``.
 
-* :func:`score_html` — one :class:`~reteco_measures.benchmarks.Score`: the official number, the
+* `score_html` — one `Score`: the official number, the
   diagnostics, every group table, what the contract removed and the validation problems.
-* :func:`leaderboard_html` — a :class:`~reteco_measures.benchmarks.leaderboard.Leaderboard`: the
+* `leaderboard_html` — a `Leaderboard`: the
   ranked table with confidence intervals and significance clusters, the validation status of each
   submission, the group tables, the pairwise tests and the plots.
 
@@ -170,7 +170,7 @@ def score_html(score: Any, *, places: int = 4, limit: int = 200, title: str | No
     """The detailed results of one submission (Codabench's ``detailed_results.html``).
 
     Args:
-        score: a :class:`~reteco_measures.benchmarks.Score`.
+        score: a `Score`.
         places: decimals shown (sorting uses full precision).
         limit: validation problems listed (the count is always given).
         title: the page title (default: the benchmark and split).
@@ -237,7 +237,7 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
     """A published leaderboard page: ranking with CIs and clusters, validity, groups, tests, plots.
 
     Args:
-        board: a :class:`~reteco_measures.benchmarks.leaderboard.Leaderboard`.
+        board: a `Leaderboard`.
         places: decimals shown (sorting uses full precision).
         plots: embed the plots (needs matplotlib; skipped silently without it — the tables are
             the record).

@@ -1,4 +1,4 @@
-"""Presentation of a :class:`~reteco_measures.benchmarks.leaderboard.Leaderboard`: text, markdown,
+"""Presentation of a `Leaderboard`: text, markdown,
 LaTeX (booktabs), CSV, JSON. Nothing here computes a number."""
 
 from __future__ import annotations

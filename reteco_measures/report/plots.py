@@ -1,12 +1,12 @@
 """Plots of comparisons and grouped results (matplotlib, imported lazily: the ``plot`` extra).
 
-* :func:`plot_runs` — every run's value with its confidence interval (and, where ties change
+* `plot_runs` — every run's value with its confidence interval (and, where ties change
   values, the range over tie orders), one panel per measure;
-* :func:`plot_delta` — per-query differences of each run to the baseline, sorted;
-* :func:`plot_heatmap` — a two-column grid (domain × depth, collection × condition), one panel
+* `plot_delta` — per-query differences of each run to the baseline, sorted;
+* `plot_heatmap` — a two-column grid (domain × depth, collection × condition), one panel
   per run;
-* :func:`plot_depth` — curves over the conversation depth groups T1..T4, T5+, one line per run;
-* :func:`plot_groups` — a grouped ``rm.evaluate`` table (or a preset's wide ``by_domain`` table):
+* `plot_depth` — curves over the conversation depth groups T1..T4, T5+, one line per run;
+* `plot_groups` — a grouped ``rm.evaluate`` table (or a preset's wide ``by_domain`` table):
   bars per group with ``(macro)``/``(all)`` lines; a heatmap when grouped by two columns.
 
 Every function returns the matplotlib Figure and draws only numbers it is given.
@@ -197,7 +197,7 @@ def plot_depth(comparison: Any, measures: Any = None, *, ax: Any = None):
 
 
 def plot_comparison(comparison: Any, kind: str = "runs", **kwargs: Any):
-    """Dispatch to :func:`plot_runs` / :func:`plot_delta` / :func:`plot_heatmap` / :func:`plot_depth`."""
+    """Dispatch to `plot_runs` / `plot_delta` / `plot_heatmap` / `plot_depth`."""
     funcs = {"runs": plot_runs, "delta": plot_delta, "heatmap": plot_heatmap, "depth": plot_depth}
     if kind not in funcs:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")

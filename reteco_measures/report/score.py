@@ -1,9 +1,9 @@
-"""Presentation of a benchmark :class:`~reteco_measures.benchmarks.Score`: text tables, TSV, JSON.
+"""Presentation of a benchmark `Score`: text tables, TSV, JSON.
 
 Nothing here computes a number: every value comes from the Score's frames. ``table`` output
 carries a header, the summary, every group table, the per-query table (on request) and the run
 checks (what the contract removed, counted, and the first problems); ``tsv`` keeps stdout
-machine-readable (checks and notes go to stderr); ``json`` is :meth:`Score.to_dict`.
+machine-readable (checks and notes go to stderr); ``json`` is `Score.to_dict`.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def render_score(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> None:
-    """Write ``score`` as ``table`` (for people), ``tsv`` or ``json`` (:meth:`Score.to_dict`)."""
+    """Write ``score`` as ``table`` (for people), ``tsv`` or ``json`` (`Score.to_dict`)."""
     out = out or sys.stdout
     err = err or sys.stderr
     if fmt == "json":

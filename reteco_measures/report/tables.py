@@ -1,4 +1,4 @@
-"""Tables of a :class:`~reteco_measures.stats.Comparison`: text, markdown, LaTeX, CSV, JSON.
+"""Tables of a `Comparison`: text, markdown, LaTeX, CSV, JSON.
 
 Presentation only: every number comes from the Comparison's frames.
 
@@ -213,7 +213,7 @@ def to_text(comparison: Any, places: int = 4) -> str:
 
 
 def _records(frame: pd.DataFrame, names: dict[str, str]) -> list[dict[str, Any]]:
-    """JSON records (see :func:`~reteco_measures.report.text.frame_records`) with the ``measure``
+    """JSON records (see `frame_records`) with the ``measure``
     column in the names ir_measures parses (``names``: report label -> name)."""
     if "measure" in frame.columns:
         frame = frame.assign(measure=frame["measure"].map(lambda m: names.get(m, m)))

@@ -1,6 +1,6 @@
 """Result frames as text: an aligned table for people, TSV or JSON records for programs.
 
-TSV and JSON print measure names in the form :func:`ir_measures.parse_measure` reads back
+TSV and JSON print measure names in the form `ir_measures.parse_measure` reads back
 (``nDCG_FC@10``); the table may print the report form (``nDCG|FC@10``).
 """
 
@@ -78,5 +78,5 @@ def format_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4) -> st
 
 
 def print_frame(frame: pd.DataFrame, fmt: str = "table", places: int = 4, file: TextIO | None = None) -> None:
-    """Print :func:`format_frame` of ``frame`` to ``file`` (standard output by default)."""
+    """Print `format_frame` of ``frame`` to ``file`` (standard output by default)."""
     print(format_frame(frame, fmt, places), file=file or sys.stdout)

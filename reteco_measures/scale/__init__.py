@@ -1,8 +1,8 @@
 """Speed and scale: streaming a run file by query blocks, Dask runs on a cluster.
 
-Both are built on :mod:`reteco_measures.engine` (the in-memory evaluation of each block or
-partition, the one results frame and aggregation), never on :mod:`reteco_measures.api`. The
-native-kernel routing moved to :mod:`reteco_measures.providers.native`; its names stay
+Both are built on `reteco_measures.engine` (the in-memory evaluation of each block or
+partition, the one results frame and aggregation), never on `reteco_measures.api`. The
+native-kernel routing moved to `reteco_measures.providers.native`; its names stay
 importable from here.
 """
 
@@ -38,7 +38,7 @@ __all__ = [
 
 def scaled_iter_calc(measures: Any, qrels: Any, run: Any, *, stream: bool = False, **kwargs: Any) -> list[Metric]:
     """Per-query values of a Dask run (on its workers) or of a run file read in blocks
-    (``stream=True``); ``kwargs`` as :func:`reteco_measures.iter_calc`."""
+    (``stream=True``); ``kwargs`` as `reteco_measures.iter_calc`."""
     _check_modes(kwargs)
     if is_dask_frame(run):
         return dask_iter_calc(measures, qrels, run, **kwargs)
@@ -47,7 +47,7 @@ def scaled_iter_calc(measures: Any, qrels: Any, run: Any, *, stream: bool = Fals
 
 def scaled_frame(measures: Any, qrels: Any, run: Any, *, stream: bool = False, label: Any = None,
                  topics_frame: pd.DataFrame | None = None, by: list[str] | tuple = (), **kwargs: Any) -> pd.DataFrame:
-    """The long per-query frame (:func:`~reteco_measures.engine.results.metrics_frame`, rows in
+    """The long per-query frame (`metrics_frame`, rows in
     the in-memory path's order) of a Dask run or a run file read in blocks."""
     _check_modes(kwargs)
     if is_dask_frame(run):
@@ -57,13 +57,13 @@ def scaled_frame(measures: Any, qrels: Any, run: Any, *, stream: bool = False, l
 
 def scaled_calc_aggregate(measures: Any, qrels: Any, run: Any, *, stream: bool = False, **kwargs: Any) -> dict:
     """Aggregates of a Dask run or of a run file read in blocks: the in-memory aggregates, bit for
-    bit (the same per-query values in the same order, :func:`~reteco_measures.engine.results.aggregate`)."""
+    bit (the same per-query values in the same order, `aggregate`)."""
     measures = parse_measures(measures)
     return aggregates(scaled_frame(measures, qrels, run, stream=stream, **kwargs), measures)
 
 
 def is_scaled(run: Any, stream: bool) -> bool:
-    """Whether ``rm.*`` hands this call to :mod:`reteco_measures.scale` (stream=True or a Dask run)."""
+    """Whether ``rm.*`` hands this call to `reteco_measures.scale` (stream=True or a Dask run)."""
     return bool(stream) or is_dask_frame(run)
 
 

@@ -117,7 +117,7 @@ def dask_per_query_frame(
     """Per-query values of a Dask run, computed on the workers: ``query_id, measure, value,
     weight`` (``measure``: ir_measures objects), including the qrels queries the run lacks.
 
-    ``kwargs`` go to :func:`reteco_measures.iter_calc` (topics, labels, corpus, tie_break,
+    ``kwargs`` go to `reteco_measures.iter_calc` (topics, labels, corpus, tie_break,
     query_ids). This is the frame ``rm.compare`` and ``rm.evaluate`` build on.
     """
     return _dask_values(measures, qrels, run, partitioned=partitioned, **kwargs)[0]
@@ -156,8 +156,8 @@ def _dask_values(measures: Any, qrels: Any, run: Any, *, partitioned: bool | Non
 
 def dask_frame(measures: Any, qrels: Any, run: Any, *, label: Any = None, topics_frame: pd.DataFrame | None = None,
                by: list[str] | tuple = (), **kwargs: Any) -> pd.DataFrame:
-    """The long per-query frame (:func:`~reteco_measures.engine.results.metrics_frame`, in the
-    in-memory path's row order) of a Dask run; ``kwargs`` as :func:`dask_per_query_frame`."""
+    """The long per-query frame (`metrics_frame`, in the
+    in-memory path's row order) of a Dask run; ``kwargs`` as `dask_per_query_frame`."""
     measures = parse_measures(measures)
     values, qrels_frame = _dask_values(measures, qrels, run, **kwargs)
     return metrics_frame(values, measures=measures, label=label, order=qrels_order(qrels_frame), topics=topics_frame,
@@ -173,7 +173,7 @@ def _to_metrics(frame: pd.DataFrame) -> list[Metric]:
 
 
 def dask_iter_calc(measures: Any, qrels: Any, run: Any, **kwargs: Any) -> list[Metric]:
-    """Per-query ``Metric`` values of a Dask run (see :func:`dask_per_query_frame`)."""
+    """Per-query ``Metric`` values of a Dask run (see `dask_per_query_frame`)."""
     return _to_metrics(dask_per_query_frame(measures, qrels, run, **kwargs))
 
 

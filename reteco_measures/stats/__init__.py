@@ -24,10 +24,10 @@ Entry points::
     stats.rank_agreement(a, b, *, top=None, ci=0.95, n_resamples=1000, seed=0) -> RankAgreement
         # kendall_tau_b, tau_ap, spearman, top1_same, n, swaps (+ bootstrap intervals)
 
-How each measure is resampled (its *unit*) is described in :mod:`reteco_measures.stats.design`,
-the tests in :mod:`reteco_measures.stats.tests`, the tie orders in
-:mod:`reteco_measures.stats.ties`. Nothing here prints or draws: tables and plots live in
-:mod:`reteco_measures.report`.
+How each measure is resampled (its *unit*) is described in `reteco_measures.stats.design`,
+the tests in `reteco_measures.stats.tests`, the tie orders in
+`reteco_measures.stats.ties`. Nothing here prints or draws: tables and plots live in
+`reteco_measures.report`.
 """
 
 from __future__ import annotations

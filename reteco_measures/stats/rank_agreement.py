@@ -1,6 +1,6 @@
 """How far two rankings of the same runs agree: one leaderboard against a reference.
 
-:func:`rank_agreement` compares the order a *reference* ``a`` gives to a set of runs with the order
+`rank_agreement` compares the order a *reference* ``a`` gives to a set of runs with the order
 ``b`` gives them — human labels against an LLM judge, two judges, two qrels sets (iKAT 2023 PTKB
 ``org`` against ``nist``), a full and a reduced topic set. Higher values rank first. Over the
 ``n`` runs both sides rank (optionally only the reference's best ``top``):
@@ -27,10 +27,10 @@
   no significance.
 
 **Intervals.** When per-query values are available (a
-:class:`~reteco_measures.benchmarks.leaderboard.Leaderboard` or
-:class:`~reteco_measures.stats.Comparison` object, or a per-query frame ``run, query_id, value``
+`Leaderboard` or
+`Comparison` object, or a per-query frame ``run, query_id, value``
 [+ ``weight, unit, stratum``]), the statistical units are resampled with replacement (stratified
-as the leaderboard resamples them, :mod:`reteco_measures.stats.design`), every run's aggregate is
+as the leaderboard resamples them, `reteco_measures.stats.design`), every run's aggregate is
 recomputed on each side from the same resample (paired: one draw of the units shared by both
 sides), and the 2.5/97.5 percentiles of each statistic over the resamples are reported
 (percentile bootstrap). A leaderboard's JSON file has no per-query values: no intervals.
@@ -310,16 +310,16 @@ def rank_agreement(
     Args:
         a, b: each a ``{run: value}`` dict, a Series indexed by run, a DataFrame ``run, value``
             or per-query ``run, query_id, value`` [+ ``weight, unit, stratum``], a
-            :class:`~reteco_measures.benchmarks.leaderboard.Leaderboard` or a one-measure
-            :class:`~reteco_measures.stats.Comparison`, or the path of a leaderboard JSON file
+            `Leaderboard` or a one-measure
+            `Comparison`, or the path of a leaderboard JSON file
             (``leaderboard --format json``) / its parsed dict. Higher values rank first.
         top: compare only the reference's best ``top`` runs (of those both sides rank).
         ci, n_resamples, seed: level, resamples and seed of the bootstrap intervals (only when
             per-query values are available).
 
     Returns:
-        :class:`RankAgreement`. Runs that only one side ranks (or whose value is NaN) are left
-        out with a :class:`~reteco_measures.errors.DataFormatWarning`.
+        `RankAgreement`. Runs that only one side ranks (or whose value is NaN) are left
+        out with a `DataFormatWarning`.
 
     Raises:
         ValueError: fewer than two runs in common, a bad ``top`` / ``ci`` / ``n_resamples``, an

@@ -1,6 +1,6 @@
 """Paired significance tests, resampling and multiple-testing corrections on unit-level sums.
 
-Everything here works on a :class:`Paired` table built once per (measure, group) from the
+Everything here works on a `Paired` table built once per (measure, group) from the
 per-query frame: for every run *r* and statistical unit *u*
 
 * ``S[r, u] = Σ w·v`` over the unit's defined rows (value not NaN), and
@@ -26,7 +26,7 @@ Tests (``test=``):
   normal-approximation p-values from the zeros and ties of the whole array it is given, so one
   call for all pairs would let one pair's zero difference change every pair's p-value: pairs go
   to scipy together only when they have the same units, the same number of zero differences and
-  ties or none (:func:`paired_wilcoxon`).
+  ties or none (`paired_wilcoxon`).
 * ``'randomization'``: paired randomization (sign-flip) test, two-sided: each unit's pair of
   values is swapped with probability 1/2; statistic = difference of the two ratio aggregates;
   ``p = (1 + #{|δ*| ≥ |δ|}) / (1 + B)``.
@@ -41,10 +41,10 @@ Degenerate cases: when every unit difference is exactly 0 the p-value is 1 (scip
 **A pair's p-value does not depend on the other runs.** For ``'t'`` and ``'wilcoxon'`` it is computed
 from the pair's own unit differences. The resampling tests draw one matrix for all pairs, over the
 units of the comparison; when a pair's two runs have rows for fewer units than the comparison
-(another run answers queries these two do not), :func:`pairwise_pvalues` draws again, from the same
+(another run answers queries these two do not), `pairwise_pvalues` draws again, from the same
 generator state, over the pair's own units, so the pair gets the p-value it gets when compared
 alone (same seed). The exceptions are explicit: ``'tukey'`` is a multiple-comparison procedure over
-all runs by definition, and a ``correction`` (:func:`adjust`) acts on the family of pairs.
+all runs by definition, and a ``correction`` (`adjust`) acts on the family of pairs.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class Paired:
 
     def on_units(self, keep: np.ndarray) -> Paired:
         """The same runs on the units where ``keep`` (a (U,) bool mask) is True: what
-        :func:`build_paired` gives for a frame holding only those units' rows."""
+        `build_paired` gives for a frame holding only those units' rows."""
         return Paired(self.runs, self.units[keep], self.strata[keep], self.S[:, keep], self.W[:, keep],
                       self.estimate, self.n, self.empty, self.has_rows()[:, keep])
 
@@ -133,7 +133,7 @@ def _sequential_mean(values: np.ndarray, weights: np.ndarray, empty: float) -> t
 
 
 def build_paired(frame: pd.DataFrame, runs: Sequence[str], empty: float = float("nan")) -> Paired:
-    """:class:`Paired` sums from per-query rows (``run, query_id, value, weight`` [+ ``unit``,
+    """`Paired` sums from per-query rows (``run, query_id, value, weight`` [+ ``unit``,
     ``stratum``]) of one measure. Rows keep their order for the point estimate."""
     runs = list(runs)
     unit = frame["unit"].astype(str) if "unit" in frame.columns else frame["query_id"].astype(str)
@@ -167,7 +167,7 @@ def _run_rows(frame: pd.DataFrame, runs: list[str]) -> tuple[np.ndarray, np.ndar
 
 def _estimates(rcode: np.ndarray, values: np.ndarray, weights: np.ndarray, n_runs: int,
                empty: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per run: the point estimate (:func:`_sequential_mean` over its rows in order) and ``n``."""
+    """Per run: the point estimate (`_sequential_mean` over its rows in order) and ``n``."""
     estimate = np.full(n_runs, empty, dtype=np.float64)
     n = np.zeros(n_runs, dtype=np.int64)
     order = np.argsort(rcode, kind="stable")
@@ -180,7 +180,7 @@ def _estimates(rcode: np.ndarray, values: np.ndarray, weights: np.ndarray, n_run
 
 def run_estimates(frame: pd.DataFrame, runs: Sequence[str], empty: float = float("nan")) -> np.ndarray:
     """The point estimate per run (in ``runs`` order) from per-query rows ``run, value[, weight]``:
-    :attr:`Paired.estimate` of :func:`build_paired` without the resampling sums."""
+    `Paired.estimate` of `build_paired` without the resampling sums."""
     runs = list(runs)
     rcode, values, weights = _run_rows(frame, runs)
     return _estimates(rcode, values, weights, len(runs), empty)[0]
@@ -460,7 +460,7 @@ def _pvalues(P: Paired, a: np.ndarray, b: np.ndarray, test: str, n_resamples: in
 
 def pairwise_pvalues(P: Paired, a: np.ndarray, b: np.ndarray, test: str, n_resamples: int,
                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The (B, R) bootstrap aggregates of every run (:func:`bootstrap_aggregates`, drawn first)
+    """The (B, R) bootstrap aggregates of every run (`bootstrap_aggregates`, drawn first)
     and the two-sided p-value of each pair (a[i], b[i]) under ``test``.
 
     Each pair's p-value is the one it gets in a comparison of its two runs alone with a generator

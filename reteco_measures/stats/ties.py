@@ -4,7 +4,7 @@ trec_eval (and pytrec_eval, and RETECO's official scoring) order documents with 
 by document id, descending — an arbitrary order, and scores are compared at single precision
 (1.0 and 1.0 + 1e-9 tie). A run with many ties can move a query's value, and a leaderboard's
 order, for no reason but its document ids (the classic case: Anserini's BM25 runs, issue
-castorini/anserini#1523). :func:`tie_sensitivity` evaluates a measure under three orders:
+castorini/anserini#1523). `tie_sensitivity` evaluates a measure under three orders:
 
 * ``value`` — trec_eval's order (score descending at float32, then doc id descending);
 * ``min`` — the *worst* order: inside every group of tied scores, the least relevant documents
@@ -177,11 +177,11 @@ def tie_sensitivity(
         qrels: qrels (DataFrame, dict-of-dict or path).
         run: run (DataFrame, dict-of-dict or path).
         measure: one measure or string (``"nDCG@10"``, ``"TC@10"``, ...).
-        topics, labels, corpus: side information, as :func:`reteco_measures.calc_aggregate`.
+        topics, labels, corpus: side information, as `reteco_measures.calc_aggregate`.
 
     Returns:
         DataFrame ``query_id, value, min, max, tied_at_cutoff`` in the order of
-        :func:`reteco_measures.iter_calc` (see the module docs for the definitions).
+        `reteco_measures.iter_calc` (see the module docs for the definitions).
     """
     from ..api import parse_measures
     from ..io.convert import as_qrels_frame, as_run_frame

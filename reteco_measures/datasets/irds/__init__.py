@@ -1,6 +1,6 @@
 """Our datasets as ir_datasets registrations, one module per benchmark (the readers they wrap are
-the modules of :mod:`reteco_measures.datasets`). Importing this package imports ir_datasets and
-registers every dataset; :mod:`reteco_measures.datasets` imports it as soon as ir_datasets is
+the modules of `reteco_measures.datasets`). Importing this package imports ir_datasets and
+registers every dataset; `reteco_measures.datasets` imports it as soon as ir_datasets is
 imported (see the hook there), so users never import it themselves.
 """
 

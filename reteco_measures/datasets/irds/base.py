@@ -1,5 +1,5 @@
 """Registering our datasets with ir_datasets (imports ir_datasets, without creating folders in
-its home: :func:`~reteco_measures.datasets.base.import_ir_datasets_without_folders`)."""
+its home: `import_ir_datasets_without_folders`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def register(name: str, dataset: ir_datasets.Dataset, topics=None) -> None:
     """Register ``dataset`` with ir_datasets under ``name``, idempotently (a reload replaces
     our own earlier registration). ``topics``: a zero-argument function returning the
     dataset's query metadata as a DataFrame keyed by ``query_id`` (for
-    :func:`~reteco_measures.datasets.base.topics`)."""
+    `topics`)."""
     registry = ir_datasets.registry
     if name in registry._registered:
         if name in REGISTERED_DATASETS:

@@ -1,5 +1,5 @@
 """ChunQiu as an ir_datasets dataset (``chunqiu``): docs, queries, qrels and the dated
-associations; the readers are :mod:`reteco_measures.datasets.chunqiu`."""
+associations; the readers are `reteco_measures.datasets.chunqiu`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """TREC iKAT 2023 as ir_datasets datasets (``ikat/2023/...`` and the upstream ``trec-ikat/2023...``
-aliases); the readers are :mod:`reteco_measures.datasets.ikat2023`."""
+aliases); the readers are `reteco_measures.datasets.ikat2023`."""
 
 from __future__ import annotations
 
@@ -161,7 +161,7 @@ _register_all()
 
 
 class _UpstreamQueries(BaseQueries):
-    """The turns of one or more splits (in the order given) as :class:`IkatUpstreamQuery`.
+    """The turns of one or more splits (in the order given) as `IkatUpstreamQuery`.
 
     ``judged``: only the turns that have qrels — ir_datasets' meaning of a ``/judged`` id —
     ``"passage"`` the turns of the passage qrels, a PTKB version the turns of those PTKB qrels.
@@ -197,7 +197,7 @@ class _UpstreamQueries(BaseQueries):
 
 
 def _register_upstream_aliases() -> list[str]:
-    """Register :data:`UPSTREAM_IDS` unless ir_datasets itself already defines them (then its
+    """Register `UPSTREAM_IDS` unless ir_datasets itself already defines them (then its
     definitions win and ours are skipped). Returns the ids we registered."""
     docs = _IkatPassages()
     passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)

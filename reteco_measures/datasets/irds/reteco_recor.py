@@ -1,5 +1,5 @@
 """RETECO Track 2 (RECOR) as ir_datasets datasets (``reteco/recor/<split>``,
-``reteco/recor/<domain>/<split>``); the readers are :mod:`reteco_measures.datasets.reteco_recor`."""
+``reteco/recor/<domain>/<split>``); the readers are `reteco_measures.datasets.reteco_recor`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """RETECO Track 1 (TEMPO) as ir_datasets datasets (``reteco/tempo/...``, the table of
-:mod:`reteco_measures.datasets.reteco_tempo`, which holds the readers) and
-:func:`tempo_files_dataset` over loose files such as the organisers' sample.
+`reteco_measures.datasets.reteco_tempo`, which holds the readers) and
+`tempo_files_dataset` over loose files such as the organisers' sample.
 
 Lookups by id use an ir_datasets docstore built on first use under
-``$IR_DATASETS_HOME/reteco_measures/tempo/`` (:func:`docstore_path`)."""
+``$IR_DATASETS_HOME/reteco_measures/tempo/`` (`docstore_path`)."""
 
 from __future__ import annotations
 
@@ -216,7 +216,7 @@ class _FileDocs(_TempoDocsBase):
 
 
 class _FrameTopics(_TempoTopics):
-    """Queries (or steps) and qrels of a loaded :class:`TempoData` (the release datasets' types)."""
+    """Queries (or steps) and qrels of a loaded `TempoData` (the release datasets' types)."""
 
     def __init__(self, data: TempoData):
         self.data = data
@@ -241,7 +241,7 @@ def tempo_files_dataset(
     """An ir_datasets dataset over loose TEMPO files (e.g. the organisers' public sample), with
     the same docs, queries and qrels types as the ``reteco/tempo/...`` datasets.
 
-    Arguments as :func:`load_tempo_files` (``options``: ``guidance``, ``step_view``, ``domain``,
+    Arguments as `load_tempo_files` (``options``: ``guidance``, ``step_view``, ``domain``,
     ``periods``). With ``name``, the dataset is also registered, so ``ir_datasets.load(name)`` and
     ``rm.topics(name)`` work (e.g. ``name="reteco/tempo/sample"``).
     """

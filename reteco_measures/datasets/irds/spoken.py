@@ -1,5 +1,5 @@
 """Spoken-Query as ir_datasets datasets (``spoken-query``, ``spoken-query/<split>``); the
-readers are :mod:`reteco_measures.datasets.spoken`."""
+readers are `reteco_measures.datasets.spoken`."""
 
 from __future__ import annotations
 
