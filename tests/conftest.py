@@ -133,3 +133,26 @@ def tempo_sample_release(tempo_sample_dir: Path, tmp_path: Path) -> Path:
         (folder / "qrels_dev.txt").write_text("".join(f"{ex['id']} 0 {g} 1\n" for g in ex["gold_ids"]),
                                               encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def worked_example(tmp_path: Path, monkeypatch) -> Callable[[str], dict]:
+    """``worked_example("statistics.md")``: the page's "Worked example on the bundled sample"
+    section, its Python block run in a scratch folder: ``{"printed", "text", "bash"}`` — what the
+    code printed, the page's ``text`` blocks and its ``bash`` commands (as written)."""
+    import contextlib
+    import io
+    import re
+
+    def run(page: str) -> dict:
+        text = (REPO / "docs" / page).read_text(encoding="utf-8")
+        part = text.split("### Worked example on the bundled sample", 1)[1]
+        code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
+        monkeypatch.chdir(tmp_path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, page, "exec"), {})
+        return {"printed": out.getvalue(), "text": re.findall(r"```text\n(.*?)```", part, re.S),
+                "bash": re.findall(r"```bash\n(.*?)\n```", part, re.S)}
+
+    return run

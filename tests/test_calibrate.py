@@ -336,21 +336,8 @@ def test_report_has_the_calibrated_means_and_the_bias(tmp_path):
     assert "calibration" not in build_report(jpath, bootstrap=50)
 
 
-def test_the_worked_example_of_the_docs_prints_what_the_page_shows(tmp_path, monkeypatch, capsys):
-    import contextlib
-    import io
-    import re
-    from pathlib import Path
-
-    page = (Path(__file__).resolve().parents[1] / "docs" / "judge-audit.md").read_text(encoding="utf-8")
-    part = page.split("### Worked example on the bundled sample", 1)[1]
-    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    shown = re.search(r"```text\n(.*?)```", part, re.S).group(1)
-    monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "judge-audit.md", "exec"), {})
-    assert out.getvalue() == shown
-    cli = re.findall(r"```text\n(.*?)```", part, re.S)[1]
+def test_the_worked_example_of_the_docs_prints_what_the_page_shows(worked_example, capsys):
+    page = worked_example("judge-audit.md")
+    assert page["printed"] == page["text"][0]
     assert cli_main(["judge", "calibrate", "--judgments", "judgments.jsonl", "--human", "ratings.csv"]) == 0
-    assert capsys.readouterr().out == cli
+    assert capsys.readouterr().out == page["text"][1]

@@ -447,22 +447,10 @@ def test_calibrated_board_on_the_command_line(judged, capsys):
         rm.leaderboard("reteco-1a", runs, human=human)
 
 
-def test_the_worked_example_of_the_docs_prints_what_the_page_shows(tmp_path, monkeypatch, capsys):
-    import contextlib
-    import io
-    import re
-
-    page = (Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md").read_text(encoding="utf-8")
-    part = page.split("### Worked example on the bundled sample", 1)[1]
-    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    shown = re.findall(r"```text\n(.*?)```", part, re.S)
-    command = re.search(r"```bash\n(.*?)\n```", part, re.S).group(1)
-    monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "leaderboard.md", "exec"), {})
-    assert out.getvalue() == shown[0]
-    argv = command.split()
+def test_the_worked_example_of_the_docs_prints_what_the_page_shows(worked_example, capsys):
+    page = worked_example("leaderboard.md")
+    assert page["printed"] == page["text"][0]
+    argv = page["bash"][0].split()
     assert argv[0] == "reteco-measures"
     assert main(argv[1:]) == 0
-    assert capsys.readouterr().out == shown[1]
+    assert capsys.readouterr().out == page["text"][1]

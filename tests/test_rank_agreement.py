@@ -290,18 +290,6 @@ def test_compare_leaderboards_command_on_leaderboard_json(boards, tmp_path, caps
     assert "not a leaderboard JSON file" in capsys.readouterr().err
 
 
-def test_the_worked_example_of_the_docs_prints_what_the_page_shows(tmp_path, monkeypatch):
-    import contextlib
-    import io
-    import re
-    from pathlib import Path
-
-    page = (Path(__file__).resolve().parents[1] / "docs" / "statistics.md").read_text(encoding="utf-8")
-    part = page.split("### Worked example on the bundled sample", 1)[1]
-    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    shown = re.search(r"```text\n(.*?)```", part, re.S).group(1)
-    monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "statistics.md", "exec"), {})
-    assert out.getvalue() == shown
+def test_the_worked_example_of_the_docs_prints_what_the_page_shows(worked_example):
+    page = worked_example("statistics.md")
+    assert page["printed"] == page["text"][0]

@@ -627,18 +627,6 @@ def build_bundle(
         vendor_dependencies: run ``pip download`` for the wheel's dependencies into the bundle
             (needs the package index, or pip's cache, once; the image then builds offline).
 
-    Args:
-        benchmark: the benchmark's name.
-        data: the reference data root (copied as the competition's reference data).
-        out: the zip to write.
-        split: the split scored (default: the benchmark's).
-        settings: benchmark options baked into the scoring command (``NAME=VALUE``; paths under
-            ``data`` are written relative to it).
-        title: the competition title (default: the benchmark's).
-        docker_image: the scoring image (default ``reteco-measures/scorer:<version>``: build it
-            from ``docker/Dockerfile`` and push it under the name you choose).
-        start: the phase start, ``YYYY-MM-DD HH:MM:SS`` (default: today, 00:00 UTC).
-
     Returns:
         the path of the zip.
     """
