@@ -151,17 +151,24 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     if args.stream:
         kwargs["stream"] = True
-    if args.per_query:
-        rows = [
-            {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
-            for m in iter_calc(measures, qrels, run, **kwargs)
-        ]
-        frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-        summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
-        summary.insert(0, "query_id", "all")
-        frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
-    else:
-        frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
+    try:
+        if args.per_query:
+            rows = [
+                {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
+                for m in iter_calc(measures, qrels, run, **kwargs)
+            ]
+            frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+            summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
+            summary.insert(0, "query_id", "all")
+            frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
+        else:
+            frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
+    except EmptyInputWarning:
+        if not args.stream:
+            raise
+        # the stream path checks the run once it is read (the qrels were checked above): the
+        # message of the in-memory command
+        raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored") from None
     print_frame(frame, args.format, places=args.places)
     return 0
 
