@@ -112,6 +112,7 @@ def _contract_note(run: pd.DataFrame, corpus: str | None) -> str | None:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from ..api import evaluate, iter_calc, measure_name, parse_measures
+    from ..engine.evaluate import evaluate_table, qrels_order
     from ..io.convert import as_qrels_frame, as_run_frame
 
     measures = parse_measures(args.measures)  # a bad measure or a cutoff < 1 stops here
@@ -153,12 +154,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         kwargs["stream"] = True
     try:
         if args.per_query:
+            metrics = list(iter_calc(measures, qrels, run, **kwargs))
             rows = [
                 {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
-                for m in iter_calc(measures, qrels, run, **kwargs)
+                for m in metrics
             ]
             frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-            summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
+            if args.stream:  # the file is read once: the summary of the same per-query values
+                summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
+                                         names="machine" if machine else "human")
+            else:
+                summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
             summary.insert(0, "query_id", "all")
             frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
         else:

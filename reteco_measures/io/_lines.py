@@ -109,8 +109,9 @@ def read_source_bytes(source: Source) -> bytes:
             raise FileNotFoundError(f"{path}: is a folder, not a file")
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
-        suffix = next((s for s in COMPRESSION_SUFFIXES if path.name.lower().endswith(s)), None)
-        return _decompress(path.read_bytes(), suffix, str(path))
+        # the decompression of the stream reader (iter_file_bytes), in one read: the same
+        # decompressors and the same messages for a damaged file
+        return b"".join(iter_file_bytes(path, -1))
     data = source.read()  # file-like
     if isinstance(data, str):
         return data.encode("utf-8", errors="surrogateescape")
@@ -171,11 +172,12 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def iter_file_bytes(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
-    """The bytes of a file as :func:`read_source_bytes` reads them (``.gz``, ``.bz2``, ``.xz``,
-    or a gzip / xz signature, decompressed), on the fly, in pieces of at most ``chunk_bytes``
-    (cut anywhere). The same errors: ``FileNotFoundError`` for a missing file or a folder, and
-    :class:`~reteco_measures.errors.DataFormatError` (``not a readable .gz file (...)``) for a
-    damaged compressed file, raised where the damage is met."""
+    """The bytes of a file (``.gz``, ``.bz2``, ``.xz`` by name, else by a gzip / xz signature,
+    decompressed on the fly) in pieces of at most ``chunk_bytes`` (cut anywhere;
+    ``chunk_bytes=-1``: one piece, the whole file). :func:`read_source_bytes` reads a path
+    through this function, so both have the same decompressors and errors: ``FileNotFoundError``
+    for a missing file or a folder, :class:`~reteco_measures.errors.DataFormatError` (``not a
+    readable .gz file (...)``) for a damaged compressed file, raised where the damage is met."""
     p = Path(path)
     if p.is_dir():
         raise FileNotFoundError(f"{p}: is a folder, not a file")
