@@ -11,6 +11,15 @@ never appear in the run get their value from one evaluation with an empty run (0
 a measure is not defined). The aggregate is then the weighted mean of the per-query values, which
 is exactly what the in-memory path computes. Peak memory is one block plus the per-query values.
 
+The stream shares the in-memory path's reading and checks, not a copy of them: the file is
+decompressed by :func:`~reteco_measures.io._lines.iter_file_bytes` (through which the in-memory
+reader reads a path too) and typed by the reader's format detection; the blocks are parsed by
+:func:`~reteco_measures.io.readers.read_run_with_problems`; the problems are reported once by
+:func:`~reteco_measures.errors.report_problems`; and once the run is read its query ids go through
+:func:`~reteco_measures.query_ids.align_query_ids` (empty run or qrels, ids that do not meet),
+so the warnings — and the command line's exit codes — are those of the in-memory path. A query
+longer than a block is collected piece by piece and joined once (linear time).
+
 A run whose queries are not grouped (a query's rows interrupted by another query's) is detected
 (the first query seen again after its block was finished). With ``ungrouped='partition'``
 (default) the file is then split once, out of core, into bucket files by a hash of the query id
