@@ -320,9 +320,10 @@ def _random_case(rng: np.random.Generator, tmp_path: Path, i: int) -> tuple[Path
             lines += [f"{prefix}{q} Q0 {d} {r} {s!r} run\n".encode() for r, (d, s) in enumerate(docs, start=1)]
     if rng.random() < 0.1:
         lines = []
-    for _ in range(int(rng.integers(0, 3))):  # a BOM at the start of a later line, or a bad line
+    for _ in range(int(rng.integers(0, 4))):  # a BOM at the start of a later line, or a bad line
         at = int(rng.integers(0, len(lines) + 1))
-        lines.insert(at, b"\xef\xbb\xbf" + lines[at] if at < len(lines) and rng.random() < 0.5 else b"q1 Q0 broken\n")
+        bad = b"q1 Q0 broken\n" if rng.random() < 0.5 else b'[{"query_id": "q1", "results": []}]\n'
+        lines.insert(at, b"\xef\xbb\xbf" + lines[at] if at < len(lines) and rng.random() < 0.5 else bad)
     data = (b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + b"".join(lines)
     suffix = str(rng.choice(["", ".gz", ".bz2", ".xz"]))
     packed = {"": bytes, ".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix](data)
@@ -335,7 +336,7 @@ def test_differential_stream_equals_in_memory(tmp_path: Path, capsys) -> None:
     ms = ["nDCG@10", "AP", "P@5"]
     rng = np.random.default_rng(20)
     outcomes = set()
-    for i in range(16):
+    for i in range(20):
         qrels, run = _random_case(rng, tmp_path, i)
         block = int(rng.integers(40, 400))  # small blocks: queries span several reads
         memory, memory_warnings = _recorded(lambda q=qrels, r=run: _per_query(rm.iter_calc(ms, str(q), str(r))))
@@ -352,3 +353,19 @@ def test_differential_stream_equals_in_memory(tmp_path: Path, capsys) -> None:
             x for x in err.splitlines() if not x.startswith("note:")], run
         outcomes.add(code)
     assert outcomes == {0, 1}  # some cases fail (no shared id, empty run), others score
+
+
+def test_jsonl_array_line_at_a_later_block_start_is_a_bad_line(tmp_path: Path) -> None:
+    from reteco_measures.io.readers import read_run_with_problems
+
+    first = _jsonl_line("q1", [("a", 2.0)])
+    array = b'[{"query_id": "q2", "results": [{"doc_id": "a", "score": 1.0}]}]\n'
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(first + array + _jsonl_line("q3", [("e", 1.0)]))
+    frame, problems = read_run_with_problems(str(path))
+    assert [(p.line, p.message) for p in problems] == [(2, "a line must be a JSON object, found a JSON array")]
+    for block_bytes in (len(first), len(first) + len(array), 7):
+        found: list = []
+        ids = [q for b in iter_blocks(path, block_bytes=block_bytes, problems=found) for q in b["query_id"]]
+        assert ids == frame["query_id"].tolist() == ["q1", "q3"]
+        assert [(p.line, p.message) for p in found] == [(p.line, p.message) for p in problems]

@@ -120,6 +120,21 @@ def _query_cut(data: bytes) -> tuple[int, bytes]:
     return 0, qid
 
 
+def _jsonl_cut(data: bytes) -> int:
+    """Where a chunk of JSONL lines may end: the start of its last line that holds more than
+    blanks and does not start with ``[`` (0: none). The next chunk then starts with that line,
+    never with ``[``, which the reader would take for the start of a file that is one JSON array
+    (-1: no such line)."""
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    while end > 0:
+        start = _last_line_start(data, end)
+        head = data[start:end].lstrip()[:1]
+        if head and head != b"[":
+            return start
+        end = start - 1
+    return -1
+
+
 def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[tuple[bytes, str]]:
     """``(bytes, format)`` of a run file cut into chunks of whole lines (TREC: whole queries),
     in file order; the chunks joined are the file as the in-memory reader reads it (same
@@ -154,7 +169,13 @@ def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[t
         lines = b"".join([*partial, piece[: nl + 1]]) if partial else piece[: nl + 1]
         partial = [piece[nl + 1 :]] if nl + 1 < len(piece) else []
         if fmt == "jsonl":  # a line is a record
-            yield lines, fmt
+            cut = _jsonl_cut(lines)
+            if cut < 0 or not (pending or cut):  # no line to start the next chunk with (yet)
+                pending.append(lines)
+            else:
+                pending.append(lines[:cut])
+                yield b"".join(pending), fmt
+                pending = [lines[cut:]]
             continue
         cut, qid = _query_cut(lines)
         if cut == 0:
