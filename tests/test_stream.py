@@ -369,3 +369,22 @@ def test_jsonl_array_line_at_a_later_block_start_is_a_bad_line(tmp_path: Path) -
         ids = [q for b in iter_blocks(path, block_bytes=block_bytes, problems=found) for q in b["query_id"]]
         assert ids == frame["query_id"].tolist() == ["q1", "q3"]
         assert [(p.line, p.message) for p in found] == [(p.line, p.message) for p in problems]
+
+
+def test_file_bom_and_partition_buckets_keep_the_ids(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text('q0 0 d1 1\nq0 0 d"2 1\nq1 0 d1 1\n')
+    # the file's mark does not make its first line another query: q0 spans blocks, grouped
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + b"".join(b"q0 Q0 d%d %d %d.0 r\n" % (i, i + 1, 9 - i) for i in range(9)))
+    assert [b["query_id"].unique().tolist() for b in iter_blocks(path, block_bytes=30)] == [["q0"]]
+    stream_calc_aggregate(["P@5"], str(qrels), str(path), block_bytes=30, ungrouped="error")  # no error
+    # an ungrouped run goes through bucket files: a doc id with '"' and a query id that starts
+    # with a mark (not q1 for the reader) read back as they were
+    run = tmp_path / "ungrouped.txt"
+    run.write_bytes(b'q0 Q0 d"2 1 3.0 r\nq1 Q0 d1 1 2.0 r\nq0 Q0 d1 2 1.0 r\n\xef\xbb\xbfq1 Q0 d1 1 5.0 r\n')
+    # by hand: q0 ranks d"2, d1 (both relevant): P@5 = 2/5; q1 has d1 at rank 1 (the marked
+    # line is another query, not in the qrels, so not reported): P@5 = 1/5
+    expected = {("q0", "P@5"): 0.4, ("q1", "P@5"): 0.2}
+    assert _per_query(stream_iter_calc(["P@5"], str(qrels), str(run), block_bytes=20)) == pytest.approx(expected)
+    assert _per_query(rm.iter_calc(["P@5"], str(qrels), str(run))) == pytest.approx(expected)

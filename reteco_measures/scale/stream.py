@@ -47,7 +47,7 @@ from ..engine.results import aggregates, metrics_frame
 from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
 from ..io._lines import iter_file_bytes
 from ..io.convert import as_qrels_frame
-from ..io.readers import _detect_format, read_run, read_run_with_problems
+from ..io.readers import _detect_format, read_run_with_problems
 from ..kernels.standard import _ranges, string_key
 from ..measures.base import REGISTERED
 from ..measures.names import parse_measures
@@ -76,10 +76,11 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _parse(chunk: bytes, path: str, first_line: int, fmt: str, problems: list[Problem]) -> pd.DataFrame:
-    if first_line > 1 and chunk.startswith(_BOM):
-        # a byte-order mark at the start of a later line is that line's content, not the mark
-        # the reader drops at the start of a file: parse the block after a blank line (which no
-        # format reports), so that the reader treats it as it does inside the file
+    if chunk.startswith(_BOM):
+        # the file's own mark was dropped when it was read (_whole_query_chunks): a mark here is
+        # the content of a line, not the one the reader drops at the start of a file. Parse the
+        # block after a blank line (which no format reports), so that the reader treats it as
+        # it does inside the file
         chunk, first_line = b"\n" + chunk, first_line - 1
     frame, found = read_run_with_problems(chunk, format=fmt)  # type: ignore[arg-type]
     for p in found:
@@ -158,7 +159,9 @@ def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[t
             head = []
             fmt = _detect_format(path, joined)
             array = fmt == "jsonl" and joined.removeprefix(_BOM).lstrip()[:1] == b"["
-            piece = joined
+            # the byte-order mark of the file is dropped here, as the reader drops it, so that
+            # the first line's query id is compared without it when the blocks are cut
+            piece = joined.removeprefix(_BOM)
         if array:
             partial.append(piece)
             continue
@@ -248,16 +251,17 @@ def _partition(path: str | os.PathLike, tmp: str, n_buckets: int, block_bytes: i
     """Split a run into bucket files by a hash of the query id (each query whole in one bucket);
     the query ids are added to ``order`` in file order."""
     paths = [os.path.join(tmp, f"bucket{i:04d}.txt") for i in range(n_buckets)]
-    handles = [open(p, "w", encoding="utf-8") for p in paths]
+    handles = [open(p, "wb") for p in paths]
     try:
         for block in iter_blocks(path, block_bytes=block_bytes, problems=problems, check_grouped=False):
             order.update(dict.fromkeys(pd.unique(block["query_id"].to_numpy()).tolist()))
             bucket = (string_key(block["query_id"]) % np.uint64(n_buckets)).astype(np.int64)
+            # one TREC line per row, the ids as read (no CSV quoting: an id may hold '"'); a
+            # float64's str is its shortest repr, which reads back to the same number
+            lines = (block["query_id"].astype(str) + " Q0 " + block["doc_id"].astype(str) + " 0 "
+                     + block["score"].astype(np.float64).astype(str) + " stream\n")
             for b in np.unique(bucket):
-                part = block[bucket == b]
-                text = part.assign(q0="Q0", rank=0, run="stream")[["query_id", "q0", "doc_id", "rank", "score", "run"]]
-                # repr floats (to_csv's default) round-trip exactly
-                text.to_csv(handles[b], sep=" ", header=False, index=False)
+                handles[b].write("".join(lines[bucket == b].tolist()).encode("utf-8", errors="surrogateescape"))
     finally:
         for h in handles:
             h.close()
@@ -384,8 +388,11 @@ def _stream(
             def buckets() -> Iterator[pd.DataFrame]:
                 for p in paths:
                     if os.path.getsize(p):
-                        frame = read_run(p, format="trec", on_bad_lines="error")
-                        yield frame[["query_id", "doc_id", "score"]]
+                        with open(p, "rb") as f:
+                            data = f.read()
+                        # parsed as lines after the file's first (a query id that starts with a
+                        # byte-order mark keeps it), by the reader; our own lines hold no problem
+                        yield _parse(data, p, 2, "trec", [])[["query_id", "doc_id", "score"]]
 
             kept, seen = _evaluate_blocks(buckets(), measures, qrels_frame, kwargs)
             seen = in_file_order
