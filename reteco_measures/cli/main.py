@@ -174,6 +174,7 @@ def _contract_note(run: pd.DataFrame, corpus: pd.DataFrame | None, queries: obje
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from ..api import evaluate, iter_calc, measure_name, parse_measures
+    from ..engine.evaluate import evaluate_table, qrels_order
     from ..io.convert import as_qrels_frame, as_run_frame
 
     measures = parse_measures(args.measures)  # a bad measure or a cutoff < 1 stops here
@@ -222,17 +223,29 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     if args.stream:
         kwargs["stream"] = True
-    if args.per_query:
-        rows = [
-            {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
-            for m in iter_calc(measures, qrels, run, **kwargs)
-        ]
-        frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-        summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
-        summary.insert(0, "query_id", "all")
-        frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
-    else:
-        frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
+    try:
+        if args.per_query:
+            metrics = list(iter_calc(measures, qrels, run, **kwargs))
+            rows = [
+                {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
+                for m in metrics
+            ]
+            frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+            if args.stream:  # the file is read once: the summary of the same per-query values
+                summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
+                                         names="machine" if machine else "human")
+            else:
+                summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
+            summary.insert(0, "query_id", "all")
+            frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
+        else:
+            frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
+    except EmptyInputWarning:
+        if not args.stream:
+            raise
+        # the stream path checks the run once it is read (the qrels were checked above): the
+        # message of the in-memory command
+        raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored") from None
     print_frame(frame, args.format, places=args.places)
     return 0
 

@@ -44,6 +44,7 @@ __all__ = [
     "is_inline_text",
     "line_blocks",
     "iter_text_chunks",
+    "iter_file_bytes",
     "valid_utf8_mask",
     "ascii_fields",
     "comment_mask",
@@ -108,8 +109,9 @@ def read_source_bytes(source: Source) -> bytes:
             raise FileNotFoundError(f"{path}: is a folder, not a file")
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
-        suffix = next((s for s in COMPRESSION_SUFFIXES if path.name.lower().endswith(s)), None)
-        return _decompress(path.read_bytes(), suffix, str(path))
+        # the decompression of the stream reader (iter_file_bytes), in one read: the same
+        # decompressors and the same messages for a damaged file
+        return b"".join(iter_file_bytes(path, -1))
     data = source.read()  # file-like
     if isinstance(data, str):
         return data.encode("utf-8", errors="surrogateescape")
@@ -155,28 +157,62 @@ def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES, *, strip_bom: bool
     return blocks
 
 
+def _compression_of(path: Path) -> str | None:
+    """The compression suffix a file is read with: by its name, else by its first bytes (as
+    :func:`read_source_bytes` decides)."""
+    suffix = next((s for s in COMPRESSION_SUFFIXES if path.name.lower().endswith(s)), None)
+    if suffix is None:
+        with open(path, "rb") as f:
+            head = f.read(8)
+        suffix = next((s for magic, s in _MAGIC.items() if head.startswith(magic)), None)
+    return suffix
+
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def iter_file_bytes(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
+    """The bytes of a file (``.gz``, ``.bz2``, ``.xz`` by name, else by a gzip / xz signature,
+    decompressed on the fly) in pieces of at most ``chunk_bytes`` (cut anywhere;
+    ``chunk_bytes=-1``: one piece, the whole file). :func:`read_source_bytes` reads a path
+    through this function, so both have the same decompressors and errors: ``FileNotFoundError``
+    for a missing file or a folder, :class:`~reteco_measures.errors.DataFormatError` (``not a
+    readable .gz file (...)``) for a damaged compressed file, raised where the damage is met."""
+    p = Path(path)
+    if p.is_dir():
+        raise FileNotFoundError(f"{p}: is a folder, not a file")
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file")
+    suffix = _compression_of(p)
+    opener = _OPENERS[suffix] if suffix is not None else open
+    try:
+        with opener(p, "rb") as f:
+            while True:
+                piece = f.read(chunk_bytes)
+                if not piece:
+                    return
+                yield piece
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
+        if suffix is None:
+            raise
+        raise DataFormatError([Problem(f"not a readable {suffix} file ({exc})", path=str(p), kind="encoding")]) from None
+
+
 def iter_text_chunks(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
-    """The bytes of a file (``.gz``, ``.bz2``, ``.xz`` decompressed on the fly) in chunks of whole
-    lines of about ``chunk_bytes`` (a longer line makes a longer chunk); the chunks joined are
-    the file. For reading large files without holding them whole."""
-    name = os.fspath(path).lower()
-    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
-        next((s for s in COMPRESSION_SUFFIXES if name.endswith(s)), ""), open)
-    with opener(path, "rb") as f:
-        rest = b""
-        while True:
-            chunk = f.read(chunk_bytes)
-            if not chunk:
-                break
-            buf = rest + chunk if rest else chunk
-            cut = buf.rfind(b"\n") + 1
-            if cut == 0:
-                rest = buf
-                continue
-            yield buf[:cut]
-            rest = buf[cut:]
-        if rest:
-            yield rest
+    """The bytes of a file (decompressed on the fly as :func:`iter_file_bytes` does) in chunks
+    of whole lines of about ``chunk_bytes`` (a longer line makes a longer chunk); the chunks
+    joined are the file. For reading large files without holding them whole."""
+    rest: list[bytes] = []  # the pieces of an unfinished line (joined once: linear in its length)
+    for chunk in iter_file_bytes(path, chunk_bytes):
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            rest.append(chunk)
+            continue
+        head = b"".join([*rest, chunk[:cut]]) if rest else chunk[:cut]
+        rest = [chunk[cut:]] if cut < len(chunk) else []
+        yield head
+    if rest:
+        yield b"".join(rest)
 
 
 def valid_utf8_mask(block: pa.Array) -> np.ndarray | None:

@@ -11,18 +11,26 @@ never appear in the run get their value from one evaluation with an empty run (0
 a measure is not defined). The aggregate is then the weighted mean of the per-query values, which
 is exactly what the in-memory path computes. Peak memory is one block plus the per-query values.
 
+The stream shares the in-memory path's reading and checks, not a copy of them: the file is
+decompressed by `iter_file_bytes` (through which the in-memory
+reader reads a path too) and typed by the reader's format detection; the blocks are parsed by
+`read_run_with_problems`; the problems are reported once by
+`report_problems`; and once the run is read its query ids go through
+`align_query_ids` (empty run or qrels, ids that do not meet),
+so the warnings — and the command line's exit codes — are those of the in-memory path. A query
+longer than a block is collected piece by piece and joined once (linear time).
+
 A run whose queries are not grouped (a query's rows interrupted by another query's) is detected
 (the first query seen again after its block was finished). With ``ungrouped='partition'``
 (default) the file is then split once, out of core, into bucket files by a hash of the query id
 (every query lands whole in one bucket; buckets are about one block in size) and the buckets
-are evaluated one by one; with ``ungrouped='error'`` a :class:`~reteco_measures.errors.DataFormatError`
+are evaluated one by one; with ``ungrouped='error'`` a `DataFormatError`
 names that query. Measures whose reported unit is not a run query (``StepNDCG``, whose query
 value averages several step queries) cannot be evaluated block by block and are refused.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import tempfile
 import warnings
@@ -36,12 +44,15 @@ from ir_measures import Metric
 
 from ..engine.evaluate import iter_calc, qrels_order
 from ..engine.results import aggregates, metrics_frame
-from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems, user_stacklevel
+from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
+from ..io._lines import iter_file_bytes
 from ..io.convert import as_qrels_frame
-from ..io.readers import read_run, read_run_with_problems
+from ..io.readers import _detect_format, read_run_with_problems
 from ..kernels.standard import _ranges, string_key
 from ..measures.base import REGISTERED
 from ..measures.names import parse_measures
+from ..query_ids import align_query_ids
+from ..side import load_labels, load_topics
 
 __all__ = [
     "iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "stream_frame", "unreported_metrics",
@@ -61,17 +72,16 @@ class _Ungrouped(Exception):
         self.line = line
 
 
-def _open(path: str | os.PathLike):
-    path = os.fspath(path)
-    return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
-
-
-def _format_of(path: str | os.PathLike) -> str:
-    name = os.fspath(path).lower().removesuffix(".gz")
-    return "jsonl" if name.endswith((".jsonl", ".json", ".ndjson")) else "auto"
+_BOM = b"\xef\xbb\xbf"
 
 
 def _parse(chunk: bytes, path: str, first_line: int, fmt: str, problems: list[Problem]) -> pd.DataFrame:
+    if chunk.startswith(_BOM):
+        # the file's own mark was dropped when it was read (_whole_query_chunks): a mark here is
+        # the content of a line, not the one the reader drops at the start of a file. Parse the
+        # block after a blank line (which no format reports), so that the reader treats it as
+        # it does inside the file
+        chunk, first_line = b"\n" + chunk, first_line - 1
     frame, found = read_run_with_problems(chunk, format=fmt)  # type: ignore[arg-type]
     for p in found:
         line = p.line + first_line - 1 if p.line is not None else None
@@ -84,20 +94,106 @@ def _first_token(line: bytes) -> bytes:
     return parts[0] if parts else b""
 
 
-def _query_cut(data: bytes) -> int:
-    """Offset where the lines of the chunk's last query begin (0: the chunk is one query).
+def _last_line_start(data: bytes, end: int) -> int:
+    """Offset of the line that ends at ``end`` (``data[end]`` is its line end, or ``end == len``)."""
+    return data.rfind(b"\n", 0, end) + 1
 
-    Walks back over that query's lines only (a few thousand at most), never the whole chunk."""
+
+def _query_cut(data: bytes) -> tuple[int, bytes]:
+    """``(offset, query)``: where the lines of the last query of ``data`` (whole lines) begin
+    (0: ``data`` may be that query's only) and that query's id (first field of the last line).
+
+    Walks back over that query's lines within ``data`` only; when the first line of ``data``
+    already names the last query, ``data`` is taken as that query's (a different query between
+    them would mean the run is not grouped, which the parsed blocks show)."""
     end = len(data) - 1 if data.endswith(b"\n") else len(data)
-    start = data.rfind(b"\n", 0, end) + 1
+    start = _last_line_start(data, end)
     qid = _first_token(data[start:end])
+    first_end = data.find(b"\n")
+    if _first_token(data[: first_end if first_end >= 0 else len(data)]) == qid:
+        return 0, qid
     while start > 0:
-        prev = data.rfind(b"\n", 0, start - 1) + 1
+        prev = _last_line_start(data, start - 1)
         line = data[prev : start - 1]
         if line.strip() and _first_token(line) != qid:
-            return start
+            return start, qid
         start = prev
-    return 0
+    return 0, qid
+
+
+def _jsonl_cut(data: bytes) -> int:
+    """Where a chunk of JSONL lines may end: the start of its last line that holds more than
+    blanks and does not start with ``[`` (0: none). The next chunk then starts with that line,
+    never with ``[``, which the reader would take for the start of a file that is one JSON array
+    (-1: no such line)."""
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    while end > 0:
+        start = _last_line_start(data, end)
+        head = data[start:end].lstrip()[:1]
+        if head and head != b"[":
+            return start
+        end = start - 1
+    return -1
+
+
+def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[tuple[bytes, str]]:
+    """``(bytes, format)`` of a run file cut into chunks of whole lines (TREC: whole queries),
+    in file order; the chunks joined are the file as the in-memory reader reads it (same
+    decompression, `iter_file_bytes`; same format detection).
+
+    Every piece read is looked at once and joined once: the lines of a query spanning many reads
+    are collected in a list and joined when the query ends (linear in the file). A file that is
+    one JSON array (not JSONL) is one chunk, read whole, as the in-memory reader reads it."""
+    fmt: str | None = None
+    head: list[bytes] = []  # pieces read before the format is known (blank so far)
+    pending: list[bytes] = []  # whole lines of the last query, waiting for its end
+    pending_qid: bytes | None = None
+    partial: list[bytes] = []  # the pieces of an unfinished line
+    array = False
+    for piece in iter_file_bytes(path, max(block_bytes, 1)):
+        if fmt is None:
+            head.append(piece)
+            if not piece.strip():
+                continue
+            joined = b"".join(head)
+            head = []
+            fmt = _detect_format(path, joined)
+            array = fmt == "jsonl" and joined.removeprefix(_BOM).lstrip()[:1] == b"["
+            # the byte-order mark of the file is dropped here, as the reader drops it, so that
+            # the first line's query id is compared without it when the blocks are cut
+            piece = joined.removeprefix(_BOM)
+        if array:
+            partial.append(piece)
+            continue
+        nl = piece.rfind(b"\n")
+        if nl < 0:
+            partial.append(piece)
+            continue
+        lines = b"".join([*partial, piece[: nl + 1]]) if partial else piece[: nl + 1]
+        partial = [piece[nl + 1 :]] if nl + 1 < len(piece) else []
+        if fmt == "jsonl":  # a line is a record
+            cut = _jsonl_cut(lines)
+            if cut < 0 or not (pending or cut):  # no line to start the next chunk with (yet)
+                pending.append(lines)
+            else:
+                pending.append(lines[:cut])
+                yield b"".join(pending), fmt
+                pending = [lines[cut:]]
+            continue
+        cut, qid = _query_cut(lines)
+        if cut == 0:
+            if pending and qid != pending_qid:
+                yield b"".join(pending), fmt
+                pending = []
+            pending.append(lines)
+        else:
+            pending.append(lines[:cut])
+            yield b"".join(pending), fmt
+            pending = [lines[cut:]]
+        pending_qid = qid
+    rest = b"".join([*head, *pending, *partial])
+    if rest:
+        yield rest, fmt or _detect_format(path, rest)
 
 
 def iter_blocks(
@@ -106,55 +202,38 @@ def iter_blocks(
 ) -> Iterator[pd.DataFrame]:
     """Blocks of whole queries of a run file (``query_id, doc_id, score`` frames, file order).
 
-    The bytes are cut before parsing: at the last line end, then (TREC files) before the lines
-    of the chunk's last query, which wait for the next chunk. Raises ``_Ungrouped`` (internal)
-    when a query reappears after its block was finished. Bad lines are collected into
-    ``problems`` with their line numbers in the file.
+    The bytes (decompressed and typed as the in-memory reader does) are cut before parsing: at
+    the last line end, then (TREC files) before the lines of the chunk's last query, which wait
+    for the next chunk. Raises ``_Ungrouped`` (internal) when a query reappears after its block
+    was finished. Bad lines are collected into ``problems`` with their line numbers in the file;
+    a damaged compressed file raises the reader's
+    `DataFormatError`.
     """
     problems = problems if problems is not None else []
-    fmt = _format_of(path)
-    jsonl = fmt == "jsonl"
     name = os.fspath(path)
     finished: set = set()
-    rest = b""
     line_no = 1  # file line number of the first line of the next chunk
-    with _open(path) as fh:
-        while True:
-            data = fh.read(block_bytes)
-            eof = not data
-            if rest:
-                data = rest + data
-            if eof:
-                chunk, rest = data, b""
-            else:
-                cut = data.rfind(b"\n") + 1
-                if cut and not jsonl:
-                    cut = _query_cut(data[:cut]) or 0
-                if cut == 0:  # one query so far (or no line end): read on
-                    rest = data
-                    continue
-                chunk, rest = data[:cut], data[cut:]
-            del data
-            if chunk.strip():
-                frame = _parse(chunk, name, line_no, fmt, problems)[["query_id", "doc_id", "score"]]
-                line_no += chunk.count(b"\n")
-                del chunk
-                if len(frame):
-                    if check_grouped:
-                        q = frame["query_id"].to_numpy()
-                        heads = q[np.r_[True, q[1:] != q[:-1]]].tolist()
-                        again = [h for h in heads if h in finished]
-                        if not again and len(set(heads)) != len(heads):
-                            seen: set = set()
-                            again = [h for h in heads if h in seen or seen.add(h)]
-                        if again:
-                            raise _Ungrouped(str(again[0]), None)
-                        finished.update(heads)
-                    yield frame
-                    del frame
-                    _release_memory()
-            if eof:
-                break
+    for chunk, fmt in _whole_query_chunks(path, block_bytes):
+        first_line = line_no
+        line_no += chunk.count(b"\n")
+        if not chunk.strip():
+            continue
+        frame = _parse(chunk, name, first_line, fmt, problems)[["query_id", "doc_id", "score"]]
+        del chunk
+        if len(frame):
+            if check_grouped:
+                q = frame["query_id"].to_numpy()
+                heads = q[np.r_[True, q[1:] != q[:-1]]].tolist()
+                again = [h for h in heads if h in finished]
+                if not again and len(set(heads)) != len(heads):
+                    seen: set = set()
+                    again = [h for h in heads if h in seen or seen.add(h)]
+                if again:
+                    raise _Ungrouped(str(again[0]), None)
+                finished.update(heads)
+            yield frame
+            del frame
+            _release_memory()
 
 
 def _release_memory() -> None:
@@ -167,18 +246,22 @@ def _release_memory() -> None:
         pass
 
 
-def _partition(path: str | os.PathLike, tmp: str, n_buckets: int, block_bytes: int, problems: list[Problem]) -> list[str]:
-    """Split a run into bucket files by a hash of the query id (each query whole in one bucket)."""
+def _partition(path: str | os.PathLike, tmp: str, n_buckets: int, block_bytes: int, problems: list[Problem],
+               order: dict[str, None]) -> list[str]:
+    """Split a run into bucket files by a hash of the query id (each query whole in one bucket);
+    the query ids are added to ``order`` in file order."""
     paths = [os.path.join(tmp, f"bucket{i:04d}.txt") for i in range(n_buckets)]
-    handles = [open(p, "w", encoding="utf-8") for p in paths]
+    handles = [open(p, "wb") for p in paths]
     try:
         for block in iter_blocks(path, block_bytes=block_bytes, problems=problems, check_grouped=False):
+            order.update(dict.fromkeys(pd.unique(block["query_id"].to_numpy()).tolist()))
             bucket = (string_key(block["query_id"]) % np.uint64(n_buckets)).astype(np.int64)
+            # one TREC line per row, the ids as read (no CSV quoting: an id may hold '"'); a
+            # float64's str is its shortest repr, which reads back to the same number
+            lines = (block["query_id"].astype(str) + " Q0 " + block["doc_id"].astype(str) + " 0 "
+                     + block["score"].astype(np.float64).astype(str) + " stream\n")
             for b in np.unique(bucket):
-                part = block[bucket == b]
-                text = part.assign(q0="Q0", rank=0, run="stream")[["query_id", "q0", "doc_id", "rank", "score", "run"]]
-                # repr floats (to_csv's default) round-trip exactly
-                text.to_csv(handles[b], sep=" ", header=False, index=False)
+                handles[b].write("".join(lines[bucket == b].tolist()).encode("utf-8", errors="surrogateescape"))
     finally:
         for h in handles:
             h.close()
@@ -217,7 +300,7 @@ class _QrelsByQuery:
         return self.sorted.iloc[_ranges(self.starts[idx], self.ends[idx] - self.starts[idx])]
 
 
-def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], set[str]]:
+def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], dict[str, None]]:
     """Per-query values of each block's own queries. Standard measures (a query's value needs
     only that query's judgments) see the block's slice of the qrels; our measures see the whole
     qrels, topics and labels (their weights are defined over all of them)."""
@@ -225,13 +308,14 @@ def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], set
     standard_ms = [m for m in measures if m.NAME not in REGISTERED]
     by_query = _QrelsByQuery(qrels) if standard_ms else None
     kept: list[Metric] = []
-    seen: set[str] = set()
+    seen: dict[str, None] = {}  # the run's query ids in file order (the examples of the id check)
     for block in blocks:
-        block_q = set(pd.unique(block["query_id"].to_numpy()).tolist())
-        seen |= block_q
+        block_ids = pd.unique(block["query_id"].to_numpy()).tolist()
+        block_q = set(block_ids)
+        seen.update(dict.fromkeys(block_ids))
         with warnings.catch_warnings():
             # per-block id checks would repeat (and mislead: a block holds few queries); the
-            # whole-run check is made once at the end
+            # in-memory path's checks are made once, on the whole run's ids, at the end
             warnings.simplefilter("ignore", DataFormatWarning)
             if standard_ms:
                 sub = by_query.subset(block_q)
@@ -248,7 +332,7 @@ def stream_iter_calc(
 ) -> list[Metric]:
     """Per-query values of a run *file* evaluated in blocks of whole queries (see the module doc).
 
-    ``kwargs`` go to :func:`reteco_measures.iter_calc` (topics, labels, corpus, tie_break,
+    ``kwargs`` go to `reteco_measures.iter_calc` (topics, labels, corpus, tie_break,
     query_ids). ``ungrouped``: ``'partition'`` (split by query hash out of core, then evaluate)
     or ``'error'``. Values are those of the in-memory path, unit for unit.
     """
@@ -258,9 +342,9 @@ def stream_iter_calc(
 
 def stream_frame(measures: Any, qrels: Any, run: str | os.PathLike, *, label: Any = None,
                  topics_frame: pd.DataFrame | None = None, by: list[str] | tuple = (), **kwargs: Any) -> pd.DataFrame:
-    """The long per-query frame (:func:`~reteco_measures.engine.results.metrics_frame`, in the
+    """The long per-query frame (`metrics_frame`, in the
     in-memory path's row order) of a run file evaluated in blocks; ``kwargs`` as
-    :func:`stream_iter_calc`; ``topics_frame`` / ``by``: grouping columns."""
+    `stream_iter_calc`; ``topics_frame`` / ``by``: grouping columns."""
     measures = parse_measures(measures)
     metrics, qrels_frame = _stream(measures, qrels, run, **kwargs)
     return metrics_frame(metrics, measures=measures, label=label, order=qrels_order(qrels_frame), topics=topics_frame,
@@ -278,6 +362,11 @@ def _stream(
     measures = parse_measures(measures)
     _check_streamable(measures)
     qrels_frame = as_qrels_frame(qrels)
+    # topics and labels are read once (not once per block)
+    if kwargs.get("topics") is not None:
+        kwargs["topics"] = load_topics(kwargs["topics"])
+    if kwargs.get("labels") is not None:
+        kwargs["labels"] = load_labels(kwargs["labels"])
     problems: list[Problem] = []
     try:
         kept, seen = _evaluate_blocks(iter_blocks(run, block_bytes=block_bytes, problems=problems),
@@ -293,21 +382,26 @@ def _stream(
         size = os.path.getsize(run)
         n_buckets = max(1, int(np.ceil(size / max(block_bytes, 1))))
         with tempfile.TemporaryDirectory(prefix="reteco-stream-") as tmp:
-            paths = _partition(run, tmp, n_buckets, block_bytes, problems)
+            in_file_order: dict[str, None] = {}
+            paths = _partition(run, tmp, n_buckets, block_bytes, problems, in_file_order)
 
             def buckets() -> Iterator[pd.DataFrame]:
                 for p in paths:
                     if os.path.getsize(p):
-                        frame = read_run(p, format="trec", on_bad_lines="error")
-                        yield frame[["query_id", "doc_id", "score"]]
+                        with open(p, "rb") as f:
+                            data = f.read()
+                        # parsed as lines after the file's first (a query id that starts with a
+                        # byte-order mark keeps it), by the reader; our own lines hold no problem
+                        yield _parse(data, p, 2, "trec", [])[["query_id", "doc_id", "score"]]
 
             kept, seen = _evaluate_blocks(buckets(), measures, qrels_frame, kwargs)
+            seen = in_file_order
     report_problems(problems, on_bad_lines, what=os.fspath(run))
-    rest = unreported_metrics(measures, qrels_frame, seen, kwargs)
-    qrels_q = set(pd.unique(qrels_frame["query_id"].to_numpy()).tolist())
-    if seen and qrels_q and not (seen & qrels_q):
-        warnings.warn(f"{os.fspath(run)}: no query of the run is in the qrels (every value is 0)",
-                      DataFormatWarning, stacklevel=user_stacklevel())
+    # the in-memory path's checks (empty qrels or run, query ids that do not meet; topics and
+    # labels too), on the run's distinct query ids in file order: the same warnings
+    align_query_ids(qrels_frame, pd.DataFrame({"query_id": pd.Series(list(seen), dtype="str")}),
+                    topics=kwargs.get("topics"), labels=kwargs.get("labels"), stacklevel=4)
+    rest = unreported_metrics(measures, qrels_frame, set(seen), kwargs)
     order = {m: i for i, m in enumerate(measures)}
     out = kept + rest
     out.sort(key=lambda m: order.get(m.measure, len(order)))
@@ -319,7 +413,7 @@ def unreported_metrics(
 ) -> list[Metric]:
     """The values of the queries of the qrels (and units of our measures) that no block or
     partition reported (``seen``): those of an empty run. ``kwargs`` as
-    :func:`reteco_measures.iter_calc`."""
+    `reteco_measures.iter_calc`."""
     empty = pd.DataFrame({"query_id": pd.Series([], dtype="str"), "doc_id": pd.Series([], dtype="str"),
                           "score": pd.Series([], dtype="float64")})
     with warnings.catch_warnings():
@@ -329,18 +423,18 @@ def unreported_metrics(
 
 def per_query_weights(metrics: list[Metric]) -> pd.DataFrame:
     """``query_id, measure, value, weight`` from metrics (weight 1 unless the value carries one),
-    in their order (:func:`~reteco_measures.engine.results.metrics_frame` without a canonical order)."""
+    in their order (`metrics_frame` without a canonical order)."""
     return metrics_frame(metrics)
 
 
 def aggregate_metrics(measures: list[ir_measures.Measure], metrics: list[Metric]) -> dict:
     """Weighted mean per measure of per-query values (NaN skipped), summed in the metrics' order
-    (:func:`~reteco_measures.engine.results.aggregate`)."""
+    (`aggregate`)."""
     return aggregates(metrics_frame(metrics, measures=measures), measures)
 
 
 def stream_calc_aggregate(measures: Any, qrels: Any, run: str | os.PathLike, **kwargs: Any) -> dict:
-    """Aggregates of a run file evaluated in blocks (see :func:`stream_iter_calc`): the in-memory
+    """Aggregates of a run file evaluated in blocks (see `stream_iter_calc`): the in-memory
     aggregates, bit for bit (same values, same order, same summation)."""
     measures = parse_measures(measures)
     return aggregates(stream_frame(measures, qrels, run, **kwargs), measures)
