@@ -19,7 +19,7 @@ and reported.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import EmptyInputWarning, QueryIdMismatchWarning, user_stacklevel
+from .errors import EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning, user_stacklevel
 
 __all__ = [
     "QUERY_ID_MODES",
@@ -41,11 +41,20 @@ __all__ = [
     "check_not_empty",
     "Aligned",
     "align_query_ids",
+    "ON_MISMATCH",
+    "check_on_mismatch",
+    "AlignedRuns",
+    "align_runs",
 ]
 
 #: ``"exact"`` (default): ids are compared as written, a mismatch warns; ``"normalize"``: ids of
 #: the run, topics and labels are mapped to the qrels' form of the same query.
 QUERY_ID_MODES: tuple[str, ...] = ("exact", "normalize")
+
+#: what a multi-run entry point (``rm.compare``, ``rm.leaderboard``) does with inputs that do not
+#: match: ``"error"`` (default) raises :class:`~reteco_measures.errors.InputMismatchError`,
+#: ``"warn"`` gives the warning and computes the numbers anyway
+ON_MISMATCH: tuple[str, ...] = ("error", "warn")
 
 #: how to switch normalisation on, for messages
 NORMALIZE_HINT = "pass query_ids='normalize' (command line: --normalize-ids)"
@@ -265,3 +274,69 @@ def align_query_ids(
         if mode == "normalize":
             sides[name] = map_query_ids(side, side_match)
     return Aligned(run, sides["topics"], sides["labels"])
+
+
+def check_on_mismatch(on_mismatch: str) -> None:
+    """``ValueError`` for an ``on_mismatch`` not in :data:`ON_MISMATCH`."""
+    if on_mismatch not in ON_MISMATCH:
+        raise ValueError(f"on_mismatch must be one of {ON_MISMATCH}, not {on_mismatch!r}")
+
+
+class AlignedRuns(NamedTuple):
+    """Several runs, topics and labels checked (and, in ``normalize`` mode, mapped) against one
+    qrels by :func:`align_runs`."""
+
+    runs: list[tuple[str, pd.DataFrame]]
+    topics: pd.DataFrame | None
+    labels: pd.DataFrame | None
+
+
+_REFUSED = (QueryIdMismatchWarning, EmptyInputWarning)
+
+
+def align_runs(
+    qrels: pd.DataFrame,
+    runs: Sequence[tuple[str, pd.DataFrame]],
+    *,
+    topics: pd.DataFrame | None = None,
+    labels: pd.DataFrame | None = None,
+    mode: str = "exact",
+    on_mismatch: str = "error",
+) -> AlignedRuns:
+    """The single-run checks of :func:`align_query_ids` for every run of a multi-run entry point
+    (``rm.compare``, ``rm.leaderboard``), against one qrels.
+
+    ``runs`` is ``[(name, run frame)]``; topics and labels are checked (and mapped) once. With
+    ``mode='normalize'`` the ids of every run, the topics and the labels are rewritten to the
+    qrels' form of the same query. Inputs that do not match (an empty run or qrels; a run, topics
+    or labels sharing no query id with the qrels, or fewer than the canonical forms would give;
+    ambiguous ids in ``normalize`` mode) are refused with an
+    :class:`~reteco_measures.errors.InputMismatchError` naming the run when
+    ``on_mismatch='error'`` (default); with ``on_mismatch='warn'`` each gives its warning
+    (naming the run) and the frames are returned. The inputs are not modified."""
+    if mode not in QUERY_ID_MODES:
+        raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
+    check_on_mismatch(on_mismatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_not_empty(qrels, "qrels")
+        reference = qrels["query_id"]
+        sides = {"topics": topics, "labels": labels}
+        for name, side in sides.items():
+            if side is None or "query_id" not in side.columns:
+                continue
+            side_match = check_query_ids(side["query_id"], reference, what=name, mode=mode)
+            if mode == "normalize":
+                sides[name] = map_query_ids(side, side_match)
+        out: list[tuple[str, pd.DataFrame]] = []
+        for name, run in runs:
+            what = f"run {name!r}"
+            check_not_empty(run, what)
+            match = check_query_ids(run["query_id"], reference, what=what, mode=mode)
+            out.append((name, map_query_ids(run, match) if mode == "normalize" else run))
+    for w in caught:
+        refused = issubclass(w.category, _REFUSED)
+        if refused and on_mismatch == "error":
+            raise InputMismatchError(str(w.message), w.message if isinstance(w.message, Warning) else None)
+        warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+    return AlignedRuns(out, sides["topics"], sides["labels"])

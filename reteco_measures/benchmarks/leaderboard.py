@@ -26,6 +26,7 @@ change some value.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..errors import EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning
+from ..query_ids import check_on_mismatch
 from ..report.text import frame_records
 from ..stats import Comparison, compare_frame, has_ties, unit_columns
 from ..stats.compare import file_run_name
@@ -142,6 +145,7 @@ def leaderboard(
     seed: int = 0,
     ties: bool = True,
     workers: int | None = None,
+    on_mismatch: str = "error",
     **options: Any,
 ) -> Leaderboard:
     """Score every submission and rank them by ``measure`` with confidence intervals, paired tests
@@ -158,10 +162,21 @@ def leaderboard(
         ties: compute tie sensitivity (worst / best order of tied scores) for the ranking measure.
         workers: processes scoring the submissions (default: one per CPU, at most 8, when there
             are at least 8 submissions; 1 = in this process). The numbers do not depend on it.
+        on_mismatch: ``'error'`` (default): a submission whose query ids do not meet the
+            benchmark's (:class:`~reteco_measures.errors.QueryIdMismatchWarning`'s cases: also
+            ids that only meet in another form, which ``query_ids='normalize'`` maps on the
+            RETECO benchmarks) or an empty input raises
+            :class:`~reteco_measures.errors.InputMismatchError` naming the submission, as
+            ``rm.compare`` does; ``'warn'``: the warning is given and the board is built anyway.
+            Any other submission that cannot be scored is listed in ``failed``.
+
+    Raises:
+        InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``.
 
     Returns:
         a :class:`Leaderboard`.
     """
+    check_on_mismatch(on_mismatch)
     if isinstance(bench, str):
         bench = benchmark(bench)
     opts = bench.resolve_options(options)
@@ -173,7 +188,18 @@ def leaderboard(
     if ties and (measure is None or measure == official_label) and bench.contract == "reteco" \
             and opts.get("tie_break", "trec_eval") == "trec_eval" and not isinstance(measure_list[0], str):
         tie_measure = measure_list[0]
-    scores, failed, bounds = _score_all(bench, items, inputs, split, opts, workers, tie_measure)
+    with warnings.catch_warnings():
+        if on_mismatch == "error":
+            # the single-run checks stop a submission (also in worker processes, which get these
+            # filters); its failure is then refused as a whole below, never ranked on zeros
+            warnings.simplefilter("error", QueryIdMismatchWarning)
+            warnings.simplefilter("error", EmptyInputWarning)
+        scores, failed, bounds = _score_all(bench, items, inputs, split, opts, workers, tie_measure)
+    for name, error in failed.items():
+        for category in (QueryIdMismatchWarning, EmptyInputWarning):
+            head = f"{category.__name__}: "
+            if error.startswith(head):
+                raise InputMismatchError(f"submission {name!r}: {error[len(head):]}")
     if len(scores) < 2:
         raise ValueError(f"a leaderboard needs at least two scored submissions; scored {list(scores)}"
                          + (f", failed {failed}" if failed else ""))

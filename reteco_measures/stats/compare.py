@@ -7,6 +7,7 @@ intervals, tests, tables and plots all derive from that one per-query frame.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engine.evaluate import check_modes
+from ..engine.grouping import group_frame, warn_unmatched_groups
+from ..errors import EmptyInputWarning, QueryIdMismatchWarning
 from ..io._lines import COMPRESSION_SUFFIXES
+from ..io.convert import as_qrels_frame, as_run_frame
+from ..query_ids import align_runs, check_on_mismatch
+from ..side import load_labels, load_topics
 from .design import unit_columns, unit_kind
 from .tests import (
     CORRECTIONS,
@@ -450,6 +457,8 @@ def compare(
     by: str | Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     corpus: Sequence[str] | None = None,
+    query_ids: str = "exact",
+    on_mismatch: str = "error",
 ) -> Comparison:
     """Compare runs on measures with confidence intervals and paired significance tests.
 
@@ -469,14 +478,48 @@ def compare(
         seed: seed of the resampling (results are reproducible).
         topics, labels, corpus, tie_break: as :func:`reteco_measures.calc_aggregate`.
         by: a topics column, a list of them, or ``"depth"``: statistics per group, plus
-            ``"(all)"`` rows over all queries.
+            ``"(all)"`` rows over all queries. Queries that land in ``"(none)"`` (no topics row,
+            no value, an id without a turn number) are counted in a
+            :class:`~reteco_measures.errors.GroupMismatchWarning`.
+        query_ids: ``'exact'`` (default) or ``'normalize'``: as
+            :func:`reteco_measures.calc_aggregate` (``'normalize'`` maps every run's, the
+            topics' and the labels' ids to the qrels' form of the same query).
+        on_mismatch: ``'error'`` (default): a run (or topics, labels) whose query ids do not
+            meet the qrels' (:class:`~reteco_measures.errors.QueryIdMismatchWarning`'s cases),
+            or an empty run or qrels, raises
+            :class:`~reteco_measures.errors.InputMismatchError` naming the run, instead of a
+            table of zeros; ``'warn'``: the warning is given and the numbers are computed anyway.
+
+    Raises:
+        InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``
+            (:func:`reteco_measures.query_ids.align_runs`).
+        ValueError: an unknown test, correction, tie policy, id mode or ``on_mismatch``.
 
     Every test and interval resamples the unit the measure aggregates over (queries; whole
     conversations for ``TurnNDCG(average='conversation')``; requests within collection ×
     condition cells for ``SpokenMacroNDCG``): see :mod:`reteco_measures.stats`.
     """
     _check(test, correction, alpha, ci, n_resamples)
-    frame, kwargs = per_query_frame(runs, qrels, measures, topics=topics, labels=labels, by=by, corpus=corpus,
-                                    tie_break=tie_break)
+    check_modes(tie_break, query_ids)
+    check_on_mismatch(on_mismatch)
+    # the single-run checks for every run, before anything is computed: a number from inputs
+    # that do not match is refused (or warned about, once per run, with on_mismatch='warn')
+    qrels = as_qrels_frame(qrels)
+    topics = load_topics(topics) if topics is not None else None
+    labels = load_labels(labels) if labels is not None else None
+    items = [(name, as_run_frame(run.compute() if hasattr(run, "npartitions") and hasattr(run, "compute") else run))
+             for name, run in _run_items(runs)]
+    items, topics, labels = align_runs(qrels, items, topics=topics, labels=labels, mode=query_ids,
+                                       on_mismatch=on_mismatch)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    if by_cols:  # the evaluated queries are the qrels'
+        qids = pd.Series(pd.unique(qrels["query_id"].astype(str)), dtype=object)
+        warn_unmatched_groups(group_frame(qids, topics, by_cols), by_cols, topics)
+    with warnings.catch_warnings():
+        # already reported above, once per run
+        warnings.simplefilter("ignore", QueryIdMismatchWarning)
+        warnings.simplefilter("ignore", EmptyInputWarning)
+        frame, kwargs = per_query_frame(dict(items), qrels, measures, topics=topics, labels=labels, by=by,
+                                        corpus=corpus, tie_break=tie_break)
     return compare_frame(frame, baseline=baseline, test=test, correction=correction, alpha=alpha, ci=ci,
                          n_resamples=n_resamples, seed=seed, by=by, **kwargs)
