@@ -19,7 +19,8 @@ and reported.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -43,6 +44,7 @@ __all__ = [
     "align_query_ids",
     "ON_MISMATCH",
     "check_on_mismatch",
+    "mismatch_policy",
     "AlignedRuns",
     "align_runs",
 ]
@@ -280,6 +282,27 @@ def check_on_mismatch(on_mismatch: str) -> None:
     """``ValueError`` for an ``on_mismatch`` not in :data:`ON_MISMATCH`."""
     if on_mismatch not in ON_MISMATCH:
         raise ValueError(f"on_mismatch must be one of {ON_MISMATCH}, not {on_mismatch!r}")
+
+
+@contextmanager
+def mismatch_policy(on_mismatch: str) -> Iterator[None]:
+    """Apply ``on_mismatch`` to the checks run inside the block: ``'warn'`` leaves their warnings
+    as they are; ``'error'`` turns the first :class:`~reteco_measures.errors.QueryIdMismatchWarning`
+    or :class:`~reteco_measures.errors.EmptyInputWarning` into an
+    :class:`~reteco_measures.errors.InputMismatchError` (nothing is computed after it). The
+    single-run functions (``rm.calc_aggregate``, ``rm.iter_calc``, ``rm.evaluate``) take their
+    ``on_mismatch`` through it."""
+    check_on_mismatch(on_mismatch)
+    if on_mismatch == "warn":
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", QueryIdMismatchWarning)
+        warnings.simplefilter("error", EmptyInputWarning)
+        try:
+            yield
+        except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
+            raise InputMismatchError(str(exc), exc) from None
 
 
 class AlignedRuns(NamedTuple):

@@ -36,7 +36,14 @@ from ir_measures import Metric
 
 from ..engine.evaluate import iter_calc, qrels_order
 from ..engine.results import aggregates, metrics_frame
-from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems, user_stacklevel
+from ..errors import (
+    DataFormatError,
+    DataFormatWarning,
+    Problem,
+    QueryIdMismatchWarning,
+    report_problems,
+    user_stacklevel,
+)
 from ..io.convert import as_qrels_frame
 from ..io.readers import read_run, read_run_with_problems
 from ..kernels.standard import _ranges, string_key
@@ -307,7 +314,7 @@ def _stream(
     qrels_q = set(pd.unique(qrels_frame["query_id"].to_numpy()).tolist())
     if seen and qrels_q and not (seen & qrels_q):
         warnings.warn(f"{os.fspath(run)}: no query of the run is in the qrels (every value is 0)",
-                      DataFormatWarning, stacklevel=user_stacklevel())
+                      QueryIdMismatchWarning, stacklevel=user_stacklevel())
     order = {m: i for i, m in enumerate(measures)}
     out = kept + rest
     out.sort(key=lambda m: order.get(m.measure, len(order)))
