@@ -256,3 +256,33 @@ def test_cli_leaderboard_refuses_with_one_line_and_exit_1(tempo_runs, capsys):
     assert err.count("\n") == 1 and "submission 'perfect'" in err and "--normalize-ids" in err
     code, out, err = _cli(capsys, *args, "--normalize-ids")
     assert code == 0 and "perfect" in out
+
+
+# -- the single-run functions: the same check, refusal on request -----------------------------------
+
+
+def test_calc_aggregate_refuses_on_request_with_the_organiser_loaders_ids(recor, recor_sample_dir):
+    from reteco_measures.datasets.reteco_recor import load_organiser_sample
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the loader reports the '#turn' rows it normalised
+        data = load_organiser_sample(recor_sample_dir)
+    run = recor["runs"]["good"]  # ex_3025_turn_1: the loader's qrels say law/ex_3025_turn_1
+    # an ir_measures-style plain call keeps its documented behaviour: a loud warning
+    with pytest.warns(QueryIdMismatchWarning):
+        plain = rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run)
+    assert list(plain.values()) == [0.0]
+    with pytest.raises(InputMismatchError, match="share no query id.*law/"):
+        rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run, on_mismatch="error")
+    with pytest.raises(InputMismatchError):
+        rm.evaluate(["TurnNDCG@10"], data.qrels, run, topics=data.topics, by="domain", on_mismatch="error")
+    with pytest.raises(InputMismatchError):
+        list(rm.iter_calc(["TurnNDCG@10"], data.qrels, run, on_mismatch="error"))
+    with pytest.raises(InputMismatchError, match="no query of the run is in the qrels"):
+        rm.calc_aggregate(["nDCG@10"], recor["qrels"], run, on_mismatch="error", stream=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rm.calc_aggregate(["nDCG@10"], data.qrels, run, query_ids="normalize", on_mismatch="error")
+    assert list(got.values()) == [pytest.approx(recor["expected"]["good"], abs=1e-12)]
+    with pytest.raises(ValueError, match="on_mismatch must be one of"):
+        rm.calc_aggregate(["nDCG@10"], data.qrels, run, on_mismatch="raise")
