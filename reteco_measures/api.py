@@ -31,6 +31,7 @@ from .engine import evaluate as _engine
 from .engine.evaluate import trec_eval_safe_qrels
 from .engine.grouping import depth_group, group_frame
 from .measures.names import measure_label, measure_name, parse_measures
+from .query_ids import mismatch_policy
 from .scale import is_scaled, scaled_calc_aggregate, scaled_frame, scaled_iter_calc
 from .side import load_topics
 
@@ -59,6 +60,7 @@ def calc_aggregate(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
+    on_mismatch: str = "warn",
     stream: bool = False,
 ) -> dict[ir_measures.Measure, float]:
     """Aggregate value of each measure, as ``ir_measures.calc_aggregate``.
@@ -80,6 +82,11 @@ def calc_aggregate(
             topics' and labels' ids are mapped to the qrels' form of the same query
             (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``; see
             `reteco_measures.query_ids`).
+        on_mismatch: ``'warn'`` (default, as a drop-in for ``ir_measures.calc_aggregate``): inputs
+            that do not match (the cases of `QueryIdMismatchWarning`,
+            an empty run or qrels) warn and the numbers are computed; ``'error'``: they raise
+            `InputMismatchError` and no number is returned (what
+            ``rm.compare`` and ``rm.leaderboard`` do by default, and the command line always).
         stream: read the run *file* in blocks of whole queries (out of core, same numbers; see
             `reteco_measures.scale.stream`). A Dask DataFrame run is evaluated on its
             cluster's workers (`reteco_measures.scale.dask`).
@@ -90,14 +97,17 @@ def calc_aggregate(
         mean does (`reteco_measures.engine.results`).
 
     Raises:
-        ValueError: a measure with a cutoff below 1, an unknown tie policy or id mode.
+        ValueError: a measure with a cutoff below 1, an unknown tie policy, id mode or
+            ``on_mismatch``.
+        InputMismatchError: inputs that do not match, with ``on_mismatch='error'``.
     """
-    if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
-        _engine.check_modes(tie_break, query_ids)
-        return scaled_calc_aggregate(measures, qrels, run, stream=stream, topics=topics, labels=labels,
-                                     corpus=corpus, tie_break=tie_break, query_ids=query_ids)
-    return _engine.calc_aggregate(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
-                                  tie_break=tie_break, query_ids=query_ids, stacklevel=3)
+    with mismatch_policy(on_mismatch):
+        if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
+            _engine.check_modes(tie_break, query_ids)
+            return scaled_calc_aggregate(measures, qrels, run, stream=stream, topics=topics, labels=labels,
+                                         corpus=corpus, tie_break=tie_break, query_ids=query_ids)
+        return _engine.calc_aggregate(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
+                                      tie_break=tie_break, query_ids=query_ids, stacklevel=3)
 
 
 def iter_calc(
@@ -110,6 +120,7 @@ def iter_calc(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
+    on_mismatch: str = "warn",
     stream: bool = False,
 ) -> Iterator[Metric]:
     """Per-query values as ``ir_measures.Metric(query_id, measure, value)``.
@@ -117,12 +128,13 @@ def iter_calc(
     Our measures report NaN where they are not defined for a query (e.g. TC for a query
     without required periods); aggregation skips those. Arguments as `calc_aggregate`.
     """
-    if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
-        _engine.check_modes(tie_break, query_ids)
-        return iter(scaled_iter_calc(measures, qrels, run, stream=stream, topics=topics, labels=labels,
-                                     corpus=corpus, tie_break=tie_break, query_ids=query_ids))
-    return iter(_engine.iter_calc(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
-                                  tie_break=tie_break, query_ids=query_ids, stacklevel=3))
+    with mismatch_policy(on_mismatch):  # the values are computed here (a list), not lazily
+        if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
+            _engine.check_modes(tie_break, query_ids)
+            return iter(scaled_iter_calc(measures, qrels, run, stream=stream, topics=topics, labels=labels,
+                                         corpus=corpus, tie_break=tie_break, query_ids=query_ids))
+        return iter(_engine.iter_calc(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
+                                      tie_break=tie_break, query_ids=query_ids, stacklevel=3))
 
 
 def evaluate(
@@ -136,6 +148,7 @@ def evaluate(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
+    on_mismatch: str = "warn",
     names: str = "human",
     stream: bool = False,
 ) -> pd.DataFrame:
@@ -159,14 +172,15 @@ def evaluate(
     if names not in _NAMES:
         raise ValueError(f"names must be 'human' or 'machine', not {names!r}")
     by_cols = [by] if isinstance(by, str) else list(by or [])
-    if is_scaled(run, stream):  # out of core or on a Dask cluster: per-query values only
-        _engine.check_modes(tie_break, query_ids)
-        measures = parse_measures(measures)
-        topics_df = load_topics(topics) if topics is not None else None
-        values = scaled_frame(measures, qrels, run, stream=stream, topics=topics_df, labels=labels, corpus=corpus,
-                              tie_break=tie_break, query_ids=query_ids)
-        return _engine.evaluate_table(values, measures, order=None, topics=topics_df, by=by_cols, names=names)
-    p = _engine.prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
-                        query_ids=query_ids, stacklevel=3)
+    with mismatch_policy(on_mismatch):
+        if is_scaled(run, stream):  # out of core or on a Dask cluster: per-query values only
+            _engine.check_modes(tie_break, query_ids)
+            measures = parse_measures(measures)
+            topics_df = load_topics(topics) if topics is not None else None
+            values = scaled_frame(measures, qrels, run, stream=stream, topics=topics_df, labels=labels,
+                                  corpus=corpus, tie_break=tie_break, query_ids=query_ids)
+            return _engine.evaluate_table(values, measures, order=None, topics=topics_df, by=by_cols, names=names)
+        p = _engine.prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
+                            query_ids=query_ids, stacklevel=3)
     return _engine.evaluate_table(_engine.iter_prepared(p), p.measures, order=_engine.qrels_order(p.qrels),
                                   topics=p.topics, by=by_cols, names=names)

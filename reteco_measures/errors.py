@@ -22,6 +22,7 @@ __all__ = [
     "QueryIdMismatchWarning",
     "EmptyInputWarning",
     "GroupMismatchWarning",
+    "InputMismatchError",
     "report_problems",
     "KIND_NAMES",
     "describe_kinds",
@@ -120,6 +121,20 @@ class EmptyInputWarning(DataFormatWarning):
 
 class GroupMismatchWarning(DataFormatWarning):
     """Evaluated queries without a row in the topics used for grouping (they land in ``(none)``)."""
+
+
+class InputMismatchError(ValueError):
+    """A number from inputs that do not match, refused: a run and the qrels (or the topics /
+    labels) that share no query id or fewer than a known id-form mapping would give
+    (`QueryIdMismatchWarning`), or an empty run / qrels (`EmptyInputWarning`).
+
+    Raised by the multi-run entry points (``rm.compare``, ``rm.leaderboard``) unless the caller
+    passes ``on_mismatch="warn"``; ``warning`` is the warning that would have been given (its
+    category tells which case), the message names the run."""
+
+    def __init__(self, message: str, warning: Warning | None = None):
+        super().__init__(message)
+        self.warning = warning
 
 
 def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "input") -> None:

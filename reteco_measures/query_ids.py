@@ -9,7 +9,7 @@ The same query is written in several forms by the files a participant meets:
   ``1.0`` where it went through floating point).
 
 Compared as they are, such a pair shares no query id and a correct run scores 0. This module finds
-that case (:func:`check_query_ids` warns with a :class:`~reteco_measures.errors.QueryIdMismatchWarning`
+that case (`check_query_ids` warns with a `QueryIdMismatchWarning`
 showing one id of each side) and, when asked (``query_ids="normalize"``), maps each id of the run
 (topics, labels) to the reference id (the qrels') that has the same *canonical form* — only where
 exactly one reference id has it; an ambiguous id (the same plain id in two domains) is left alone
@@ -19,7 +19,8 @@ and reported.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -28,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import EmptyInputWarning, QueryIdMismatchWarning, user_stacklevel
+from .errors import EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning, user_stacklevel
 
 __all__ = [
     "QUERY_ID_MODES",
@@ -41,11 +42,21 @@ __all__ = [
     "check_not_empty",
     "Aligned",
     "align_query_ids",
+    "ON_MISMATCH",
+    "check_on_mismatch",
+    "mismatch_policy",
+    "AlignedRuns",
+    "align_runs",
 ]
 
 #: ``"exact"`` (default): ids are compared as written, a mismatch warns; ``"normalize"``: ids of
 #: the run, topics and labels are mapped to the qrels' form of the same query.
 QUERY_ID_MODES: tuple[str, ...] = ("exact", "normalize")
+
+#: what a multi-run entry point (``rm.compare``, ``rm.leaderboard``) does with inputs that do not
+#: match: ``"error"`` (default) raises `InputMismatchError`,
+#: ``"warn"`` gives the warning and computes the numbers anyway
+ON_MISMATCH: tuple[str, ...] = ("error", "warn")
 
 #: how to switch normalisation on, for messages
 NORMALIZE_HINT = "pass query_ids='normalize' (command line: --normalize-ids)"
@@ -163,13 +174,13 @@ def check_query_ids(
     mode: str = "exact",
     stacklevel: int = 3,
 ) -> IdMatch:
-    """Compare query ids and warn (:class:`~reteco_measures.errors.QueryIdMismatchWarning`) when
+    """Compare query ids and warn (`QueryIdMismatchWarning`) when
     ``mode='exact'`` and the sides share no id, or fewer than the canonical forms would give.
 
     With ``mode='normalize'`` a warning is given only when the sides share no id even after
-    normalisation, or some ids are ambiguous. Returns the :class:`IdMatch` (whose ``mapping`` the
+    normalisation, or some ids are ambiguous. Returns the `IdMatch` (whose ``mapping`` the
     caller applies in ``normalize`` mode). Either side being empty gives no warning here (see
-    :func:`check_not_empty`).
+    `check_not_empty`).
     """
     if mode not in QUERY_ID_MODES:
         raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
@@ -215,7 +226,7 @@ def check_query_ids(
 
 
 def check_not_empty(frame: pd.DataFrame, what: str, stacklevel: int = 3) -> bool:
-    """Warn (:class:`~reteco_measures.errors.EmptyInputWarning`) when ``frame`` has no row."""
+    """Warn (`EmptyInputWarning`) when ``frame`` has no row."""
     if len(frame):
         return True
     warnings.warn(
@@ -245,7 +256,7 @@ def align_query_ids(
     stacklevel: int = 3,
 ) -> Aligned:
     """Check a run (and topics / labels) against the qrels' query ids in one call, as
-    :func:`reteco_measures.calc_aggregate` does: empty inputs and ids that do not meet warn;
+    `reteco_measures.calc_aggregate` does: empty inputs and ids that do not meet warn;
     with ``mode='normalize'`` the run's, topics' and labels' ids are rewritten to the qrels' form
     of the same query. All frames have a ``query_id`` column; the inputs are not modified."""
     if mode not in QUERY_ID_MODES:
@@ -265,3 +276,90 @@ def align_query_ids(
         if mode == "normalize":
             sides[name] = map_query_ids(side, side_match)
     return Aligned(run, sides["topics"], sides["labels"])
+
+
+def check_on_mismatch(on_mismatch: str) -> None:
+    """``ValueError`` for an ``on_mismatch`` not in `ON_MISMATCH`."""
+    if on_mismatch not in ON_MISMATCH:
+        raise ValueError(f"on_mismatch must be one of {ON_MISMATCH}, not {on_mismatch!r}")
+
+
+@contextmanager
+def mismatch_policy(on_mismatch: str) -> Iterator[None]:
+    """Apply ``on_mismatch`` to the checks run inside the block: ``'warn'`` leaves their warnings
+    as they are; ``'error'`` turns the first `QueryIdMismatchWarning`
+    or `EmptyInputWarning` into an
+    `InputMismatchError` (nothing is computed after it). The
+    single-run functions (``rm.calc_aggregate``, ``rm.iter_calc``, ``rm.evaluate``) take their
+    ``on_mismatch`` through it."""
+    check_on_mismatch(on_mismatch)
+    if on_mismatch == "warn":
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", QueryIdMismatchWarning)
+        warnings.simplefilter("error", EmptyInputWarning)
+        try:
+            yield
+        except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
+            raise InputMismatchError(str(exc), exc) from None
+
+
+class AlignedRuns(NamedTuple):
+    """Several runs, topics and labels checked (and, in ``normalize`` mode, mapped) against one
+    qrels by `align_runs`."""
+
+    runs: list[tuple[str, pd.DataFrame]]
+    topics: pd.DataFrame | None
+    labels: pd.DataFrame | None
+
+
+_REFUSED = (QueryIdMismatchWarning, EmptyInputWarning)
+
+
+def align_runs(
+    qrels: pd.DataFrame,
+    runs: Sequence[tuple[str, pd.DataFrame]],
+    *,
+    topics: pd.DataFrame | None = None,
+    labels: pd.DataFrame | None = None,
+    mode: str = "exact",
+    on_mismatch: str = "error",
+) -> AlignedRuns:
+    """The single-run checks of `align_query_ids` for every run of a multi-run entry point
+    (``rm.compare``, ``rm.leaderboard``), against one qrels.
+
+    ``runs`` is ``[(name, run frame)]``; topics and labels are checked (and mapped) once. With
+    ``mode='normalize'`` the ids of every run, the topics and the labels are rewritten to the
+    qrels' form of the same query. Inputs that do not match (an empty run or qrels; a run, topics
+    or labels sharing no query id with the qrels, or fewer than the canonical forms would give;
+    ambiguous ids in ``normalize`` mode) are refused with an
+    `InputMismatchError` naming the run when
+    ``on_mismatch='error'`` (default); with ``on_mismatch='warn'`` each gives its warning
+    (naming the run) and the frames are returned. The inputs are not modified."""
+    if mode not in QUERY_ID_MODES:
+        raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
+    check_on_mismatch(on_mismatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_not_empty(qrels, "qrels")
+        reference = qrels["query_id"]
+        sides = {"topics": topics, "labels": labels}
+        for name, side in sides.items():
+            if side is None or "query_id" not in side.columns:
+                continue
+            side_match = check_query_ids(side["query_id"], reference, what=name, mode=mode)
+            if mode == "normalize":
+                sides[name] = map_query_ids(side, side_match)
+        out: list[tuple[str, pd.DataFrame]] = []
+        for name, run in runs:
+            what = f"run {name!r}"
+            check_not_empty(run, what)
+            match = check_query_ids(run["query_id"], reference, what=what, mode=mode)
+            out.append((name, map_query_ids(run, match) if mode == "normalize" else run))
+    for w in caught:
+        refused = issubclass(w.category, _REFUSED)
+        if refused and on_mismatch == "error":
+            raise InputMismatchError(str(w.message), w.message if isinstance(w.message, Warning) else None)
+        warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+    return AlignedRuns(out, sides["topics"], sides["labels"])

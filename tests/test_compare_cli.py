@@ -100,8 +100,10 @@ def test_usage_errors_exit_2_without_traceback(files, capsys, tmp_path) -> None:
     assert code == 2 and "Traceback" not in err
 
 
-def test_mismatched_inputs_warn_and_exit_1(files, capsys, tmp_path) -> None:
+def test_mismatched_inputs_are_refused_with_exit_1(files, capsys, tmp_path) -> None:
     other = tmp_path / "other.txt"
     other.write_text("zzz Q0 d1 1 1.0 x\n")  # a run of queries the qrels do not have
     code, out, err = run_cli(capsys, files["qrels"], files["base"], other, "nDCG@10", "--resamples", "100")
-    assert code == 1 and "warning" in err
+    # refused: one line naming the run, no table of zeros
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and err.startswith("reteco-measures: error: run 'other'") and "share no query id" in err

@@ -1,13 +1,13 @@
 """Leaderboards: several submissions to one benchmark, ranked with uncertainty.
 
-:func:`leaderboard` (``rm.leaderboard(bench, runs)``, also ``Benchmark.leaderboard``) loads the reference data once, scores every
+`leaderboard` (``rm.leaderboard(bench, runs)``, also ``Benchmark.leaderboard``) loads the reference data once, scores every
 submission with the benchmark's engine (its contract first: an invalid ChunQiu batch scores 0 on
-every query, as the task rules say), and builds a :class:`Leaderboard` — a
-:class:`~reteco_measures.stats.Comparison` of the ranking measure (the official one by default)
+every query, as the task rules say), and builds a `Leaderboard` — a
+`Comparison` of the ranking measure (the official one by default)
 over the submissions' per-query values, which are not evaluated again. The confidence intervals
 and paired tests resample the benchmark's statistical unit (queries for 1a, queries after step
 averaging for 1b, turns — or conversations with ``average='conversation'`` — for 2a, requests
-within collection × condition cells for Spoken-Query; see :mod:`reteco_measures.stats.design`).
+within collection × condition cells for Spoken-Query; see `reteco_measures.stats.design`).
 
 **Clusters** (the ``cluster`` column). Runs are taken in rank order. The best run opens cluster 1
 and is its *leader*; each following run joins the current cluster when its difference from the
@@ -18,7 +18,7 @@ significantly worse than the leader above it. (Clusters are not equivalence clas
 one cluster may differ significantly from each other; the ``pairwise`` table has every pair.)
 
 **Rank intervals** (``rank_low, rank_high``). The bootstrap resamples behind the confidence
-intervals (the very draws: :attr:`~reteco_measures.stats.Comparison.resamples`) each give every
+intervals (the very draws: `resamples`) each give every
 run an aggregate and so a place. A run tied with others in a resample could take any of the tied
 places: its *best* place there is ``1 +`` the number of runs strictly above it (competition
 ranking, "min"), its *worst* place the number of runs at or above it ("max"). ``rank_low`` is the
@@ -31,7 +31,7 @@ in a resample takes the last places there. Ties are exact equality of the resamp
 
 **Calibrated leaderboards** (the generation tracks, ``human=`` / ``--human``). The board ranks by
 the prediction-powered mean of each run's human-equivalent score
-(:func:`reteco_measures.judge.calibrate`, ``calibration="ppi++"`` or ``"ppi"``, ``by="run"``):
+(`reteco_measures.judge.calibrate`, ``calibration="ppi++"`` or ``"ppi"``, ``by="run"``):
 ``value, ci_low, ci_high`` are the calibrated mean and its normal interval, beside the raw judge
 mean ``judge_mean`` with its bootstrap interval ``judge_ci_low, judge_ci_high``, and ``n_human``,
 ``bias``, ``lam``. The ratings are per run: a ``run`` column (or a ``{run: ratings}`` mapping);
@@ -45,13 +45,14 @@ while ``pairwise`` keeps the board's test of the raw judge scores.
 
 **Tie sensitivity**: where the ranking measure breaks ties trec_eval's way and a run has tied
 scores, ``tie_min`` / ``tie_max`` give its aggregate under the worst and best order of the tied
-documents (:func:`reteco_measures.stats.tie_sensitivity`); the columns appear only when ties
+documents (`reteco_measures.stats.tie_sensitivity`); the columns appear only when ties
 change some value.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,8 +62,10 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
+from ..errors import EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning
 from ..judge import SCALES, calibrate, read_ratings
 from ..judge.calibrate import METHODS
+from ..query_ids import check_on_mismatch
 from ..report.text import frame_records
 from ..stats import Comparison, adjust, compare_frame, has_ties, unit_columns
 from ..stats.compare import Resamples, file_run_name
@@ -79,7 +82,7 @@ __all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_int
 
 @dataclass
 class Leaderboard(Comparison):
-    """A :class:`~reteco_measures.stats.Comparison` of submissions to one benchmark, with its ranking.
+    """A `Comparison` of submissions to one benchmark, with its ranking.
 
     Attributes (beyond the Comparison's ``summary``, ``pairwise``, ``per_query``, ...):
         benchmark: the benchmark's name.
@@ -93,7 +96,7 @@ class Leaderboard(Comparison):
             ``run`` × group values of the ranking measure.
         scores: ``{run: Score}`` — every submission's full score.
         failed: ``{run: message}`` — submissions that could not be scored at all (unreadable).
-        calibration: a calibrated board's :func:`~reteco_measures.judge.calibrate` table (one row
+        calibration: a calibrated board's `calibrate` table (one row
             per run); empty otherwise.
         calibrated_pairwise: a calibrated board's pairwise tests of the calibrated means: ``run,
             other, delta, p_value, p_adjusted, significant`` (paired bootstrap); empty otherwise.
@@ -170,7 +173,7 @@ def resample_ranks(aggregates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def rank_intervals(aggregates: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """``(rank_low, rank_high)`` per run from ``(B, R)`` resampled aggregates: the lower
     ``(1 − ci)/2`` percentile of the best places and the upper one of the worst places
-    (:func:`resample_ranks`; numpy's ``method="lower"`` / ``"higher"``: integer order statistics,
+    (`resample_ranks`; numpy's ``method="lower"`` / ``"higher"``: integer order statistics,
     the interval taken outwards)."""
     best, worst = resample_ranks(aggregates)
     q = (1.0 - ci) / 2.0
@@ -181,7 +184,7 @@ def rank_intervals(aggregates: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray
 
 def _run_items(runs: Any) -> list[tuple[str, Any]]:
     """``[(name, run)]`` from a mapping, a list of paths or a folder; a file's run name is
-    :func:`~reteco_measures.stats.compare.file_run_name` of it, as in ``rm.compare``."""
+    `file_run_name` of it, as in ``rm.compare``."""
     if isinstance(runs, Mapping):
         return [(str(k), v) for k, v in runs.items()]
     if isinstance(runs, (str, os.PathLike)) and Path(runs).is_dir():
@@ -226,6 +229,7 @@ def leaderboard(
     workers: int | None = None,
     human: Any = None,
     calibration: str = "ppi++",
+    on_mismatch: str = "error",
     **options: Any,
 ) -> Leaderboard:
     """Score every submission and rank them by ``measure`` with confidence intervals, paired tests
@@ -234,22 +238,33 @@ def leaderboard(
     Args:
         bench: the benchmark, or its name (``"reteco-1a"``).
         runs: ``{name: run}``, a list of run files or a folder (names from the file names by
-            :func:`~reteco_measures.stats.compare.file_run_name`, as ``rm.compare`` names them;
+            `file_run_name`, as ``rm.compare`` names them;
             two files of one name are kept, the second as ``name#2``).
-        data, split, options: as :meth:`Benchmark.score` (the reference data is loaded once).
+        data, split, options: as `Benchmark.score` (the reference data is loaded once).
         measure: the ranking measure's printed name (default: the official measure).
-        test, correction, alpha, ci, n_resamples, seed: as :func:`reteco_measures.compare`.
+        test, correction, alpha, ci, n_resamples, seed: as `reteco_measures.compare`.
         ties: compute tie sensitivity (worst / best order of tied scores) for the ranking measure.
         workers: processes scoring the submissions (default: one per CPU, at most 8, when there
             are at least 8 submissions; 1 = in this process). The numbers do not depend on it.
         human: generation tracks only: human ratings of some judged turns (a CSV/TSV/JSONL file or
             DataFrame ``run, turn_id, dimension, rater, score``, or ``{run: ratings}``; see
-            :func:`reteco_measures.judge.calibrate`): rank by the calibrated means (module docs).
+            `reteco_measures.judge.calibrate`): rank by the calibrated means (module docs).
         calibration: the calibration estimator with ``human``: ``"ppi++"`` (default) or ``"ppi"``.
+        on_mismatch: ``'error'`` (default): a submission whose query ids do not meet the
+            benchmark's (`QueryIdMismatchWarning`'s cases: also
+            ids that only meet in another form, which ``query_ids='normalize'`` maps on the
+            RETECO benchmarks) or an empty input raises
+            `InputMismatchError` naming the submission, as
+            ``rm.compare`` does; ``'warn'``: the warning is given and the board is built anyway.
+            Any other submission that cannot be scored is listed in ``failed``.
+
+    Raises:
+        InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``.
 
     Returns:
-        a :class:`Leaderboard`.
+        a `Leaderboard`.
     """
+    check_on_mismatch(on_mismatch)
     if isinstance(bench, str):
         bench = benchmark(bench)
     if human is not None and bench.contract != "judgments":
@@ -266,7 +281,18 @@ def leaderboard(
     if ties and (measure is None or measure == official_label) and bench.contract == "reteco" \
             and opts.get("tie_break", "trec_eval") == "trec_eval" and not isinstance(measure_list[0], str):
         tie_measure = measure_list[0]
-    scores, failed, bounds = _score_all(bench, items, inputs, split, opts, workers, tie_measure)
+    with warnings.catch_warnings():
+        if on_mismatch == "error":
+            # the single-run checks stop a submission (also in worker processes, which get these
+            # filters); its failure is then refused as a whole below, never ranked on zeros
+            warnings.simplefilter("error", QueryIdMismatchWarning)
+            warnings.simplefilter("error", EmptyInputWarning)
+        scores, failed, bounds = _score_all(bench, items, inputs, split, opts, workers, tie_measure)
+    for name, error in failed.items():
+        for category in (QueryIdMismatchWarning, EmptyInputWarning):
+            head = f"{category.__name__}: "
+            if error.startswith(head):
+                raise InputMismatchError(f"submission {name!r}: {error[len(head):]}")
     if len(scores) < 2:
         raise ValueError(f"a leaderboard needs at least two scored submissions; scored {list(scores)}"
                          + (f", failed {failed}" if failed else ""))
@@ -383,7 +409,7 @@ def _judged(score: Score) -> pd.DataFrame:
 
 def _calibrate(scores: dict[str, Score], names: list[str], human: Any, method: str, ci: float, dim: str,
                bench: Benchmark, opts: dict) -> pd.DataFrame:
-    """:func:`~reteco_measures.judge.calibrate` of every run's judgments (``by="run"``), in ``names`` order."""
+    """`calibrate` of every run's judgments (``by="run"``), in ``names`` order."""
     table = calibrate({r: _judged(scores[r]) for r in names}, human, method=method, ci=ci,
                       scale=scores[names[0]].meta["scale"], dimensions=[dim], by="run",
                       aggregate=opts.get("aggregate", "mean"))
@@ -416,7 +442,7 @@ def _calibrated_resamples(res: Resamples, scores: dict[str, Score], names: list[
     """``(B, R)`` each run's calibrated mean in each of the board's turn resamples, λ held at its
     full-sample value: ``λ·mean_w(f over unrated turns) + mean_w(Y − λ·f over rated turns)`` with
     the resample's multiplicities ``w`` (λ = 0 in a resample without an unrated turn; NaN without
-    a rated one). At multiplicities 1 it is :func:`~reteco_measures.judge.calibrate`'s estimate."""
+    a rated one). At multiplicities 1 it is `calibrate`'s estimate."""
     P = res.paired
     units = pd.Index(P.units)
     f = P.unit_values()  # (R, U) the judge's value of each turn (NaN: no valid judgment)

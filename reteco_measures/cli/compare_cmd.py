@@ -1,15 +1,21 @@
 """``reteco-measures compare QRELS RUN RUN... MEASURE...``: several runs with statistics.
 
 Telling runs from measures: after the qrels, every argument naming an existing file is a run
-(named as :func:`reteco_measures.stats.compare.file_run_name` names it: the file name without its
+(named as `reteco_measures.stats.compare.file_run_name` names it: the file name without its
 compression and format suffixes, ``runs/bm25.run.gz`` → ``bm25``), every other argument is a
 measure (``nDCG@10``, ``'nDCG|FC@10'``, ``TC@10`` ...). An argument that looks like a file (has a
 path separator or ends with one of
-:data:`~reteco_measures.stats.compare.RUN_FILE_SUFFIXES`) but does not exist is an error, not a
+`RUN_FILE_SUFFIXES`) but does not exist is an error, not a
 measure.
 
-Exit codes: 0 ok; 1 input warnings (mismatched qrels/run/topics: printed, the numbers are still
-shown); 2 usage error or unreadable input.
+Inputs that do not match are refused as ``eval`` refuses them: a run (or the topics, labels)
+whose query ids do not meet the qrels' (also when they only meet in another id form:
+``--normalize-ids`` maps them), or an empty run or qrels, stops the command with one line naming
+the run and no table (exit 1).
+
+Exit codes: 0 ok; 1 inputs that do not match (refused, no table), or other input warnings (e.g.
+queries grouped as ``(none)`` by ``--by``: printed, the numbers are still shown); 2 usage error or
+unreadable input.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ import os
 import sys
 import warnings
 
-from ..errors import DataFormatWarning
+from ..errors import DataFormatWarning, InputMismatchError
+from .messages import cli_message
 
 __all__ = ["split_runs_and_measures", "add_statistics_options", "statistics_options", "configure"]
 
@@ -51,8 +58,8 @@ def add_statistics_options(p: argparse.ArgumentParser, resamples: int) -> None:
 
 
 def statistics_options(args: argparse.Namespace) -> dict:
-    """The keyword arguments of :func:`reteco_measures.compare` (and ``Benchmark.leaderboard``) that
-    :func:`add_statistics_options` parsed."""
+    """The keyword arguments of `reteco_measures.compare` (and ``Benchmark.leaderboard``) that
+    `add_statistics_options` parsed."""
     return {"test": args.test, "correction": None if args.correction == "none" else args.correction,
             "alpha": args.alpha, "ci": args.ci, "n_resamples": args.resamples, "seed": args.seed}
 
@@ -72,8 +79,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"--plot-kind {args.plot_kind} needs --by (e.g. --by domain --by depth)")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = compare(runs, args.qrels, measures, baseline=args.baseline, topics=args.topics,
-                         labels=args.labels, by=args.by, tie_break=args.tie_break, **statistics_options(args))
+        try:
+            result = compare(runs, args.qrels, measures, baseline=args.baseline, topics=args.topics,
+                             labels=args.labels, by=args.by, tie_break=args.tie_break,
+                             query_ids="normalize" if args.normalize_ids else "exact", on_mismatch="error",
+                             **statistics_options(args))
+        except InputMismatchError as exc:  # never a table of zeros: one line, exit 1
+            print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
+            return 1
     problems = 0
     for w in caught:
         print(f"reteco-measures: warning: {w.message}", file=sys.stderr)
@@ -105,6 +118,9 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topics", help="topics metadata file (JSONL/TSV)")
     p.add_argument("--labels", help="frozen temporal labels JSONL")
     p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
+    p.add_argument("--normalize-ids", action="store_true",
+                   help="map every run's (topics', labels') query ids to the qrels' form of the same query: "
+                        "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1'")
     p.add_argument("--format", default="table", choices=list(FORMATS))
     p.add_argument("--places", type=int, default=4)
     p.add_argument("--plot", metavar="FILE", help="also draw a plot into FILE (.png, .pdf, .svg)")

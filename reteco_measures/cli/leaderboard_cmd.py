@@ -2,16 +2,20 @@
 
 Scores every submission with the benchmark's engine (its contract first), ranks them by the
 official measure with confidence intervals and significance clusters
-(:mod:`reteco_measures.benchmarks.leaderboard`), and prints the ranking, the diagnostics and the
+(`reteco_measures.benchmarks.leaderboard`), and prints the ranking, the diagnostics and the
 group breakdowns. ``RUN`` may be files or folders of files (every file of a folder is a run; a
 run's name is its file name without its compression and format suffixes, as ``compare`` names
-runs: ``bm25.run.gz`` → ``bm25``; see :func:`reteco_measures.stats.compare.file_run_name`).
+runs: ``bm25.run.gz`` → ``bm25``; see `reteco_measures.stats.compare.file_run_name`).
 
 Generation tracks (``reteco-2b``, ``reteco-2c``, ``ikat-2023-generation``): each ``RUN`` is a
 submission's judgments JSONL; ``--human FILE`` (ratings with a ``run`` column) ranks by the
 calibrated means (``--calibration ppi++|ppi``) beside the raw judge means.
 
-Exit codes: 0 ok; 1 some submission could not be scored at all (it is listed, the others are
+A submission whose query ids do not meet the benchmark's (also when they only meet in another id
+form: ``--normalize-ids`` maps them on the RETECO benchmarks), or an empty one, stops the command
+with one line naming it and no board (exit 1), as ``compare`` does.
+
+Exit codes: 0 ok; 1 inputs that do not match (refused, no board), or some submission could not be scored at all (it is listed, the others are
 ranked), or with ``--human`` some run has no calibrated mean (no rated turn: it is ranked last with
 NaN and a warning); 2 usage error or missing data.
 """
@@ -23,8 +27,10 @@ import sys
 from pathlib import Path
 
 from ..benchmarks import BENCHMARKS
+from ..errors import InputMismatchError
 from ..report.leaderboard import LEADERBOARD_FORMATS, format_leaderboard
 from .compare_cmd import add_statistics_options, statistics_options
+from .messages import cli_message
 from .score_cmd import add_benchmark_options, benchmark_options
 
 __all__ = ["expand_runs", "configure"]
@@ -50,9 +56,13 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
     extra = {}
     if getattr(args, "human", None):
         extra = {"human": args.human, "calibration": args.calibration}
-    board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
-                              ties=not args.no_ties, workers=args.workers, **statistics_options(args),
-                              **extra, **benchmark_options(args, bench))
+    try:
+        board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
+                                  ties=not args.no_ties, workers=args.workers, on_mismatch="error",
+                                  **statistics_options(args), **extra, **benchmark_options(args, bench))
+    except InputMismatchError as exc:  # never a board ranked on zeros: one line, exit 1
+        print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
+        return 1
     if args.format == "html":
         from ..report.html import leaderboard_html
 

@@ -19,7 +19,9 @@ __all__ = ["NONE", "depth_group", "group_frame", "warn_unmatched_groups"]
 #: the group of a query whose grouping value is unknown
 NONE = "(none)"
 
-_TURN_ID = re.compile(r"^(?P<conv>.+)_turn_(?P<turn>\d+)$")
+#: a RECOR turn id: ``<conversation>_turn_<t>`` (release, runs) or ``<conversation>#turn<t>``
+#: (the organisers' public sample qrels)
+_TURN_ID = re.compile(r"^(?P<conv>.+)(?:_turn_|#turn_?)(?P<turn>\d+)$")
 
 
 def depth_group(turn: Any) -> str:
@@ -33,7 +35,8 @@ def depth_group(turn: Any) -> str:
 
 def group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]) -> pd.DataFrame:
     """The grouping columns ``by`` for each query id: topics columns joined on ``query_id``, and
-    ``depth`` (T1..T4, T5+) from the topics' ``turn`` or the ``<conversation>_turn_<t>`` id form.
+    ``depth`` (T1..T4, T5+) from the topics' ``turn`` or the ``<conversation>_turn_<t>`` /
+    ``<conversation>#turn<t>`` id form.
     Queries without a value land in ``"(none)"``; an unknown column is a ValueError. This is the
     grouping of `reteco_measures.evaluate` (and of the judge aggregation)."""
     frame = pd.DataFrame({"query_id": query_ids.astype(str)})

@@ -159,7 +159,7 @@ def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES, *, strip_bom: bool
 
 def _compression_of(path: Path) -> str | None:
     """The compression suffix a file is read with: by its name, else by its first bytes (as
-    :func:`read_source_bytes` decides)."""
+    `read_source_bytes` decides)."""
     suffix = next((s for s in COMPRESSION_SUFFIXES if path.name.lower().endswith(s)), None)
     if suffix is None:
         with open(path, "rb") as f:
@@ -174,9 +174,9 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 def iter_file_bytes(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
     """The bytes of a file (``.gz``, ``.bz2``, ``.xz`` by name, else by a gzip / xz signature,
     decompressed on the fly) in pieces of at most ``chunk_bytes`` (cut anywhere;
-    ``chunk_bytes=-1``: one piece, the whole file). :func:`read_source_bytes` reads a path
+    ``chunk_bytes=-1``: one piece, the whole file). `read_source_bytes` reads a path
     through this function, so both have the same decompressors and errors: ``FileNotFoundError``
-    for a missing file or a folder, :class:`~reteco_measures.errors.DataFormatError` (``not a
+    for a missing file or a folder, `DataFormatError` (``not a
     readable .gz file (...)``) for a damaged compressed file, raised where the damage is met."""
     p = Path(path)
     if p.is_dir():
@@ -199,7 +199,7 @@ def iter_file_bytes(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) ->
 
 
 def iter_text_chunks(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
-    """The bytes of a file (decompressed on the fly as :func:`iter_file_bytes` does) in chunks
+    """The bytes of a file (decompressed on the fly as `iter_file_bytes` does) in chunks
     of whole lines of about ``chunk_bytes`` (a longer line makes a longer chunk); the chunks
     joined are the file. For reading large files without holding them whole."""
     rest: list[bytes] = []  # the pieces of an unfinished line (joined once: linear in its length)

@@ -1,6 +1,6 @@
-"""``rm.compare`` and :class:`Comparison`: several runs, several measures, with statistics.
+"""``rm.compare`` and `Comparison`: several runs, several measures, with statistics.
 
-Per-query values are computed once (:func:`reteco_measures.api.iter_calc`); aggregates, confidence
+Per-query values are computed once (`reteco_measures.api.iter_calc`); aggregates, confidence
 intervals, tests, tables and plots all derive from that one per-query frame.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,10 +17,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..engine.evaluate import qrels_order
+from ..engine.evaluate import check_modes, qrels_order
+from ..engine.grouping import group_frame, warn_unmatched_groups
 from ..engine.results import ALL as RESULTS_ALL
 from ..engine.results import empty_value, metrics_frame
+from ..errors import EmptyInputWarning, QueryIdMismatchWarning
 from ..io._lines import COMPRESSION_SUFFIXES
+from ..io.convert import as_qrels_frame, as_run_frame
+from ..query_ids import align_runs, check_on_mismatch
+from ..side import load_labels, load_topics
 from .design import unit_columns, unit_kind
 from .tests import (
     CORRECTIONS,
@@ -63,7 +69,7 @@ class Comparison:
         params: the statistical settings used (test, correction, alpha, ci, n_resamples, seed,
             baseline, by).
         resamples: with ``compare_frame(..., keep_resamples=True)``: per ``(measure, *group
-            values)`` the :class:`Resamples` the intervals were computed from; else empty.
+            values)`` the `Resamples` the intervals were computed from; else empty.
     """
 
     summary: pd.DataFrame
@@ -78,7 +84,7 @@ class Comparison:
 
     @classmethod
     def from_per_query(cls, per_query: pd.DataFrame, **kwargs: Any) -> Comparison:
-        """Build a Comparison from an already computed per-query frame (see :func:`compare_frame`)."""
+        """Build a Comparison from an already computed per-query frame (see `compare_frame`)."""
         return compare_frame(per_query, **kwargs)
 
     @property
@@ -93,7 +99,7 @@ class Comparison:
         return wide_frame(self, ci=ci)
 
     def to_markdown(self, places: int = 4) -> str:
-        """Markdown table, runs × measures, with significance superscripts (see :meth:`to_latex`)."""
+        """Markdown table, runs × measures, with significance superscripts (see `to_latex`)."""
         from ..report.tables import to_markdown
 
         return to_markdown(self, places=places)
@@ -130,7 +136,7 @@ class Comparison:
         """Draw the comparison (matplotlib): ``kind='runs'`` (values with CI bars), ``'delta'``
         (sorted per-query differences to the baseline), ``'heatmap'`` (a two-column ``by`` grid,
         e.g. domain × depth or collection × condition), ``'depth'`` (curves T1..T5+ per run).
-        See :mod:`reteco_measures.report.plots`."""
+        See `reteco_measures.report.plots`."""
         from ..report.plots import plot_comparison
 
         return plot_comparison(self, kind=kind, **kwargs)
@@ -153,8 +159,8 @@ class Resamples:
     statistics built on the same draws (a leaderboard's rank intervals).
 
     Attributes:
-        paired: the unit-level sums the resamples act on (:class:`~reteco_measures.stats.tests.Paired`:
-            its ``units`` are the resampled units, in the column order of :meth:`counts`).
+        paired: the unit-level sums the resamples act on (`Paired`:
+            its ``units`` are the resampled units, in the column order of `counts`).
         aggregates: ``(B, R)`` the aggregate of every run (``paired.runs`` order) in each resample.
         generator: the random generator in the state it had before the draws.
     """
@@ -165,8 +171,8 @@ class Resamples:
 
     def counts(self) -> np.ndarray:
         """``(B, U)`` the multiplicity of each unit in each resample: the very draws behind
-        :attr:`aggregates` (drawn again from the saved generator state, so
-        ``paired.ratio(counts() @ S.T, counts() @ W.T)`` is :attr:`aggregates`)."""
+        `aggregates` (drawn again from the saved generator state, so
+        ``paired.ratio(counts() @ S.T, counts() @ W.T)`` is `aggregates`)."""
         return bootstrap_counts(copy.deepcopy(self.generator), self.paired.strata, len(self.aggregates))
 
 
@@ -247,26 +253,26 @@ def compare_frame(
     by: str | Sequence[str] | None = None,
     keep_resamples: bool = False,
 ) -> Comparison:
-    """A :class:`Comparison` from an already computed per-query frame (no evaluation happens).
+    """A `Comparison` from an already computed per-query frame (no evaluation happens).
 
     Args:
         per_query: long frame with ``run, measure, query_id, value, weight`` (``measure`` = report
             label, e.g. ``nDCG|FC@10``; ``weight`` = the weight of the value in the measure's
             aggregate; NaN ``value`` = not defined for that query) and optionally ``unit`` /
             ``stratum`` (what resampling draws; default: the query, one stratum; see
-            :func:`reteco_measures.stats.unit_columns`), the ``by`` columns, and ``tie_min`` /
+            `reteco_measures.stats.unit_columns`), the ``by`` columns, and ``tie_min`` /
             ``tie_max`` (per-query value under the worst / best order of tied scores).
         measures: measure labels in report order (default: order of appearance).
         runs: run names in report order (default: order of appearance).
         names: label → name ``ir_measures.parse_measure`` accepts (default: ``|`` → ``_``).
         empties: label → aggregate when no query is defined (default NaN).
-        units: label → ``(unit name, strata name or None)`` for :attr:`Comparison.design`.
-        baseline, test, correction, alpha, ci, n_resamples, seed, by: as :func:`compare`.
-        keep_resamples: keep the bootstrap resamples in :attr:`Comparison.resamples` (memory:
+        units: label → ``(unit name, strata name or None)`` for `Comparison.design`.
+        baseline, test, correction, alpha, ci, n_resamples, seed, by: as `compare`.
+        keep_resamples: keep the bootstrap resamples in `Comparison.resamples` (memory:
             ``n_resamples`` × runs floats per measure and group).
 
     Returns:
-        The :class:`Comparison`. Point estimates are the NaN-skipping weighted means of the
+        The `Comparison`. Point estimates are the NaN-skipping weighted means of the
         per-query values summed left to right in row order, as ir_measures' and our aggregators
         do (so they equal ``rm.calc_aggregate``).
     """
@@ -350,7 +356,7 @@ def compare_frame(
 COMPRESSION_FILE_SUFFIXES: tuple[str, ...] = tuple(COMPRESSION_SUFFIXES)
 #: format suffixes of run files (TREC text and JSON / JSONL), stripped after a compression suffix
 RUN_FORMAT_SUFFIXES: tuple[str, ...] = (".txt", ".trec", ".run", ".res", ".tsv", ".jsonl", ".ndjson", ".json")
-#: every file-name ending that marks a run file: :func:`file_run_name` strips them, ``rm.compare``,
+#: every file-name ending that marks a run file: `file_run_name` strips them, ``rm.compare``,
 #: leaderboards and the ``compare`` command name runs with it (the command also tells a run-file
 #: argument from a measure by it)
 RUN_FILE_SUFFIXES: tuple[str, ...] = RUN_FORMAT_SUFFIXES + COMPRESSION_FILE_SUFFIXES
@@ -404,15 +410,15 @@ def per_query_frame(
     tie_break: str = "trec_eval",
     ties: bool = True,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Evaluate every run once: the long per-query frame :func:`compare_frame` takes, and the
+    """Evaluate every run once: the long per-query frame `compare_frame` takes, and the
     keyword arguments (``measures, runs, names, empties, units``) that describe it.
 
-    Each run's rows are :func:`~reteco_measures.engine.results.metrics_frame`'s (measures in the
+    Each run's rows are `metrics_frame`'s (measures in the
     order given, queries in the qrels' order of first appearance), so the point estimates, summed
     in row order, are ``rm.calc_aggregate``'s to the last bit.
 
     With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
-    ``tie_max`` per query (:func:`reteco_measures.stats.tie_sensitivity`)."""
+    ``tie_max`` per query (`reteco_measures.stats.tie_sensitivity`)."""
     from ..api import group_frame, iter_calc, measure_label, measure_name, parse_measures
     from ..io.convert import as_qrels_frame, as_run_frame
     from ..side import load_labels, load_topics
@@ -491,12 +497,14 @@ def compare(
     by: str | Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     corpus: Sequence[str] | None = None,
+    query_ids: str = "exact",
+    on_mismatch: str = "error",
 ) -> Comparison:
     """Compare runs on measures with confidence intervals and paired significance tests.
 
     Args:
         runs: ``{name: run}`` (DataFrame, dict-of-dict or path; a Dask DataFrame is computed
-            first) or a list of run files (named by :func:`file_run_name`: ``bm25.run.gz`` →
+            first) or a list of run files (named by `file_run_name`: ``bm25.run.gz`` →
             ``bm25``; two files of one name are an error).
         qrels: qrels (DataFrame, dict-of-dict or path).
         measures: measures or strings (``"nDCG@10"``, ``"TC@10"``, ``"nDCG|FC@10"``).
@@ -508,16 +516,50 @@ def compare(
         ci: confidence level of the percentile bootstrap intervals.
         n_resamples: bootstrap / randomization resamples.
         seed: seed of the resampling (results are reproducible).
-        topics, labels, corpus, tie_break: as :func:`reteco_measures.calc_aggregate`.
+        topics, labels, corpus, tie_break: as `reteco_measures.calc_aggregate`.
         by: a topics column, a list of them, or ``"depth"``: statistics per group, plus
-            ``"(all)"`` rows over all queries.
+            ``"(all)"`` rows over all queries. Queries that land in ``"(none)"`` (no topics row,
+            no value, an id without a turn number) are counted in a
+            `GroupMismatchWarning`.
+        query_ids: ``'exact'`` (default) or ``'normalize'``: as
+            `reteco_measures.calc_aggregate` (``'normalize'`` maps every run's, the
+            topics' and the labels' ids to the qrels' form of the same query).
+        on_mismatch: ``'error'`` (default): a run (or topics, labels) whose query ids do not
+            meet the qrels' (`QueryIdMismatchWarning`'s cases),
+            or an empty run or qrels, raises
+            `InputMismatchError` naming the run, instead of a
+            table of zeros; ``'warn'``: the warning is given and the numbers are computed anyway.
+
+    Raises:
+        InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``
+            (`reteco_measures.query_ids.align_runs`).
+        ValueError: an unknown test, correction, tie policy, id mode or ``on_mismatch``.
 
     Every test and interval resamples the unit the measure aggregates over (queries; whole
     conversations for ``TurnNDCG(average='conversation')``; requests within collection ×
-    condition cells for ``SpokenMacroNDCG``): see :mod:`reteco_measures.stats`.
+    condition cells for ``SpokenMacroNDCG``): see `reteco_measures.stats`.
     """
     _check(test, correction, alpha, ci, n_resamples)
-    frame, kwargs = per_query_frame(runs, qrels, measures, topics=topics, labels=labels, by=by, corpus=corpus,
-                                    tie_break=tie_break)
+    check_modes(tie_break, query_ids)
+    check_on_mismatch(on_mismatch)
+    # the single-run checks for every run, before anything is computed: a number from inputs
+    # that do not match is refused (or warned about, once per run, with on_mismatch='warn')
+    qrels = as_qrels_frame(qrels)
+    topics = load_topics(topics) if topics is not None else None
+    labels = load_labels(labels) if labels is not None else None
+    items = [(name, as_run_frame(run.compute() if hasattr(run, "npartitions") and hasattr(run, "compute") else run))
+             for name, run in _run_items(runs)]
+    items, topics, labels = align_runs(qrels, items, topics=topics, labels=labels, mode=query_ids,
+                                       on_mismatch=on_mismatch)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    if by_cols:  # the evaluated queries are the qrels'
+        qids = pd.Series(pd.unique(qrels["query_id"].astype(str)), dtype=object)
+        warn_unmatched_groups(group_frame(qids, topics, by_cols), by_cols, topics)
+    with warnings.catch_warnings():
+        # already reported above, once per run
+        warnings.simplefilter("ignore", QueryIdMismatchWarning)
+        warnings.simplefilter("ignore", EmptyInputWarning)
+        frame, kwargs = per_query_frame(dict(items), qrels, measures, topics=topics, labels=labels, by=by,
+                                        corpus=corpus, tie_break=tie_break)
     return compare_frame(frame, baseline=baseline, test=test, correction=correction, alpha=alpha, ci=ci,
                          n_resamples=n_resamples, seed=seed, by=by, **kwargs)
