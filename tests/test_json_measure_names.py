@@ -119,3 +119,32 @@ def test_leaderboard_json_measure_names_parse(measure: str | None, tmp_path,
     else:
         assert doc["measure"] == "nDCG@10" and doc["key"] == "ndcg_10"
     _assert_parse(names)
+
+
+@pytest.mark.parametrize("written", ["TP@10", "TemporalPrecision@10", "MAP@10", "nDCG_FC@10"])
+def test_one_printed_form_in_every_command_and_format(written: str, capsys, tmp_path) -> None:
+    """A measure prints as the user wrote it in ``eval`` (table, TSV, JSON, per query, streamed)
+    and ``compare``, and that name parses back to the same measure (issue: ``TP@10`` used to print
+    as ``TemporalPrecision@10`` in one command and ``TP@10`` in another)."""
+    root = SAMPLE
+    qrels = str(root / "reteco" / "track1_tempo" / "history" / "qrels_dev.txt")
+    run = str(root / "runs" / "reteco_track1a_dev.txt")
+    other = tmp_path / "other.txt"
+    other.write_bytes((root / "runs" / "reteco_track1a_dev.txt").read_bytes())
+    seen: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for extra in ([], ["--stream"], ["--per-query"]):
+            for fmt in ("tsv", "json"):
+                assert main(["eval", qrels, run, written, "--format", fmt, *extra]) == 0
+                out = capsys.readouterr().out
+                if fmt == "json":
+                    seen += [r["measure"] for r in json.loads(out)]
+                else:
+                    lines = [line.split("\t") for line in out.splitlines()[1:] if line]
+                    seen += [cells[1] if "--per-query" in extra else cells[0] for cells in lines]
+        assert main(["compare", qrels, run, str(other), written, "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+    seen += [name for _, name in _measure_fields(doc)]
+    assert seen and set(seen) == {written}, set(seen)  # machine output keeps the written spelling
+    assert ir_measures.parse_measure(written) == reteco_measures.parse_measures(written)[0]
