@@ -15,7 +15,7 @@ import pytest
 import pytrec_eval
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
-from test_tempo_datasets import write_domain
+from tempo_tree import write_domain
 
 import reteco_measures as rm
 from reteco_measures.benchmarks.leaderboard import clusters
@@ -452,7 +452,7 @@ def test_the_worked_example_of_the_docs_prints_what_the_page_shows(tmp_path, mon
     import io
     import re
 
-    page = (Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "leaderboard.md").read_text(encoding="utf-8")
     part = page.split("### Worked example on the bundled sample", 1)[1]
     code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
     shown = re.findall(r"```text\n(.*?)```", part, re.S)

@@ -342,7 +342,7 @@ def test_the_worked_example_of_the_docs_prints_what_the_page_shows(tmp_path, mon
     import re
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parents[1] / "docs" / "judge-audit.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "judge-audit.md").read_text(encoding="utf-8")
     part = page.split("### Worked example on the bundled sample", 1)[1]
     code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
     shown = re.search(r"```text\n(.*?)```", part, re.S).group(1)
