@@ -3,7 +3,7 @@
     python benchmarks/fuzz.py --seconds 600 [--oracles DIR] [--seed 0] [--out fuzz-failures]
 
 The same mutators, reference parsers and invariants as the bounded fuzz tests in ``tests/``
-(``tests/fuzzing.py``, ``tests/test_fuzz_*.py``), run round-robin over every target with fresh
+(``tests/fuzzing.py``, ``tests/quality/test_fuzz_*.py``), run round-robin over every target with fresh
 random seeds until the budget is spent. Seeds: the bundled sample runs, the generated iKAT-like
 sample and, with ``--oracles DIR`` (a folder holding ``trec_eval_tests/`` and ``ikat2023/``),
 trec_eval's own test files and the real iKAT 2023 sample run. Every failing case is written to
@@ -31,6 +31,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "tests" / "quality"))  # test_fuzz_readers.py
 
 from fuzzing import file_data_lines, mutate_json_value, mutate_jsonl, mutate_lines  # noqa: E402
 from test_fuzz_readers import check_jsonl_run, check_trec_qrels, check_trec_run  # noqa: E402

@@ -1,5 +1,5 @@
 """Mutation fuzzing of the readers, contracts and command line: mutators and independent reference
-parsers, shared by the bounded fuzz tests (``tests/test_fuzz_*.py``) and the long fuzz script
+parsers, shared by the bounded fuzz tests (``tests/quality/test_fuzz_*.py``) and the long fuzz script
 (``benchmarks/fuzz.py``).
 
 A mutator takes the lines of a clean seed file (trec_eval's test files, the real iKAT sample run,

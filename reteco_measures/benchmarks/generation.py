@@ -45,7 +45,7 @@ from .registry import register
 __all__ = ["RETECO_2B", "RETECO_2C", "IKAT_2023_GENERATION", "GENERATION_SCALES", "RETECO_DIMENSIONS",
            "IKAT_DIMENSIONS"]
 
-# The dimensions and repeat aggregates are named here; tests/test_generation.py checks that they are
+# The dimensions and repeat aggregates are named here; tests/benchmarks/test_benchmarks_generation.py checks that they are
 # the judge's (``judge.FAMILIES``, ``judge.AGGREGATES``).
 
 #: the RETECO generation dimensions, in the order of the judge's prompts

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
-from test_tempo_datasets import write_domain
+from tempo_tree import write_domain
 
 import reteco_measures as rm
 from reteco_measures.benchmarks import BENCHMARKS, aggregate, metric_key

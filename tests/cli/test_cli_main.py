@@ -20,7 +20,7 @@ import pytrec_eval
 
 from reteco_measures.cli.main import main
 
-SAMPLE = Path(__file__).resolve().parents[1] / "reteco_measures" / "sample" / "data"
+SAMPLE = Path(__file__).resolve().parents[2] / "reteco_measures" / "sample" / "data"
 TEMPO = SAMPLE / "reteco" / "track1_tempo"
 
 
@@ -212,7 +212,7 @@ def _cli_without(module: str, argv: list[str], tmp_path: Path) -> subprocess.Com
     code = (f"import sys; sys.modules[{module!r}] = None\n"
             "from reteco_measures.cli.main import main\n"
             f"sys.exit(main({argv!r}))\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.pop("RETECO_MEASURES_DEBUG", None)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
                           timeout=300)

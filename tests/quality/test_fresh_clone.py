@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ENV = "RETECO_MEASURES_REQUIRE_ORACLES"
 
 
@@ -90,7 +90,7 @@ def test_fixtures_end_to_end_in_a_fresh_layout(tmp_path):
 def test_no_test_builds_its_own_path_to_the_oracles():
     """Every oracle path goes through the conftest fixtures (so it skips or fails cleanly)."""
     offenders = []
-    for path in sorted((REPO / "tests").glob("*.py")):
+    for path in sorted((REPO / "tests").rglob("*.py")):
         if path.name in ("conftest.py", Path(__file__).name, "test_standalone_docs.py"):  # they name the paths
             continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

@@ -11,7 +11,7 @@ import yaml
 import reteco_measures as rm
 from reteco_measures.measures import REGISTERED
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 
 

@@ -162,7 +162,7 @@ def hostile(tmp_path_factory) -> dict[str, dict]:
     sizes = {name: sum(p.lstat().st_size for p in (inp / "res").rglob("*")) for name, (inp, _) in cases.items()}
     assert max(sizes.values()) < 2 * MiB  # small on disk
     args = {name: [str(inp), extra, str(inp.parent / "output")] for name, (inp, extra) in cases.items()}
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(args), json.dumps(BENCH)], capture_output=True,
                           text=True, timeout=1800, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -284,7 +284,7 @@ def test_limits_are_checked_and_documented():
         256 * MiB, 10_000_000, 100, 300.0, 6 << 30)
     with pytest.raises(ValueError, match="max_lines"):
         SubmissionLimits(max_lines=0)
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "reliability.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text(encoding="utf-8")
     for flag in ("--max-bytes", "--max-lines", "--max-files", "--max-seconds", "--max-memory"):
         assert flag in doc, flag
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ krippendorff = pytest.importorskip("krippendorff")
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 from scipy import stats  # noqa: E402
 
+import reteco_measures as rm  # noqa: E402
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.errors import DataFormatWarning  # noqa: E402
 from reteco_measures.judge import agreement, confusion_matrices, read_ratings, self_consistency  # noqa: E402
@@ -324,3 +326,78 @@ def test_pooled_row_over_dimensions_of_one_scale_and_small_n_notes():
     # no pooled row when asked not to, or for a scale only one dimension uses
     assert agreement(j, h, bootstrap=0, pooled=False)["dimension"].tolist() == [
         "correctness", "completeness", "groundedness"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. judge agreement --confusion reads its inputs once
+
+
+def _agreement_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    judgments = tmp_path / "judgments.jsonl"
+    rows = [("t1", 4), ("t2", 3), ("t3", 3), ("t4", 0), ("t5", 2)]
+    lines = [json.dumps({"turn_id": t, "dimension": "groundedness", "score": s, "error": None}) for t, s in rows]
+    lines.insert(2, '{"turn_id": "t9", "dimension": BROKEN')  # line 3: not JSON
+    judgments.write_text("\n".join(lines) + "\n")
+    human = tmp_path / "human.csv"
+    human.write_text("turn_id,dimension,rater,score\n"
+                     "t1,groundedness,a,4\n"
+                     "t1,groundedness,b,3\n"
+                     "t2,groundedness,a,3\n"
+                     "t3,groundedness,a,2\n"
+                     "t3,groundedness,b,2.5\n"  # line 6: not an integer, left out
+                     "t4,groundedness,a,0\n"
+                     "t5,groundedness,a,2\n"
+                     "t5,groundedness,b,9\n")  # line 9: outside 0-4, left out
+    return judgments, human
+
+
+def test_agreement_confusion_warns_once_and_keeps_the_numbers(tmp_path, capsys):
+    judgments, human = _agreement_inputs(tmp_path)
+    base = ["judge", "agreement", "--judgments", str(judgments), "--human", str(human), "--format", "json",
+            "--bootstrap", "50"]
+
+    assert cli_main(base) == 0
+    captured = capsys.readouterr()
+    plain = json.loads(captured.out)
+    plain_err = captured.err
+
+    assert cli_main([*base, "--confusion"]) == 0
+    captured = capsys.readouterr()
+    both = json.loads(captured.out)
+    err = captured.err
+
+    # each left-out row is reported exactly once, with or without --confusion
+    for marker in ("judgments.jsonl:3", "'2.5'", "score 9"):
+        assert err.count(marker) == 1, (marker, err)
+        assert plain_err.count(marker) == 1, (marker, plain_err)
+
+    # the agreement numbers are those computed without --confusion
+    assert both["agreement"] == plain
+
+    # by hand: compared items t1..t5; consensus = lower median of the valid human scores:
+    # t1 [3, 4] -> 3, t2 3, t3 2 (2.5 left out), t4 0, t5 2 (9 left out); judge 4, 3, 3, 0, 2
+    (row,) = plain
+    assert row["n"] == 5
+    assert row["exact"] == pytest.approx(3 / 5)  # t2, t4, t5
+    assert row["within_1"] == pytest.approx(1.0)
+    conf = both["confusion"]["groundedness"]
+    assert conf["judge"] == [0, 1, 2, 3, 4] and conf["human_consensus"] == [0, 1, 2, 3, 4]
+    expected = [[0] * 5 for _ in range(5)]
+    for j, h in [(4, 3), (3, 3), (3, 2), (0, 0), (2, 2)]:
+        expected[j][h] += 1
+    assert conf["counts"] == expected
+
+
+def test_agreement_and_confusion_matches_the_separate_functions(tmp_path):
+    from reteco_measures.judge.agreement import agreement, agreement_and_confusion, confusion_matrices
+
+    judgments, human = _agreement_inputs(tmp_path)
+    problems: list = []
+    table, conf = agreement_and_confusion(str(judgments), str(human), bootstrap=30, seed=3, problems=problems)
+    assert len(problems) == 3  # the broken line, 2.5 and 9: once each
+    with pytest.warns(rm.DataFormatWarning):
+        alone = agreement(str(judgments), str(human), bootstrap=30, seed=3)
+    assert table.equals(alone)
+    with pytest.warns(rm.DataFormatWarning):
+        matrices = confusion_matrices(str(judgments), str(human))
+    assert conf.keys() == matrices.keys() and conf["groundedness"].equals(matrices["groundedness"])

@@ -15,7 +15,7 @@ import pytest
 import pytrec_eval
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
-from test_tempo_datasets import write_domain
+from tempo_tree import write_domain
 
 import reteco_measures as rm
 from reteco_measures.benchmarks.leaderboard import clusters

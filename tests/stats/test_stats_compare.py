@@ -1,6 +1,5 @@
-"""Run names from file names are the same in ``compare``, leaderboards and the ``compare``
-command; ``judge agreement --confusion`` reads its inputs once; the "no such file" checks of
-the converters."""
+"""``stats/compare.py``: run names from file names are the same in ``compare``, leaderboards and the
+``compare`` command (one naming rule, ``file_run_name``)."""
 
 from __future__ import annotations
 
@@ -8,16 +7,16 @@ import bz2
 import gzip
 import json
 import lzma
-import os
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import reteco_measures as rm
 from reteco_measures.benchmarks.leaderboard import _run_items as leaderboard_run_items
 from reteco_measures.cli.compare_cmd import split_runs_and_measures
 from reteco_measures.cli.main import main as cli_main
-from reteco_measures.io.convert import as_qrels_frame, as_run_frame, run_frame_with_problems
 from reteco_measures.stats.compare import RUN_FILE_SUFFIXES, file_run_name
 
 # ------------------------------------------------------------------------------------------------
@@ -108,93 +107,33 @@ def test_compare_leaderboard_and_cli_name_runs_alike(tmp_path, capsys, monkeypat
 
 
 # ------------------------------------------------------------------------------------------------
-# 2. judge agreement --confusion reads its inputs once
+# the per-query frame of rm.compare is engine.results' (issue 18): point estimates equal
+# rm.calc_aggregate on each run alone, to the last bit
 
 
-def _agreement_inputs(tmp_path: Path) -> tuple[Path, Path]:
-    judgments = tmp_path / "judgments.jsonl"
-    rows = [("t1", 4), ("t2", 3), ("t3", 3), ("t4", 0), ("t5", 2)]
-    lines = [json.dumps({"turn_id": t, "dimension": "groundedness", "score": s, "error": None}) for t, s in rows]
-    lines.insert(2, '{"turn_id": "t9", "dimension": BROKEN')  # line 3: not JSON
-    judgments.write_text("\n".join(lines) + "\n")
-    human = tmp_path / "human.csv"
-    human.write_text("turn_id,dimension,rater,score\n"
-                     "t1,groundedness,a,4\n"
-                     "t1,groundedness,b,3\n"
-                     "t2,groundedness,a,3\n"
-                     "t3,groundedness,a,2\n"
-                     "t3,groundedness,b,2.5\n"  # line 6: not an integer, left out
-                     "t4,groundedness,a,0\n"
-                     "t5,groundedness,a,2\n"
-                     "t5,groundedness,b,9\n")  # line 9: outside 0-4, left out
-    return judgments, human
+MEASURES = ["nDCG@10", "AP", "RR", "P@5", "Rprec", "TurnNDCG@10", "ERR@10", "Judged@10"]
 
 
-def test_agreement_confusion_warns_once_and_keeps_the_numbers(tmp_path, capsys):
-    judgments, human = _agreement_inputs(tmp_path)
-    base = ["judge", "agreement", "--judgments", str(judgments), "--human", str(human), "--format", "json",
-            "--bootstrap", "50"]
-
-    assert cli_main(base) == 0
-    captured = capsys.readouterr()
-    plain = json.loads(captured.out)
-    plain_err = captured.err
-
-    assert cli_main([*base, "--confusion"]) == 0
-    captured = capsys.readouterr()
-    both = json.loads(captured.out)
-    err = captured.err
-
-    # each left-out row is reported exactly once, with or without --confusion
-    for marker in ("judgments.jsonl:3", "'2.5'", "score 9"):
-        assert err.count(marker) == 1, (marker, err)
-        assert plain_err.count(marker) == 1, (marker, plain_err)
-
-    # the agreement numbers are those computed without --confusion
-    assert both["agreement"] == plain
-
-    # by hand: compared items t1..t5; consensus = lower median of the valid human scores:
-    # t1 [3, 4] -> 3, t2 3, t3 2 (2.5 left out), t4 0, t5 2 (9 left out); judge 4, 3, 3, 0, 2
-    (row,) = plain
-    assert row["n"] == 5
-    assert row["exact"] == pytest.approx(3 / 5)  # t2, t4, t5
-    assert row["within_1"] == pytest.approx(1.0)
-    conf = both["confusion"]["groundedness"]
-    assert conf["judge"] == [0, 1, 2, 3, 4] and conf["human_consensus"] == [0, 1, 2, 3, 4]
-    expected = [[0] * 5 for _ in range(5)]
-    for j, h in [(4, 3), (3, 3), (3, 2), (0, 0), (2, 2)]:
-        expected[j][h] += 1
-    assert conf["counts"] == expected
-
-
-def test_agreement_and_confusion_matches_the_separate_functions(tmp_path):
-    from reteco_measures.judge.agreement import agreement, agreement_and_confusion, confusion_matrices
-
-    judgments, human = _agreement_inputs(tmp_path)
-    problems: list = []
-    table, conf = agreement_and_confusion(str(judgments), str(human), bootstrap=30, seed=3, problems=problems)
-    assert len(problems) == 3  # the broken line, 2.5 and 9: once each
-    with pytest.warns(rm.DataFormatWarning):
-        alone = agreement(str(judgments), str(human), bootstrap=30, seed=3)
-    assert table.equals(alone)
-    with pytest.warns(rm.DataFormatWarning):
-        matrices = confusion_matrices(str(judgments), str(human))
-    assert conf.keys() == matrices.keys() and conf["groundedness"].equals(matrices["groundedness"])
-
-
-# ------------------------------------------------------------------------------------------------
-# 3. the converters' "no such file" check
-
-
-@pytest.mark.parametrize("convert, what", [(as_run_frame, "run"), (run_frame_with_problems, "run"),
-                                           (as_qrels_frame, "qrels")])
-def test_missing_file_message(tmp_path, convert, what):
-    missing = str(tmp_path / "nothere.txt")
-    with pytest.raises(FileNotFoundError, match=f"nothere.txt: no such {what} file"):
-        convert(missing)
-    assert not os.path.exists(missing)
-
-
-def test_inline_text_is_not_taken_for_a_path():
-    assert as_run_frame("q1 Q0 d1 1 2.5 x\n")["doc_id"].tolist() == ["d1"]
-    assert as_qrels_frame("q1 0 d1 2\n")["relevance"].tolist() == [2]
+@pytest.mark.parametrize("seed", range(3))
+def test_point_estimates_equal_calc_aggregate_bit_for_bit(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_q = 80
+    qids = [f"c{q // 3}_turn_{q % 3 + 1}" for q in range(n_q)]
+    # qrels and runs list the queries in different orders
+    qrels = pd.DataFrame([(qids[q], f"d{d}", int(rng.integers(0, 4))) for q in rng.permutation(n_q)
+                          for d in rng.choice(30, 6, replace=False)], columns=["query_id", "doc_id", "relevance"])
+    runs = {f"r{r}": pd.DataFrame([(qids[q], f"d{d}", float(np.round(rng.random(), 3)))
+                                   for q in rng.permutation(n_q)[: n_q - 5] for d in rng.choice(30, 15, replace=False)],
+                                  columns=["query_id", "doc_id", "score"]) for r in range(2)}
+    comparison = rm.compare(runs, qrels, MEASURES, n_resamples=10)
+    for name, run in runs.items():
+        want = list(rm.calc_aggregate(MEASURES, qrels, run).values())
+        got = comparison.summary[comparison.summary["run"] == name]["value"].tolist()
+        assert got == want, name
+    per_query = comparison.per_query
+    # rows: per run, measures in the order asked, queries in the qrels' order of first appearance
+    first = per_query[per_query["run"] == "r0"]
+    assert list(dict.fromkeys(first["measure"])) == comparison.measures
+    order = list(dict.fromkeys(qrels["query_id"]))
+    seen = first[first["measure"] == "nDCG@10"]["query_id"].tolist()
+    assert seen == [q for q in order if q in set(seen)]

@@ -41,7 +41,7 @@ from reteco_measures.judge import (  # noqa: E402
     run_items,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def server(monkeypatch):

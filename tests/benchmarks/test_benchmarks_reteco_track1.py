@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
-from test_tempo_datasets import write_domain, write_jsonl
+from tempo_tree import write_domain, write_jsonl
 
 from reteco_measures.cli.main import main as cli_main
 from reteco_measures.cli.score_cmd import demo_argv

@@ -8,7 +8,7 @@ from pathlib import Path
 from reteco_measures.cli import docs as cli_docs
 from reteco_measures.cli.main import build_parser
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "cli.md"
 
 

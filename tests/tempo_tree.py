@@ -1,0 +1,38 @@
+"""A tiny TEMPO (RETECO Track 1) release tree written on disk, for the tests of the TEMPO loaders,
+the Track 1 benchmarks and the leaderboards (shared helper, imported by name from tests/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+TRACK = Path("reteco") / "track1_tempo"
+
+
+def write_jsonl(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+
+
+def write_domain(root: Path, dom: str, queries: list[tuple[str, list[list[str]]]], docs: list[str],
+                 anchors: dict[str, list[str]] | None = None, split: str = "dev") -> None:
+    """queries: (query id, [gold ids of step 1, gold ids of step 2, ...])."""
+    folder = root / TRACK / dom
+    write_jsonl(folder / "documents.jsonl", [{"id": d, "content": f"<p>Text of {d} &amp; more</p>"} for d in docs])
+    examples, steps, qrels, step_qrels, guidance = [], [], [], [], []
+    for qid, step_gold in queries:
+        gold = [d for g in step_gold for d in g]
+        examples.append({"id": qid, "query": f"Title {qid}?\n<p>Body &quot;{qid}&quot;</p>", "gold_ids": gold,
+                         "gold_answers": ["answer"]})
+        steps.append({"id": qid, "query": f"Title {qid}?", "steps": [
+            {"step_id": f"{qid}_step{i}", "step": i, "step_instruction": f"do step {i}", "gold_ids": g}
+            for i, g in enumerate(step_gold, start=1)]})
+        qrels += [f"{qid}\t0\t{d}\t1\n" for d in gold]
+        step_qrels += [f"{qid}_step{i}\t0\t{d}\t1\n" for i, g in enumerate(step_gold, start=1) for d in g]
+        guidance.append({"id": qid, "query_guidance": {"key_time_anchors": (anchors or {}).get(qid, []),
+                                                       "temporal_reasoning_class_primary": "trends"}})
+    write_jsonl(folder / f"examples_{split}.jsonl", examples)
+    write_jsonl(folder / f"steps_{split}.jsonl", steps)
+    write_jsonl(folder / f"guidance_{split}.jsonl", guidance)
+    (folder / f"qrels_{split}.txt").write_text("".join(qrels), encoding="utf-8")
+    (folder / f"qrels_steps_{split}.txt").write_text("".join(step_qrels), encoding="utf-8")
