@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -38,7 +39,6 @@ from ._lines import (
     line_blocks,
     read_source_bytes,
     source_name,
-    split_lines,
     strip_compression_suffix,
 )
 from .jsonl import iter_json_records, json_id, json_number
@@ -394,6 +394,21 @@ def _trim(part: tuple[dict[str, Any], list[Problem], dict[str, int]], made: dict
     return rows, kept, uncounted
 
 
+def _byte_chunks(data: bytes, size: int | None = None) -> Iterator[bytes]:
+    """``data`` in pieces of whole lines of about ``size`` bytes (`_CHECK_CHUNK_BYTES`; a longer
+    line makes a longer piece); the pieces joined are ``data``. Cutting in-memory bytes as a file
+    is read keeps the per-line arrays of `line_blocks` to one piece at a time."""
+    size = size or _CHECK_CHUNK_BYTES
+    pos = 0
+    while pos < len(data):
+        cut = data.rfind(b"\n", pos, pos + size) + 1 if pos + size < len(data) else len(data)
+        if cut <= pos:  # no newline within size bytes: up to the next one
+            nxt = data.find(b"\n", pos + size)
+            cut = len(data) if nxt < 0 else nxt + 1
+        yield data[pos:cut]
+        pos = cut
+
+
 #: bytes of one chunk of the checking path (a file is read again chunk by chunk), and lines of
 #: one block (the unit checked by one thread): a block's temporaries cost about 200 bytes per
 #: line, so a block of short lines (``x``) must hold few of them for the memory to stay within a
@@ -419,7 +434,7 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
         box.clear()
         chunks = iter_text_chunks(source, _CHECK_CHUNK_BYTES)
     else:
-        chunks = iter([box.pop()])
+        chunks = _byte_chunks(box.pop())
     parts: list[tuple[dict[str, Any], list[Problem], dict[str, int]]] = []
     workers = max(1, min(2, os.cpu_count() or 1))
     next_line = 1
@@ -613,44 +628,86 @@ def read_run(
 # qrels
 
 
-def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
-    path = source_name(source)
-    lines = split_lines(data, 4)
-    n = lines.n_fields
-    comment = lines.is_comment()
-    cr_inside = lines.cr_inside
-    bad_cols = (n > 0) & (cr_inside | ((n != 4) & ~comment))
-    problems: list[Problem] = lines.encoding_problems(path)
-    for i in np.flatnonzero(bad_cols):
+def _check_qrels_block(block: pa.Array, numbers: np.ndarray, path: str | None, cap: int = MAX_PROBLEMS_PER_KIND
+                       ) -> tuple[dict[str, Any], list[Problem], dict[str, int]]:
+    """One block of qrels lines (``numbers``: the line number of each): split, check, parse; at
+    most ``cap`` problems are made (the others counted by kind)."""
+    cols, n, undecodable, cr_inside = _split_chunk(block, [0, 1, 2, 3])
+    problems = [Problem(msg, line=int(numbers[i]), path=path, kind="encoding") for i, msg in undecodable.items()]
+    uncounted: dict[str, int] = {}
+    comment = comment_mask(cols[0])
+    bad_at = np.flatnonzero((n > 0) & (cr_inside | ((n != 4) & ~comment)))
+    if len(bad_at) > cap:
+        uncounted["format"] = len(bad_at) - cap
+        bad_at = bad_at[:cap]
+    for i in bad_at.tolist():
+        fields = ascii_fields(bytes(block[i].as_py()).decode("utf-8", errors="replace"))
         if cr_inside[i]:
-            problems.append(Problem(CR_INSIDE, line=int(i) + 1, query_id=_clip(lines.fields_of(int(i))[0]), path=path))
+            problems.append(Problem(CR_INSIDE, line=int(numbers[i]), query_id=_clip(fields[0]), path=path))
             continue
-        fields = lines.fields_of(int(i))
         problems.append(
             Problem(f"expected 4 columns 'query_id iteration doc_id relevance', found {len(fields)}",
-                    line=int(i) + 1, query_id=_clip(fields[0]), path=path)
+                    line=int(numbers[i]), query_id=_clip(fields[0]), path=path)
         )
     keep = (n == 4) & ~comment & ~cr_inside
-    line_no = np.flatnonzero(keep) + 1
-    qid, it, doc, rel_s = (lines.column(i, keep) for i in range(4))
+    line_no = numbers[keep]
+    mask = pa.array(keep)
+    qid, it, doc, rel_s = (c.filter(mask) for c in cols)
     rel, bad = parse_ints(rel_s)
     too_large = ~bad & (np.abs(rel) > MAX_GRADE)
-    for j in np.flatnonzero(bad | too_large).tolist():
+    faulty = np.flatnonzero(bad | too_large)
+    if len(faulty) > cap:
+        uncounted["format"] = uncounted.get("format", 0) + len(faulty) - cap
+        faulty = faulty[:cap]
+    for j in faulty.tolist():
         what = _grade_fault(int(rel[j])) if too_large[j] else (
             f"relevance {_clip(rel_s[j].as_py())!r} is not an integer (at most 18 digits)")
         problems.append(Problem(what, line=int(line_no[j]), query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
     ok = ~(bad | too_large)
     mask = pa.array(ok)
-    problems.sort(key=lambda p: p.line or 0)
-    frame = pd.DataFrame(
-        {
-            "query_id": _str_array(qid.filter(mask)),
-            "doc_id": _str_array(doc.filter(mask)),
-            "relevance": rel[ok].astype(np.int64),
-            "iteration": _str_array(it.filter(mask)),
-            "line": line_no[ok].astype(np.int64),
-        }
-    )
+    rows = {"query_id": qid.filter(mask), "doc_id": doc.filter(mask), "relevance": rel[ok].astype(np.int64),
+            "iteration": it.filter(mask), "line": line_no[ok].astype(np.int64)}
+    return rows, problems, uncounted
+
+
+def _read_trec_qrels(source: Source, data: bytes | list[bytes]) -> tuple[pd.DataFrame, list[Problem]]:
+    """TREC qrels, block by block as the run's checking path (blank lines dropped first, at most
+    `MAX_PROBLEMS_PER_KIND` problems per kind, then a counted summary). ``data`` may be a
+    one-item list, emptied so that the bytes are freed once cut (peak memory)."""
+    if isinstance(data, list):
+        data = data.pop()
+    path = source_name(source)
+    pool = pa.default_memory_pool()
+    parts = []
+    made: dict[str, int] = {}
+    next_line = 1
+    for k, chunk in enumerate(_byte_chunks(data)):
+        for block in line_blocks(chunk, _CHECK_CHUNK_BYTES, max_lines=_CHECK_BLOCK_LINES, strip_bom=k == 0):
+            at = _non_blank(block)
+            if at is None:
+                parts.append(_trim(_check_qrels_block(block, np.arange(len(block)) + next_line, path), made))
+            elif len(at):
+                parts.append(_trim(_check_qrels_block(block.take(pa.array(at)), at + next_line, path), made))
+            next_line += len(block)
+            pool.release_unused()
+    del data
+    uncounted: dict[str, int] = {}
+    for part in parts:
+        for kind, k in part[2].items():
+            uncounted[kind] = uncounted.get(kind, 0) + k
+    problems = cap_problems(sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0), uncounted,
+                            path=path)
+
+    columns: dict[str, Any] = {}
+    for name in ("query_id", "doc_id", "relevance", "iteration", "line"):
+        values = [part[0].pop(name) for part in parts]  # each column freed once converted (peak memory)
+        if name in ("relevance", "line"):
+            columns[name] = np.concatenate(values) if values else np.zeros(0, np.int64)
+        else:
+            columns[name] = _str_array(pa.chunked_array(values, pa.string()))
+        del values
+        pool.release_unused()
+    frame = pd.DataFrame(columns, copy=False)
     return frame, problems
 
 
@@ -709,7 +766,9 @@ def read_qrels_with_problems(source: Source, format: Format = "auto") -> tuple[p
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
-        return _read_trec_qrels(source, data)
+        holder = [data]
+        del data  # the reader frees the bytes once cut into blocks
+        return _read_trec_qrels(source, holder)
     if fmt == "jsonl":
         return _read_jsonl_qrels(source, data)
     raise ValueError(f"unknown qrels format {format!r}; use 'auto', 'trec' or 'jsonl'")
