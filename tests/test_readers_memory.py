@@ -130,3 +130,20 @@ def test_counts_exact_across_blocks_and_kinds(tmp_path: Path):
         rm.read_run(path, on_bad_lines="error")
     report = rm.validate_run(path, "reteco")
     assert report.problem_counts()["format"] == short and report.problem_counts()["score"] == bad_score
+
+
+_QRELS_CHILD = _CHILD.replace("read_run_with_problems", "read_qrels_with_problems").replace(
+    "read_qrels_with_problems(sys.argv[1])", "read_qrels_with_problems(sys.argv[1], 'trec')")
+
+
+@pytest.mark.parametrize("content, bad", [(b"x\n", 5_000_000), (b"\n", 0)])
+def test_qrels_five_million_bad_or_blank_lines(content: bytes, bad: int, tmp_path: Path):
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(content * 5_000_000)
+    tiny = tmp_path / "tiny.txt"
+    tiny.write_bytes(b"q 0 d 1\nx\n\nq 0 d x\n")
+    out = subprocess.run([sys.executable, "-c", _QRELS_CHILD, str(path), str(tiny)], capture_output=True,
+                         text=True, timeout=300, check=True)
+    got = json.loads(out.stdout)
+    assert got["rows"] == 0 and got["count"] == bad
+    assert got["growth"] <= 5 * path.stat().st_size, got
