@@ -24,6 +24,9 @@ __all__ = [
     "GroupMismatchWarning",
     "InputMismatchError",
     "report_problems",
+    "MAX_PROBLEMS_PER_KIND",
+    "cap_problems",
+    "count_problems",
     "KIND_NAMES",
     "describe_kinds",
     "user_stacklevel",
@@ -53,6 +56,10 @@ class Problem:
             error is not ``valid``), ``'warning'`` (part of the submission is lost or changed, or
             the organisers' own validator warns; the rest still scores) or ``'note'`` (a check
             only we make; nothing is lost). Each contract documents which problem gets which.
+        count: how many problems this one stands for: 1, or, for the summary a reader writes
+            after the first `MAX_PROBLEMS_PER_KIND` problems of a kind (``... and 4,999,000 more
+            line(s) like this``), the number of problems it summarises (see `cap_problems`;
+            `count_problems` adds them up).
     """
 
     message: str
@@ -62,6 +69,7 @@ class Problem:
     kind: str = "format"
     doc_id: str | None = None
     severity: Severity = "error"
+    count: int = 1
 
     def __str__(self) -> str:
         where = self.path or "<data>"
@@ -79,7 +87,55 @@ class Problem:
             "kind": self.kind,
             "severity": self.severity,
             "message": self.message,
+            **({"count": self.count} if self.count != 1 else {}),
         }
+
+
+#: problems of one kind a reader keeps as `Problem` values per file; the rest of that kind are
+#: counted in one summary problem (``count`` > 1), so that a file of millions of bad lines costs
+#: memory and time in proportion to its bytes, not a Python object per line
+MAX_PROBLEMS_PER_KIND = 1000
+
+
+def count_problems(problems: Iterable[Problem], by: str | None = None) -> int | dict[str, int]:
+    """The true number of problems, summaries counted as the problems they stand for; with
+    ``by='kind'`` (or ``'severity'``) a dict of counts per kind (severity)."""
+    if by is None:
+        return sum(p.count for p in problems)
+    out: dict[str, int] = {}
+    for p in problems:
+        key = getattr(p, by)
+        out[key] = out.get(key, 0) + p.count
+    return out
+
+
+def cap_problems(problems: Iterable[Problem], more: dict[str, int] | None = None, *,
+                 limit: int = MAX_PROBLEMS_PER_KIND, path: str | None = None) -> list[Problem]:
+    """The first ``limit`` problems of each kind (in the given order), then one summary problem per
+    kind that had more (``... and 12,345 more line(s) like this``, ``count`` = how many; no line),
+    so that every count stays exact. ``more`` adds problems of a kind that were counted but never
+    made (a reader stops making them once it has ``limit``)."""
+    kept: list[Problem] = []
+    seen: dict[str, int] = {}
+    extra: dict[str, int] = dict(more or {})
+    last: dict[str, Problem] = {}
+    for p in problems:
+        n = seen.get(p.kind, 0)
+        if n < limit and p.count == 1:
+            kept.append(p)
+            seen[p.kind] = n + 1
+            last[p.kind] = p
+        else:
+            extra[p.kind] = extra.get(p.kind, 0) + p.count
+            last.setdefault(p.kind, p)
+    for kind, n in extra.items():
+        if n <= 0:
+            continue
+        like = last.get(kind)
+        kept.append(Problem(f"... and {n:,} more problem(s) of kind '{kind}' like the ones above (only the first "
+                            f"{limit:,} of each kind are listed)", path=path if like is None else like.path,
+                            kind=kind, severity=like.severity if like is not None else "error", count=n))
+    return kept
 
 
 class DataFormatError(ValueError):
@@ -90,11 +146,12 @@ class DataFormatError(ValueError):
 
     def __init__(self, problems: Iterable[Problem]):
         self.problems = list(problems)
+        total = count_problems(self.problems)
         shown = "\n".join(str(p) for p in self.problems[:20])
-        more = len(self.problems) - 20
+        more = total - sum(p.count for p in self.problems[:20])
         if more > 0:
             shown += f"\n... and {more} more"
-        super().__init__(f"{len(self.problems)} problem(s) in input:\n{shown}")
+        super().__init__(f"{total} problem(s) in input:\n{shown}")
 
 
 class DataFormatWarning(UserWarning):
@@ -144,10 +201,12 @@ def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "inp
     if on_bad_lines == "error":
         raise DataFormatError(problems)
     if on_bad_lines == "warn":
+        total = count_problems(problems)
         first = "\n".join(str(p) for p in problems[:5])
-        more = f"\n... and {len(problems) - 5} more" if len(problems) > 5 else ""
+        rest = total - sum(p.count for p in problems[:5])
+        more = f"\n... and {rest} more" if rest > 0 else ""
         warnings.warn(
-            f"skipped {len(problems)} bad row(s) in {what}:\n{first}{more}",
+            f"skipped {total} bad row(s) in {what}:\n{first}{more}",
             DataFormatWarning,
             stacklevel=user_stacklevel(),
         )

@@ -9,6 +9,8 @@ submission is invalid by the benchmark's rules, 0 otherwise).
 from __future__ import annotations
 
 import argparse
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -57,19 +59,41 @@ def score_exit_code(score: Any) -> int:
 def _cmd_score(args: argparse.Namespace) -> int:
     bench = BENCHMARKS[args.bench]
     reward_json = getattr(args, "reward_json", None)
-    try:
-        score = bench.score(args.submission, data=args.data, split=getattr(args, "split", None),
-                            **benchmark_options(args, bench))
-        if reward_json:
-            from ..platforms.harbor import write_reward_files
+    if reward_json:
+        return _score_harbor(args, bench, reward_json)
+    score = bench.score(args.submission, data=args.data, split=getattr(args, "split", None),
+                        **benchmark_options(args, bench))
+    render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
+    return score_exit_code(score)
 
-            write_reward_files(score, reward_json)
-    except BaseException as exc:
-        if reward_json:  # Harbor's crash guard: reward 0 and the reason, then the usual message
-            from ..platforms.harbor import write_failure_reward
 
-            write_failure_reward(reward_json, bench.name, f"{type(exc).__name__}: {exc}")
-        raise
+def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) -> int:
+    """Harbor's path: the submission read by the bounded reader (a link, a bomb or a damaged
+    archive is refused: reward 0, the reason in the details file and on stderr, exit 1), then
+    scored; any other failure also writes reward 0 and the reason (the crash guard) before the
+    usual message and exit code."""
+    from ..platforms.harbor import read_harbor_submission, write_failure_reward, write_reward_files
+    from ..platforms.submission import SubmissionError
+
+    unpacked: str | None = None
+    with tempfile.TemporaryDirectory(prefix="reteco-harbor-") as scratch:
+        try:
+            try:
+                sub = read_harbor_submission(args.submission, scratch)
+            except SubmissionError as exc:
+                write_failure_reward(reward_json, bench.name, f"submission refused: {exc}")
+                print(f"error: submission refused: {exc}", file=sys.stderr)
+                return 1
+            unpacked = str(sub.path)
+            score = bench.score(str(sub.path), data=args.data, split=getattr(args, "split", None),
+                                **benchmark_options(args, bench))
+            write_reward_files(score, reward_json, rename=(str(sub.path), str(args.submission)))
+        except BaseException as exc:  # Harbor's crash guard: reward 0 and the reason, then the usual message
+            reason = f"{type(exc).__name__}: {exc}"
+            if unpacked is not None:
+                reason = reason.replace(unpacked, str(args.submission))
+            write_failure_reward(reward_json, bench.name, reason)
+            raise
     render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
     return score_exit_code(score)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import SEVERITIES, DataFormatError, Problem
+from ..errors import SEVERITIES, DataFormatError, Problem, count_problems
 from ..io._lines import split_lines, strip_compression_suffix
 from ..io.jsonl import JSONTextError, iter_jsonl, read_json_document
 
@@ -66,12 +65,13 @@ class ValidationReport:
 
     def problem_counts(self) -> dict[str, int]:
         """How many problems of each kind (``duplicate``, ``unknown_doc``, ``other_domain_doc``, ...),
-        by kind name (`reteco_measures.errors.describe_kinds` puts them in words)."""
-        return dict(sorted(Counter(p.kind for p in self.errors).items()))
+        by kind name (`reteco_measures.errors.describe_kinds` puts them in words); a reader's
+        summary problem counts as the problems it stands for (``Problem.count``)."""
+        return dict(sorted(count_problems(self.errors, by="kind").items()))
 
     def severity_counts(self) -> dict[str, int]:
         """How many problems of each severity: ``{'error': n, 'warning': n, 'note': n}``."""
-        counts = Counter(p.severity for p in self.errors)
+        counts = count_problems(self.errors, by="severity")
         return {s: counts.get(s, 0) for s in SEVERITIES}
 
     def state(self) -> str:
@@ -92,7 +92,7 @@ class ValidationReport:
         tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
         lines = [
             f"contract {self.contract}: {self.state()}; {len(self.run)} row(s) kept, "
-            f"{len(self.errors)} problem(s)" + (f" ({tally})" if tally else "")
+            f"{count_problems(self.errors)} problem(s)" + (f" ({tally})" if tally else "")
         ]
         shown = sorted(self.errors, key=lambda p: SEVERITIES.index(p.severity))[:limit]
         lines += [f"  {p.severity}: {p}" for p in shown]

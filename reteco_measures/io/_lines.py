@@ -118,8 +118,10 @@ def read_source_bytes(source: Source) -> bytes:
     return _decompress(bytes(data), None, source_name(source))
 
 
-def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES, *, strip_bom: bool = True) -> list[pa.Array]:
-    """The lines of ``data`` as zero-copy arrow binary arrays of about ``block_bytes`` each.
+def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES, *, strip_bom: bool = True,
+                max_lines: int | None = None) -> list[pa.Array]:
+    """The lines of ``data`` as zero-copy arrow binary arrays of about ``block_bytes`` each (and
+    of at most ``max_lines`` lines each, when given: short lines then make several blocks).
 
     Line i holds its bytes without the line break (``\\n``; a ``\\r`` before it stays and is
     whitespace to the splitter). A final line without a newline counts; a trailing newline
@@ -138,6 +140,8 @@ def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES, *, strip_bom: bool
     blocks = []
     # cut into blocks of whole lines, each with its own 32-bit offsets
     cuts = np.searchsorted(starts, np.arange(start, len(data), block_bytes)[1:], side="left")
+    if max_lines is not None and len(starts) > max_lines:
+        cuts = np.concatenate([cuts, np.arange(max_lines, len(starts), max_lines)])
     bounds = [0, *[int(c) for c in np.unique(cuts) if 0 < c < len(starts)], len(starts)]
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         s, e = starts[lo:hi], ends[lo:hi]

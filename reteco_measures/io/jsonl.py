@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import Problem
+from ..errors import MAX_PROBLEMS_PER_KIND, Problem
 from ._lines import read_source_bytes
 
 __all__ = ["iter_jsonl", "iter_json_records", "loads", "JSONTextError", "json_number", "json_id",
@@ -271,11 +271,59 @@ def _is_json(raw: bytes) -> bool:
     return True
 
 
+_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+
+
+def _filled_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of the lines holding more than ASCII whitespace, found by a search
+    for the next such byte (blank lines are skipped inside the regular-expression engine: no
+    Python object per blank line)."""
+    pos, line, counted = 0, 1, 0
+    while (m := _NOT_SPACE.search(data, pos)) is not None:
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        end = data.find(b"\n", m.start())
+        end = len(data) if end < 0 else end
+        line += data.count(b"\n", counted, start)
+        counted = start
+        yield line, data[start:end]
+        pos = end
+
+
 def _jsonl_lines(data: bytes, path: str | None, problems: list[Problem],
                  blank_lines: list[int] | None = None, unique: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON-object lines; at most `MAX_PROBLEMS_PER_KIND` problems of each kind are appended,
+    the rest counted in one summary problem per kind (appended when the iteration ends)."""
+    made: dict[str, int] = {}
+    more: dict[str, int] = {}
+    target = problems
+
+    class _Capped(list):
+        def append(self, p: Problem) -> None:  # type: ignore[override]
+            if made.get(p.kind, 0) < MAX_PROBLEMS_PER_KIND:
+                made[p.kind] = made.get(p.kind, 0) + 1
+                target.append(p)
+            else:
+                more[p.kind] = more.get(p.kind, 0) + 1
+
+    try:
+        yield from _jsonl_body(data, path, _Capped(), blank_lines, unique)
+    finally:
+        for kind, n in more.items():
+            target.append(Problem(f"... and {n:,} more problem(s) of kind '{kind}' like the ones above (only the "
+                                  f"first {MAX_PROBLEMS_PER_KIND:,} of each kind are listed)", path=path, kind=kind,
+                                  count=n))
+
+
+def _jsonl_body(data: bytes, path: str | None, problems: list[Problem],
+                blank_lines: list[int] | None = None, unique: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     hook = unique_keys if unique else None
-    pieces = data.removeprefix(_BOM).split(b"\n")
-    for i, raw in enumerate(pieces, start=1):
+    data = data.removeprefix(_BOM)
+    if blank_lines is None:
+        lines: Iterator[tuple[int, bytes]] = _filled_lines(data)
+    else:
+        pieces = data.split(b"\n")
+        lines = enumerate(pieces, start=1)
+    for i, raw in lines:
         if not raw.strip():
             if blank_lines is not None and (raw or i < len(pieces)):  # b"" after a final newline: no line
                 blank_lines.append(i)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pv
 
-from ..errors import Problem, report_problems
+from ..errors import MAX_PROBLEMS_PER_KIND, Problem, cap_problems, report_problems
 from ._lines import (
     Source,
     _split_chunk,
@@ -37,7 +39,6 @@ from ._lines import (
     line_blocks,
     read_source_bytes,
     source_name,
-    split_lines,
     strip_compression_suffix,
 )
 from .jsonl import iter_json_records, json_id, json_number
@@ -78,8 +79,11 @@ def _detect_format(source: Source, data: bytes) -> str:
     name = strip_compression_suffix(source_name(source) or "")
     if name.endswith(_JSONL_SUFFIXES):
         return "jsonl"
-    head = data.lstrip()[:1]
-    return "jsonl" if head in (b"{", b"[") else "trec"
+    first = _NOT_SPACE.search(data)  # no copy of the bytes (lstrip would copy after leading blanks)
+    return "jsonl" if first is not None and first.group() in (b"{", b"[") else "trec"
+
+
+_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 
 
 def _cast_mask(values: pa.Array | pa.ChunkedArray, target: pa.DataType) -> tuple[pa.Array, np.ndarray]:
@@ -189,13 +193,20 @@ def _valid_utf8(data: bytes) -> bool:
 _ARROW_BLOCK_BYTES = 1 << 20
 
 
-def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | None:
+def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, release: bool = False
+                   ) -> pd.DataFrame | None:
     """The arrow path, in one multi-threaded pass: fields separated by one space (or one tab),
     exactly 6 fields, no blank or comment lines, numeric rank and finite score. Returns None
     when the file needs the checking path, which reads every line the arrow path accepts to the
-    same values."""
-    if not data or data.startswith(b"\xef\xbb\xbf"):
-        return None
+    same values.
+
+    ``data`` may be a one-item list holding the bytes; with ``release=True`` the list is emptied
+    once arrow has parsed them (the caller can read them again: a file), so that the bytes and the
+    parsed table are not both held while the frame is built (peak memory on large files)."""
+    box = data if isinstance(data, list) else [data]
+    data = box[0]
+    if not data or data.startswith((b"\xef\xbb\xbf", b"\n")) or b"\n\n" in data:
+        return None  # a blank line (one memchr-like scan): the checking path, without parsing first
     head = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = b"\t" in head
     # Each test below is one single-byte scan of the bytes (memchr). Space-separated: any other
@@ -231,11 +242,14 @@ def _fast_trec_run(data: bytes, line_numbers: bool = True) -> pd.DataFrame | Non
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    if release:
+        box.clear()
+        del data
     if len(table) == 0 or any(col.null_count for col in table.columns):
         return None
     if not pc.all(pc.is_finite(table["score"])).as_py():
         return None
-    if b"#" in data and pc.any(pc.starts_with(table["query_id"], "#")).as_py():
+    if pc.any(pc.starts_with(table["query_id"], "#")).as_py():
         return None
     low, high = pc.min_max(table["rank"]).values()
     if max(abs(low.as_py()), abs(high.as_py())) >= INT_LIMIT:
@@ -286,27 +300,50 @@ def _glued_records(block: pa.Array, n: np.ndarray) -> np.ndarray:
     return glued
 
 
-def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tuple[dict[str, Any], list[Problem]]:
-    """The checking path for one block of lines: split, check, parse; only good rows are kept."""
+def _check_run_block(block: pa.Array, first_line: int | np.ndarray, path: str | None,
+                     cap: int = MAX_PROBLEMS_PER_KIND) -> tuple[dict[str, Any], list[Problem], dict[str, int]]:
+    """The checking path for one block of lines: split, check, parse; only good rows are kept.
+    ``first_line`` is the number of the block's first line (its lines follow each other), or
+    the line number of every value of the block (a block without its blank lines).
+    At most ``cap`` problems of each kind are made; the others are only counted (the third
+    value: kind -> number not made)."""
+    if not len(block):
+        empty = pa.array([], pa.string())
+        return ({"query_id": empty, "doc_id": empty, "run_id": empty, "score": np.zeros(0), "rank":
+                 np.zeros(0, np.int64), "line": np.zeros(0, np.int64)}, [], {})
+    numbers = (np.arange(len(block), dtype=np.int64) + first_line if isinstance(first_line, int)
+               else np.asarray(first_line, dtype=np.int64))
     cols, n, undecodable, cr_inside = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
-    problems = [Problem(msg, line=first_line + i, path=path, kind="encoding") for i, msg in undecodable.items()]
+    problems = [Problem(msg, line=int(numbers[i]), path=path, kind="encoding") for i, msg in undecodable.items()]
+    uncounted: dict[str, int] = {}
     comment = comment_mask(cols[0])
     # a line that cannot be one record: a CR inside it (comment lines too: a CR-only file that
     # starts with a comment would otherwise vanish whole), fewer than six fields, or a second
     # record after the sixth
     glued = _glued_records(block, n) & ~comment
     wrong = (n > 0) & (cr_inside | (~comment & (n < 6)) | glued)
-    for i in np.flatnonzero(wrong).tolist():
-        problems.append(_line_fields_problem(bytes(block[i].as_py()), first_line + i, path, bool(cr_inside[i]),
+    wrong_at = np.flatnonzero(wrong)
+    if len(wrong_at) > cap:
+        uncounted["format"] = len(wrong_at) - cap
+        wrong_at = wrong_at[:cap]
+    for i in wrong_at.tolist():
+        problems.append(_line_fields_problem(bytes(block[i].as_py()), int(numbers[i]), path, bool(cr_inside[i]),
                                              bool(glued[i])))
     keep = (n > 0) & ~comment & ~wrong
     if not keep.all():
         cols = [c.filter(pa.array(keep)) for c in cols]
-    line_no = np.flatnonzero(keep) + first_line
+    line_no = numbers[keep]
     qid, doc, rank_s, score_s, run_id = cols
     score, bad_score = parse_scores(score_s)
     rank, bad_rank = parse_ints(rank_s)
-    for j in np.flatnonzero(bad_score | bad_rank).tolist():
+    faulty = np.flatnonzero(bad_score | bad_rank)
+    if len(faulty) > cap:  # make at most cap of each kind: the first cap of either, counting the rest
+        score_at, rank_at = faulty[bad_score[faulty]], faulty[~bad_score[faulty]]
+        for kind, at in (("score", score_at), ("format", rank_at)):
+            if len(at) > cap:
+                uncounted[kind] = uncounted.get(kind, 0) + len(at) - cap
+        faulty = np.sort(np.concatenate([score_at[:cap], rank_at[:cap]]))
+    for j in faulty.tolist():
         q, d = qid[j].as_py(), doc[j].as_py()
         if bad_score[j]:
             msg, kind = f"score {_clip(score_s[j].as_py())!r} {_score_fault(score_s[j].as_py())}", "score"
@@ -321,52 +358,120 @@ def _check_run_block(block: pa.Array, first_line: int, path: str | None) -> tupl
         score, rank, line_no = score[ok], rank[ok], line_no[ok]
     out = dict(zip(("query_id", "doc_id", "run_id"), strings))
     out.update(score=score, rank=rank, line=line_no.astype(np.int64))
-    return out, problems
+    return out, problems, uncounted
+
+
+#: ASCII whitespace (C ``isspace``), by byte value
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[[9, 10, 11, 12, 13, 32]] = True
+
+
+def _non_blank(block: pa.Array) -> np.ndarray | None:
+    """Indices of the lines of ``block`` that hold more than ASCII whitespace, or None when all
+    do: one vectorised pass over the block's bytes, so that blank lines never reach the splitter
+    (a file of millions of blank lines costs its newline search and nothing per line)."""
+    offsets = np.frombuffer(block.buffers()[1], dtype=np.int64 if block.type == pa.large_binary() else np.int32,
+                            count=len(block) + 1, offset=block.offset * (8 if block.type == pa.large_binary() else 4))
+    data = np.frombuffer(block.buffers()[2], dtype=np.uint8)
+    used = ~_SPACE[data[offsets[0]:offsets[-1]]]
+    seen = np.concatenate([[0], np.cumsum(used, dtype=np.int64)])
+    filled = seen[offsets[1:] - offsets[0]] > seen[offsets[:-1] - offsets[0]]
+    return None if filled.all() else np.flatnonzero(filled)
+
+
+def _trim(part: tuple[dict[str, Any], list[Problem], dict[str, int]], made: dict[str, int],
+          cap: int = MAX_PROBLEMS_PER_KIND) -> tuple[dict[str, Any], list[Problem], dict[str, int]]:
+    """A block's result with only the problems that keep each kind within ``cap`` over the blocks
+    so far (``made``, updated); the others are counted in the result's third value."""
+    rows, problems, uncounted = part
+    kept = []
+    for p in sorted(problems, key=lambda p: p.line or 0):
+        if made.get(p.kind, 0) < cap:
+            made[p.kind] = made.get(p.kind, 0) + 1
+            kept.append(p)
+        else:
+            uncounted[p.kind] = uncounted.get(p.kind, 0) + 1
+    return rows, kept, uncounted
+
+
+def _byte_chunks(data: bytes, size: int | None = None) -> Iterator[bytes]:
+    """``data`` in pieces of whole lines of about ``size`` bytes (`_CHECK_CHUNK_BYTES`; a longer
+    line makes a longer piece); the pieces joined are ``data``. Cutting in-memory bytes as a file
+    is read keeps the per-line arrays of `line_blocks` to one piece at a time."""
+    size = size or _CHECK_CHUNK_BYTES
+    pos = 0
+    while pos < len(data):
+        cut = data.rfind(b"\n", pos, pos + size) + 1 if pos + size < len(data) else len(data)
+        if cut <= pos:  # no newline within size bytes: up to the next one
+            nxt = data.find(b"\n", pos + size)
+            cut = len(data) if nxt < 0 else nxt + 1
+        yield data[pos:cut]
+        pos = cut
+
+
+#: bytes of one chunk of the checking path (a file is read again chunk by chunk), and lines of
+#: one block (the unit checked by one thread): a block's temporaries cost about 200 bytes per
+#: line, so a block of short lines (``x``) must hold few of them for the memory to stay within a
+#: few times the file's size; blank lines are dropped before (`_non_blank`)
+_CHECK_CHUNK_BYTES = 1 << 18
+_CHECK_BLOCK_LINES = 1 << 15
 
 
 def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True
                    ) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
     lines are parsed (peak memory on large files)."""
-    data = holder.pop()
-    fast = _fast_trec_run(data, line_numbers)
+    is_file = isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source)
+    box = [holder.pop()]
+    fast = _fast_trec_run(box, line_numbers, release=is_file)
     if fast is not None:
         return fast, []
     pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
     path = source_name(source)
-    if isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source):
+    if is_file:
         # a file: read it again block by block (from the page cache), so that its bytes are
         # never held whole while the lines are checked (peak memory on large files)
-        del data
-        chunks = iter_text_chunks(source, 1 << 22)
+        box.clear()
+        chunks = iter_text_chunks(source, _CHECK_CHUNK_BYTES)
     else:
-        chunks = iter([data])
-        del data
-    parts: list[tuple[dict[str, Any], list[Problem]]] = []
+        chunks = _byte_chunks(box.pop())
+    parts: list[tuple[dict[str, Any], list[Problem], dict[str, int]]] = []
     workers = max(1, min(2, os.cpu_count() or 1))
     next_line = 1
+    made: dict[str, int] = {}  # problems kept so far, by kind
+    pool = pa.default_memory_pool()
     with ThreadPoolExecutor(workers) as executor:
         pending: list = []
         first_chunk = True
         for chunk in chunks:
-            blocks = line_blocks(chunk, 1 << 22, strip_bom=first_chunk)
+            blocks = line_blocks(chunk, _CHECK_CHUNK_BYTES, strip_bom=first_chunk, max_lines=_CHECK_BLOCK_LINES)
             first_chunk = False
             del chunk
             for block in blocks:
-                pending.append(executor.submit(_check_run_block, block, next_line, path))
+                at = _non_blank(block)
+                if at is None:  # no blank line
+                    pending.append(executor.submit(_check_run_block, block, next_line, path))
+                elif len(at):
+                    pending.append(executor.submit(_check_run_block, block.take(pa.array(at)), at + next_line, path))
                 next_line += len(block)
                 while len(pending) > workers:
-                    parts.append(pending.pop(0).result())
+                    parts.append(_trim(pending.pop(0).result(), made))
+                    pool.release_unused()  # the block's temporaries (mimalloc keeps them otherwise)
             del blocks
-        parts.extend(f.result() for f in pending)
+        parts.extend(_trim(f.result(), made) for f in pending)
         del pending
-    pool = pa.default_memory_pool()
     pool.release_unused()  # the blocks' temporaries (and the file's bytes, freed above)
-    problems = sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0)
+    uncounted: dict[str, int] = {}
+    for part in parts:
+        for kind, k in part[2].items():
+            uncounted[kind] = uncounted.get(kind, 0) + k
+    problems = cap_problems(sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0), uncounted,
+                            path=path)
+    parts = [part for part in parts if len(part[0]["score"])] or parts[:1]
     if not parts:
         parts = [({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
                    "run_id": pa.array([], pa.string()), "score": np.zeros(0), "rank": np.zeros(0, np.int64),
-                   "line": np.zeros(0, np.int64)}, [])]
+                   "line": np.zeros(0, np.int64)}, [], {})]
     columns: dict[str, Any] = {}
     for name in ("query_id", "doc_id", "score", "rank", "run_id", "line"):
         values = [part[0].pop(name) for part in parts]
@@ -523,44 +628,86 @@ def read_run(
 # qrels
 
 
-def _read_trec_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Problem]]:
-    path = source_name(source)
-    lines = split_lines(data, 4)
-    n = lines.n_fields
-    comment = lines.is_comment()
-    cr_inside = lines.cr_inside
-    bad_cols = (n > 0) & (cr_inside | ((n != 4) & ~comment))
-    problems: list[Problem] = lines.encoding_problems(path)
-    for i in np.flatnonzero(bad_cols):
+def _check_qrels_block(block: pa.Array, numbers: np.ndarray, path: str | None, cap: int = MAX_PROBLEMS_PER_KIND
+                       ) -> tuple[dict[str, Any], list[Problem], dict[str, int]]:
+    """One block of qrels lines (``numbers``: the line number of each): split, check, parse; at
+    most ``cap`` problems are made (the others counted by kind)."""
+    cols, n, undecodable, cr_inside = _split_chunk(block, [0, 1, 2, 3])
+    problems = [Problem(msg, line=int(numbers[i]), path=path, kind="encoding") for i, msg in undecodable.items()]
+    uncounted: dict[str, int] = {}
+    comment = comment_mask(cols[0])
+    bad_at = np.flatnonzero((n > 0) & (cr_inside | ((n != 4) & ~comment)))
+    if len(bad_at) > cap:
+        uncounted["format"] = len(bad_at) - cap
+        bad_at = bad_at[:cap]
+    for i in bad_at.tolist():
+        fields = ascii_fields(bytes(block[i].as_py()).decode("utf-8", errors="replace"))
         if cr_inside[i]:
-            problems.append(Problem(CR_INSIDE, line=int(i) + 1, query_id=_clip(lines.fields_of(int(i))[0]), path=path))
+            problems.append(Problem(CR_INSIDE, line=int(numbers[i]), query_id=_clip(fields[0]), path=path))
             continue
-        fields = lines.fields_of(int(i))
         problems.append(
             Problem(f"expected 4 columns 'query_id iteration doc_id relevance', found {len(fields)}",
-                    line=int(i) + 1, query_id=_clip(fields[0]), path=path)
+                    line=int(numbers[i]), query_id=_clip(fields[0]), path=path)
         )
     keep = (n == 4) & ~comment & ~cr_inside
-    line_no = np.flatnonzero(keep) + 1
-    qid, it, doc, rel_s = (lines.column(i, keep) for i in range(4))
+    line_no = numbers[keep]
+    mask = pa.array(keep)
+    qid, it, doc, rel_s = (c.filter(mask) for c in cols)
     rel, bad = parse_ints(rel_s)
     too_large = ~bad & (np.abs(rel) > MAX_GRADE)
-    for j in np.flatnonzero(bad | too_large).tolist():
+    faulty = np.flatnonzero(bad | too_large)
+    if len(faulty) > cap:
+        uncounted["format"] = uncounted.get("format", 0) + len(faulty) - cap
+        faulty = faulty[:cap]
+    for j in faulty.tolist():
         what = _grade_fault(int(rel[j])) if too_large[j] else (
             f"relevance {_clip(rel_s[j].as_py())!r} is not an integer (at most 18 digits)")
         problems.append(Problem(what, line=int(line_no[j]), query_id=qid[j].as_py(), path=path, doc_id=doc[j].as_py()))
     ok = ~(bad | too_large)
     mask = pa.array(ok)
-    problems.sort(key=lambda p: p.line or 0)
-    frame = pd.DataFrame(
-        {
-            "query_id": _str_array(qid.filter(mask)),
-            "doc_id": _str_array(doc.filter(mask)),
-            "relevance": rel[ok].astype(np.int64),
-            "iteration": _str_array(it.filter(mask)),
-            "line": line_no[ok].astype(np.int64),
-        }
-    )
+    rows = {"query_id": qid.filter(mask), "doc_id": doc.filter(mask), "relevance": rel[ok].astype(np.int64),
+            "iteration": it.filter(mask), "line": line_no[ok].astype(np.int64)}
+    return rows, problems, uncounted
+
+
+def _read_trec_qrels(source: Source, data: bytes | list[bytes]) -> tuple[pd.DataFrame, list[Problem]]:
+    """TREC qrels, block by block as the run's checking path (blank lines dropped first, at most
+    `MAX_PROBLEMS_PER_KIND` problems per kind, then a counted summary). ``data`` may be a
+    one-item list, emptied so that the bytes are freed once cut (peak memory)."""
+    if isinstance(data, list):
+        data = data.pop()
+    path = source_name(source)
+    pool = pa.default_memory_pool()
+    parts = []
+    made: dict[str, int] = {}
+    next_line = 1
+    for k, chunk in enumerate(_byte_chunks(data)):
+        for block in line_blocks(chunk, _CHECK_CHUNK_BYTES, max_lines=_CHECK_BLOCK_LINES, strip_bom=k == 0):
+            at = _non_blank(block)
+            if at is None:
+                parts.append(_trim(_check_qrels_block(block, np.arange(len(block)) + next_line, path), made))
+            elif len(at):
+                parts.append(_trim(_check_qrels_block(block.take(pa.array(at)), at + next_line, path), made))
+            next_line += len(block)
+            pool.release_unused()
+    del data
+    uncounted: dict[str, int] = {}
+    for part in parts:
+        for kind, k in part[2].items():
+            uncounted[kind] = uncounted.get(kind, 0) + k
+    problems = cap_problems(sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0), uncounted,
+                            path=path)
+
+    columns: dict[str, Any] = {}
+    for name in ("query_id", "doc_id", "relevance", "iteration", "line"):
+        values = [part[0].pop(name) for part in parts]  # each column freed once converted (peak memory)
+        if name in ("relevance", "line"):
+            columns[name] = np.concatenate(values) if values else np.zeros(0, np.int64)
+        else:
+            columns[name] = _str_array(pa.chunked_array(values, pa.string()))
+        del values
+        pool.release_unused()
+    frame = pd.DataFrame(columns, copy=False)
     return frame, problems
 
 
@@ -619,7 +766,9 @@ def read_qrels_with_problems(source: Source, format: Format = "auto") -> tuple[p
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
-        return _read_trec_qrels(source, data)
+        holder = [data]
+        del data  # the reader frees the bytes once cut into blocks
+        return _read_trec_qrels(source, holder)
     if fmt == "jsonl":
         return _read_jsonl_qrels(source, data)
     raise ValueError(f"unknown qrels format {format!r}; use 'auto', 'trec' or 'jsonl'")

@@ -18,6 +18,12 @@ problems.
 `write_failure_reward` is the crash guard: when scoring itself fails (an unreadable
 submission, a bug), the trial still gets reward 0 in both files, and the details file says why —
 a crash never drops a trial.
+
+`read_harbor_submission` reads the agent's output through the same bounded reader as Codabench
+(`reteco_measures.platforms.submission.read_submission`): a symbolic link is refused without
+being opened, and a compressed or zipped file is unpacked as a stream within
+`SubmissionLimits` (unpacked bytes, lines, files, nesting), so a decompression bomb costs a
+few MiB and ends in reward 0 with the reason, not in a killed verifier.
 """
 
 from __future__ import annotations
@@ -25,11 +31,54 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_reward_files", "write_failure_reward", "details_path", "text_path", "display_reward"]
+from .submission import Submission, SubmissionError, SubmissionLimits, read_submission
+
+__all__ = ["write_reward_files", "write_failure_reward", "details_path", "text_path", "display_reward",
+           "read_harbor_submission"]
+
+
+def read_harbor_submission(path: str | os.PathLike, scratch: str | os.PathLike,
+                           limits: SubmissionLimits | None = None) -> Submission:
+    """The submission at ``path`` (one file, possibly compressed or zipped, or a folder holding
+    one) unpacked into ``scratch`` (an empty folder the caller deletes) within ``limits``.
+
+    Returns:
+        the `Submission` (its ``path`` is the plain file to score, its ``name`` the participant's).
+
+    Raises:
+        SubmissionError: the submission is refused (a symbolic link, not a regular file, beyond a
+            limit, a damaged archive); the message says why, for the participant.
+        FileNotFoundError: nothing at ``path``.
+    """
+    limits = limits or SubmissionLimits()
+    p = Path(path)
+    try:
+        info = os.lstat(p)  # never follows a link
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p}: no such file") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise SubmissionError(f"{p.name}: a symbolic link; links are not read — write the file itself")
+    scratch = Path(scratch)
+    if stat.S_ISDIR(info.st_mode):
+        return read_submission(p, scratch / "unpacked", limits)
+    if not stat.S_ISREG(info.st_mode):
+        raise SubmissionError(f"{p.name}: not a regular file; write the results file itself")
+    if info.st_size > limits.max_bytes:
+        raise SubmissionError(f"{p.name}: {info.st_size:,} bytes, more than {limits.max_bytes:,} (the limit for "
+                              "one submission)")
+    holder = scratch / "res"
+    holder.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(p, holder / p.name)  # no copy when the scratch folder is on the same file system
+    except OSError:
+        shutil.copyfile(p, holder / p.name, follow_symlinks=False)
+    return read_submission(holder, scratch / "unpacked", limits)
 
 
 def details_path(reward_path: str | os.PathLike) -> Path:
@@ -67,13 +116,16 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def write_reward_files(score: Any, reward_path: str | os.PathLike) -> tuple[Path, Path]:
+def write_reward_files(score: Any, reward_path: str | os.PathLike, *, rename: tuple[str, str] | None = None
+                       ) -> tuple[Path, Path]:
     """Write Harbor's reward file for ``score`` and the diagnostics beside it.
 
     Args:
         score: a `Score` of a benchmark with a reward
             (``chunqiu``, ``spoken``); its reward already carries the validity and audit gates.
         reward_path: where the reward goes (Harbor reads ``/logs/verifier/reward.json``).
+        rename: ``(scratch path, participant's name)``: the unpacked file's path, as problems
+            quote it, replaced by the name the participant knows in the details file.
 
     Returns:
         ``(reward file, details file)``.
@@ -109,8 +161,11 @@ def write_reward_files(score: Any, reward_path: str | os.PathLike) -> tuple[Path
         "validation": data["validation"],
         "notes": data["notes"],
     }
+    text = json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n"
+    if rename is not None:
+        text = text.replace(json.dumps(rename[0])[1:-1], json.dumps(rename[1])[1:-1])
     _write_reward(path, reward)
-    _atomic_write(details, json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n")
+    _atomic_write(details, text)
     return path, details
 
 

@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..errors import count_problems
+
 __all__ = ["page", "table_html", "figure_data_uri", "score_html", "leaderboard_html"]
 
 _CSS = """
@@ -200,7 +202,7 @@ def score_html(score: Any, *, places: int = 4, limit: int = 200, title: str | No
         items = "".join(f"<li>{_esc(k.replace('_', ' '))}: {int(v)}</li>" for k, v in removed.items())
         parts.append(f"<p>Removed or rejected by the contract:</p><ul>{items}</ul>")
     problems = list(score.report.errors)
-    parts.append(f"<p>{len(problems)} problem(s) in the submission.</p>")
+    parts.append(f"<p>{count_problems(problems)} problem(s) in the submission.</p>")
     parts.append(_problem_list(problems, limit))
     if score.data_problems:
         parts.append(f"<h2>Reference data</h2><p>{len(score.data_problems)} problem(s).</p>")

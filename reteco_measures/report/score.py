@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from ..errors import describe_kinds
+from ..errors import count_problems, describe_kinds
 from .text import OUTPUT_FORMATS, format_frame
 
 __all__ = ["SCORE_FORMATS", "render_score", "header", "removed_line", "print_checks"]
@@ -73,12 +73,12 @@ def print_checks(score: Any, *, table: bool, limit: int, out: TextIO, err: TextI
     rows = "passage row(s)" if score.benchmark == "ikat-2023" else "row(s)"
     if score.benchmark == "chunqiu":
         if not score.valid:
-            print(f"\nINVALID batch: {len(report.errors)} violation(s); the official score is 0", file=stream)
+            print(f"\nINVALID batch: {count_problems(report.errors)} violation(s); the official score is 0", file=stream)
         elif table:
             print(f"\nvalid batch: {len(score.per_query)} queries, {len(report.run)} results", file=stream)
     elif score.benchmark == "spoken":
         if report.errors:
-            print(f"\n{len(report.errors)} problem(s); {len(report.invalid_queries)} invalid and "
+            print(f"\n{count_problems(report.errors)} problem(s); {len(report.invalid_queries)} invalid and "
                   f"{len(report.missing_queries)} missing request(s) score 0:", file=stream)
     elif report.errors:
         summary = describe_kinds(report.problem_counts())
