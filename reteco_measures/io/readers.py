@@ -417,6 +417,17 @@ _CHECK_CHUNK_BYTES = 1 << 18
 _CHECK_BLOCK_LINES = 1 << 15
 
 
+def _block_problems(parts: list, path: Any) -> list[Problem]:
+    """The problems of a file read in blocks (each part: columns, problems kept, problems counted
+    past the cap by kind), in line order and capped per kind with the true counts kept."""
+    uncounted: dict[str, int] = {}
+    for part in parts:
+        for kind, k in part[2].items():
+            uncounted[kind] = uncounted.get(kind, 0) + k
+    kept = sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0)
+    return cap_problems(kept, uncounted, path=path)
+
+
 def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True
                    ) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
@@ -461,12 +472,7 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
         parts.extend(_trim(f.result(), made) for f in pending)
         del pending
     pool.release_unused()  # the blocks' temporaries (and the file's bytes, freed above)
-    uncounted: dict[str, int] = {}
-    for part in parts:
-        for kind, k in part[2].items():
-            uncounted[kind] = uncounted.get(kind, 0) + k
-    problems = cap_problems(sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0), uncounted,
-                            path=path)
+    problems = _block_problems(parts, path)
     parts = [part for part in parts if len(part[0]["score"])] or parts[:1]
     if not parts:
         parts = [({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
@@ -691,12 +697,7 @@ def _read_trec_qrels(source: Source, data: bytes | list[bytes]) -> tuple[pd.Data
             next_line += len(block)
             pool.release_unused()
     del data
-    uncounted: dict[str, int] = {}
-    for part in parts:
-        for kind, k in part[2].items():
-            uncounted[kind] = uncounted.get(kind, 0) + k
-    problems = cap_problems(sorted((p for part in parts for p in part[1]), key=lambda p: p.line or 0), uncounted,
-                            path=path)
+    problems = _block_problems(parts, path)
 
     columns: dict[str, Any] = {}
     for name in ("query_id", "doc_id", "relevance", "iteration", "line"):
