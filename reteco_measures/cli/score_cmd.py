@@ -67,13 +67,18 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return score_exit_code(score)
 
 
+def _score_one(name: str, path: str, data: Any, split: str | None, options: dict) -> Any:
+    """One submission scored (the function ``run_bounded`` runs in its child process)."""
+    return BENCHMARKS[name].score(path, data=data, split=split, **options)
+
+
 def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) -> int:
     """Harbor's path: the submission read by the bounded reader (a link, a bomb or a damaged
     archive is refused: reward 0, the reason in the details file and on stderr, exit 1), then
     scored; any other failure also writes reward 0 and the reason (the crash guard) before the
     usual message and exit code."""
     from ..platforms.harbor import read_harbor_submission, write_failure_reward, write_reward_files
-    from ..platforms.submission import SubmissionError
+    from ..platforms.submission import BoundedRunError, SubmissionError, SubmissionLimits, run_bounded
 
     unpacked: str | None = None
     with tempfile.TemporaryDirectory(prefix="reteco-harbor-") as scratch:
@@ -85,8 +90,17 @@ def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) 
                 print(f"error: submission refused: {exc}", file=sys.stderr)
                 return 1
             unpacked = str(sub.path)
-            score = bench.score(str(sub.path), data=args.data, split=getattr(args, "split", None),
-                                **benchmark_options(args, bench))
+            defaults = SubmissionLimits()
+            seconds = defaults.max_seconds if args.max_seconds is None else (args.max_seconds or None)
+            memory = defaults.max_memory if args.max_memory is None else (args.max_memory or None)
+            try:  # scored in a child process within the time and memory limits, as on Codabench
+                score = run_bounded(_score_one, (bench.name, str(sub.path), args.data, getattr(args, "split", None),
+                                                 benchmark_options(args, bench)),
+                                    max_seconds=seconds, max_memory=memory, reraise=True)
+            except BoundedRunError as exc:
+                write_failure_reward(reward_json, bench.name, f"submission refused: {exc}")
+                print(f"error: submission refused: {exc}", file=sys.stderr)
+                return 1
             write_reward_files(score, reward_json, rename=(str(sub.path), str(args.submission)))
         except BaseException as exc:  # Harbor's crash guard: reward 0 and the reason, then the usual message
             reason = f"{type(exc).__name__}: {exc}"
@@ -115,6 +129,12 @@ def add_score_parsers(sub: argparse._SubParsersAction) -> None:
             pp.add_argument("--reward-json", metavar="PATH",
                             help="write Harbor's reward file {\"reward\": r} here (e.g. /logs/verifier/reward.json) "
                                  "and the diagnostics beside it (<stem>_details.json)")
+            pp.add_argument("--max-seconds", type=float, metavar="S",
+                            help="with --reward-json: wall-clock seconds for scoring the submission; 0: none "
+                                 "(default 300, as codabench score)")
+            pp.add_argument("--max-memory", type=int, metavar="BYTES",
+                            help="with --reward-json: address space of the scoring process in bytes; 0: none "
+                                 "(default 6 GiB, as codabench score)")
         pp.set_defaults(func=_cmd_score, bench=name)
 
 

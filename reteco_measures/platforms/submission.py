@@ -510,7 +510,7 @@ class BoundedRunError(RuntimeError):
         self.reason = reason
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple, max_memory: int | None) -> None:
+def _child(conn: Any, fn: Callable[..., Any], args: tuple, max_memory: int | None, reraise: bool = False) -> None:
     try:
         if max_memory is not None:
             import resource
@@ -523,20 +523,24 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, max_memory: int | Non
     except MemoryError:
         result = ("memory", None)
     except BaseException as exc:  # noqa: BLE001  (reported to the parent, which decides)
-        result = ("error", f"{type(exc).__name__}: {exc}")
+        result = ("error", exc if reraise else f"{type(exc).__name__}: {exc}")
     try:
         conn.send(result)
     except MemoryError:
         conn.send(("memory", None))
+    except Exception:  # noqa: BLE001  (an exception that does not pickle: its text)
+        conn.send(("error", f"{type(result[1]).__name__}: {result[1]}"))
     conn.close()
 
 
 def run_bounded(fn: Callable[..., Any], args: tuple = (), *, max_seconds: float | None = None,
-                max_memory: int | None = None) -> Any:
+                max_memory: int | None = None, reraise: bool = False) -> Any:
     """``fn(*args)`` in a child process (POSIX ``fork``) stopped after ``max_seconds`` and limited
     to ``max_memory`` bytes of address space; its return value must be picklable.
 
-    Without a limit, or where ``fork`` does not exist, ``fn`` runs in this process.
+    Without a limit, or where ``fork`` does not exist, ``fn`` runs in this process. An exception
+    raised by ``fn`` becomes a ``BoundedRunError`` (``crash``) or, with ``reraise=True``, is raised
+    again here as it was (when it can be pickled), so a caller keeps its exit codes.
 
     Raises:
         BoundedRunError: the time or memory limit was reached, or the child died (``reason``).
@@ -547,7 +551,7 @@ def run_bounded(fn: Callable[..., Any], args: tuple = (), *, max_seconds: float 
         return fn(*args)
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fn, args, max_memory), daemon=True)
+    proc = ctx.Process(target=_child, args=(child, fn, args, max_memory, reraise), daemon=True)
     proc.start()
     child.close()
     try:
@@ -574,5 +578,7 @@ def run_bounded(fn: Callable[..., Any], args: tuple = (), *, max_seconds: float 
         limit = f" ({_size(max_memory)})" if max_memory else ""
         raise BoundedRunError("memory", f"scoring ran out of memory{limit}; submit a smaller run")
     if status == "error":
+        if isinstance(value, BaseException):
+            raise value
         raise BoundedRunError("crash", str(value))
     return value

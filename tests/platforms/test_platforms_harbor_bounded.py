@@ -124,3 +124,25 @@ def test_a_folder_holding_one_run_is_read(tmp_path: Path, capsys):
     (folder / "results.jsonl").write_bytes((RUNS / "chunqiu.jsonl").read_bytes())
     code, _ = _score(capsys, folder, tmp_path / "reward.json")
     assert code == 0 and json.loads((tmp_path / "reward.json").read_text())["reward"] > 0
+
+
+def test_scoring_runs_within_the_time_and_memory_limits(tmp_path: Path, capsys):
+    """The valid sample run is scored in a child process (``run_bounded``, as on Codabench, whose
+    tests cover the memory limit): a time limit it cannot meet (1 ms) ends in reward 0, the reason
+    in the details file and exit 1; without limits (0) it scores as with the defaults."""
+    run = RUNS / "chunqiu.jsonl"
+    outcomes = {}
+    for name, extra in {"time": ["--max-seconds", "0.001"],
+                        "none": ["--max-seconds", "0", "--max-memory", "0"], "default": []}.items():
+        reward = tmp_path / name / "reward.json"
+        capsys.readouterr()
+        code = main(["score", "chunqiu", str(run), "--data", str(SAMPLE), "--reward-json", str(reward),
+                     "--format", "json", *extra])
+        outcomes[name] = (code, reward, capsys.readouterr().err)
+    code, reward, err = outcomes["time"]
+    assert code == 1, err
+    details = _reward_zero(reward)
+    assert "submission refused" in details["error"] and "scoring stopped" in details["error"], details["error"]
+    assert outcomes["none"][0] == outcomes["default"][0]
+    assert json.loads(outcomes["none"][1].read_text()) == json.loads(outcomes["default"][1].read_text())
+    assert json.loads(outcomes["default"][1].read_text())["reward"] > 0
