@@ -33,6 +33,7 @@ import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 _DIM_MARK = {
     "CORRECTNESS": "correctness", "COMPLETENESS": "completeness", "RELEVANCE": "relevance",
@@ -248,3 +249,34 @@ class JudgeServer:
         self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# ------------------------------------------------------------------------------------------------
+# inputs of ``judge generation`` for the CLI tests
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    """``rows`` as JSONL (UTF-8, one object a line); returns ``path``."""
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def generation_inputs(tmp: Path, answers: dict[str, str]) -> tuple[Path, Path]:
+    """Answers and context files for ``judge generation``: one turn per ``answers`` key (question
+    ``q``, no history, one passage ``p``). Returns ``(answers, context)``."""
+    ctx = write_jsonl(tmp / "c.jsonl", [{"turn_id": t, "question": "q", "history": [], "passages": ["p"]}
+                                        for t in answers])
+    ans = write_jsonl(tmp / "a.jsonl", [{"turn_id": t, "answer": a} for t, a in answers.items()])
+    return ans, ctx
+
+
+def generation_argv(tmp: Path, ans: Path, ctx: Path, *extra: str, model: str = "m", out: str = "out.jsonl",
+                    timeout: float | None = None) -> list[str]:
+    """``judge generation`` on those files: one dimension (correctness), one retry, a short backoff,
+    no progress bar, judgments written to ``tmp / out``; ``extra`` arguments appended."""
+    argv = ["judge", "generation", "--answers", str(ans), "--context", str(ctx), "--model", model,
+            "--out", str(tmp / out), "--dimensions", "correctness", "--no-progress", "--retries", "1",
+            "--backoff", "0.01"]
+    if timeout is not None:
+        argv += ["--timeout", f"{timeout:g}"]
+    return argv + list(extra)

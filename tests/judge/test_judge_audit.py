@@ -17,6 +17,8 @@ import pytest
 httpx = pytest.importorskip("httpx")
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
+from judge_server import generation_argv, write_jsonl  # noqa: E402
+
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import load_prompt  # noqa: E402
 from reteco_measures.judge.sampling import allocate  # noqa: E402
@@ -82,9 +84,6 @@ def server(monkeypatch):
     s.httpd.server_close()
 
 
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def inputs(tmp: Path, answers: dict[str, str]) -> tuple[Path, Path]:
@@ -95,9 +94,7 @@ def inputs(tmp: Path, answers: dict[str, str]) -> tuple[Path, Path]:
 
 
 def argv(tmp, ans, ctx, *extra, out="out.jsonl"):
-    return ["judge", "generation", "--answers", str(ans), "--context", str(ctx), "--model", "m",
-            "--out", str(tmp / out), "--dimensions", "correctness", "--no-progress", "--concurrency", "1",
-            "--backoff", "0.01", "--retries", "1", *extra]
+    return generation_argv(tmp, ans, ctx, "--concurrency", "1", *extra, out=out)
 
 
 def read_rows(path: Path) -> list[dict]:

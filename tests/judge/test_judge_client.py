@@ -20,9 +20,12 @@ httpx = pytest.importorskip("httpx")
 from judge_server import (  # noqa: E402
     JudgeServer,
     echo_placeholders,
+    generation_argv,
+    generation_inputs,
     honours_schema,
     ignores_schema,
     marker_behaviour,
+    write_jsonl,
 )
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
@@ -58,24 +61,14 @@ def items(texts, dimension="relevance"):
                           for k in p.placeholders}, {"i": i}) for i, t in enumerate(texts)]
 
 
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def files(tmp_path):
-    turns = [f"t{i}" for i in range(3)]
-    ctx = write_jsonl(tmp_path / "c.jsonl", [{"turn_id": t, "question": "q", "history": [], "passages": ["p"]}
-                                             for t in turns])
-    ans = write_jsonl(tmp_path / "a.jsonl", [{"turn_id": t, "answer": f"answer of {t} SCORE=4"} for t in turns])
+    ans, ctx = generation_inputs(tmp_path, {f"t{i}": f"answer of t{i} SCORE=4" for i in range(3)})
     return tmp_path, ans, ctx
 
 
 def argv(tmp, ans, ctx, *extra):
-    return ["judge", "generation", "--answers", str(ans), "--context", str(ctx), "--model", "judge-m",
-            "--out", str(tmp / "out.jsonl"), "--dimensions", "correctness", "--no-progress", "--retries", "1",
-            "--backoff", "0.01", "--timeout", "5", *extra]
+    return generation_argv(tmp, ans, ctx, *extra, model="judge-m", timeout=5)
 
 
 def rows_of(path: Path):

