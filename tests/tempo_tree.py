@@ -36,3 +36,15 @@ def write_domain(root: Path, dom: str, queries: list[tuple[str, list[list[str]]]
     write_jsonl(folder / f"guidance_{split}.jsonl", guidance)
     (folder / f"qrels_{split}.txt").write_text("".join(qrels), encoding="utf-8")
     (folder / f"qrels_steps_{split}.txt").write_text("".join(step_qrels), encoding="utf-8")
+
+
+def write_two_domain_release(root: Path) -> Path:
+    """The release the Track 1 tests share, under ``root``: bitcoin (100_1: gold a, b, c in steps
+    {a}, {b, c}, anchored 2017-2021; 101_2: gold d; corpus a-e) and law (200_3: gold x, y in steps
+    {x}, {y}; corpus x-z). Returns ``root``."""
+    write_domain(root, "bitcoin", [("100_1", [["bitcoin/a.txt"], ["bitcoin/b.txt", "bitcoin/c.txt"]]),
+                                   ("101_2", [["bitcoin/d.txt"]])],
+                 ["bitcoin/a.txt", "bitcoin/b.txt", "bitcoin/c.txt", "bitcoin/d.txt", "bitcoin/e.txt"],
+                 anchors={"100_1": ["2017", "2021"]})
+    write_domain(root, "law", [("200_3", [["law/x.txt"], ["law/y.txt"]])], ["law/x.txt", "law/y.txt", "law/z.txt"])
+    return root

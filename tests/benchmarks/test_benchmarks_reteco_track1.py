@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
-from tempo_tree import write_domain, write_jsonl
+from tempo_tree import write_jsonl, write_two_domain_release
 
 from reteco_measures.cli.main import main as cli_main
 from reteco_measures.cli.score_cmd import demo_argv
@@ -51,11 +51,7 @@ RUN_1B = """\
 @pytest.fixture
 def release(tmp_path: Path, monkeypatch) -> Path:
     root = tmp_path / "data"
-    write_domain(root, "bitcoin", [("100_1", [["bitcoin/a.txt"], ["bitcoin/b.txt", "bitcoin/c.txt"]]),
-                                   ("101_2", [["bitcoin/d.txt"]])],
-                 ["bitcoin/a.txt", "bitcoin/b.txt", "bitcoin/c.txt", "bitcoin/d.txt", "bitcoin/e.txt"],
-                 anchors={"100_1": ["2017", "2021"]})
-    write_domain(root, "law", [("200_3", [["law/x.txt"], ["law/y.txt"]])], ["law/x.txt", "law/y.txt", "law/z.txt"])
+    write_two_domain_release(root)
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
     monkeypatch.delenv("RETECO_DATA", raising=False)
     (tmp_path / "run1a.txt").write_text(RUN_1A, encoding="utf-8")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tempo_tree import TRACK, write_domain
+from tempo_tree import TRACK, write_domain, write_two_domain_release
 
 import reteco_measures as rm
 from reteco_measures.cli.main import main as cli_main
@@ -35,11 +35,7 @@ from reteco_measures.errors import DataFormatError, DataFormatWarning
 def release(tmp_path: Path, monkeypatch) -> Path:
     """A two-domain release (bitcoin, law) under tmp_path/data; RETECO_DATA points at it."""
     root = tmp_path / "data"
-    write_domain(root, "bitcoin", [("100_1", [["bitcoin/a.txt"], ["bitcoin/b.txt", "bitcoin/c.txt"]]),
-                                   ("101_2", [["bitcoin/d.txt"]])],
-                 ["bitcoin/a.txt", "bitcoin/b.txt", "bitcoin/c.txt", "bitcoin/d.txt", "bitcoin/e.txt"],
-                 anchors={"100_1": ["2017", "2021"]})
-    write_domain(root, "law", [("200_3", [["law/x.txt"], ["law/y.txt"]])], ["law/x.txt", "law/y.txt", "law/z.txt"])
+    write_two_domain_release(root)
     monkeypatch.setenv("RETECO_DATA", str(root))
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
     return root
