@@ -107,7 +107,7 @@ def calc_aggregate(
             return scaled_calc_aggregate(measures, qrels, run, stream=stream, topics=topics, labels=labels,
                                          corpus=corpus, tie_break=tie_break, query_ids=query_ids)
         return _engine.calc_aggregate(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
-                                      tie_break=tie_break, query_ids=query_ids, stacklevel=3)
+                                      tie_break=tie_break, query_ids=query_ids)
 
 
 def iter_calc(
@@ -134,7 +134,7 @@ def iter_calc(
             return iter(scaled_iter_calc(measures, qrels, run, stream=stream, topics=topics, labels=labels,
                                          corpus=corpus, tie_break=tie_break, query_ids=query_ids))
         return iter(_engine.iter_calc(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
-                                      tie_break=tie_break, query_ids=query_ids, stacklevel=3))
+                                      tie_break=tie_break, query_ids=query_ids))
 
 
 def evaluate(
@@ -181,6 +181,6 @@ def evaluate(
                                   corpus=corpus, tie_break=tie_break, query_ids=query_ids)
             return _engine.evaluate_table(values, measures, order=None, topics=topics_df, by=by_cols, names=names)
         p = _engine.prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
-                            query_ids=query_ids, stacklevel=3)
+                            query_ids=query_ids)
     return _engine.evaluate_table(_engine.iter_prepared(p), p.measures, order=_engine.qrels_order(p.qrels),
                                   topics=p.topics, by=by_cols, names=names)

@@ -180,7 +180,8 @@ def check_query_ids(
     With ``mode='normalize'`` a warning is given only when the sides share no id even after
     normalisation, or some ids are ambiguous. Returns the `IdMatch` (whose ``mapping`` the
     caller applies in ``normalize`` mode). Either side being empty gives no warning here (see
-    `check_not_empty`).
+    `check_not_empty`). ``stacklevel`` is kept for callers that pass it and ignored: every
+    warning points at the first line outside the package.
     """
     if mode not in QUERY_ID_MODES:
         raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
@@ -226,7 +227,8 @@ def check_query_ids(
 
 
 def check_not_empty(frame: pd.DataFrame, what: str, stacklevel: int = 3) -> bool:
-    """Warn (`EmptyInputWarning`) when ``frame`` has no row."""
+    """Warn (`EmptyInputWarning`) when ``frame`` has no row. (``stacklevel`` is kept for
+    callers that pass it and ignored: every warning points at the first line outside the package.)"""
     if len(frame):
         return True
     warnings.warn(
@@ -258,21 +260,22 @@ def align_query_ids(
     """Check a run (and topics / labels) against the qrels' query ids in one call, as
     `reteco_measures.calc_aggregate` does: empty inputs and ids that do not meet warn;
     with ``mode='normalize'`` the run's, topics' and labels' ids are rewritten to the qrels' form
-    of the same query. All frames have a ``query_id`` column; the inputs are not modified."""
+    of the same query. All frames have a ``query_id`` column; the inputs are not modified.
+    (``stacklevel`` is kept for callers that pass it and ignored: every warning points at the first
+    line outside the package.)"""
     if mode not in QUERY_ID_MODES:
         raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
-    stacklevel += 1
-    check_not_empty(qrels, "qrels", stacklevel=stacklevel)
-    check_not_empty(run, "run", stacklevel=stacklevel)
+    check_not_empty(qrels, "qrels")
+    check_not_empty(run, "run")
     reference = qrels["query_id"]
-    match = check_query_ids(run["query_id"], reference, mode=mode, stacklevel=stacklevel)
+    match = check_query_ids(run["query_id"], reference, mode=mode)
     if mode == "normalize":
         run = map_query_ids(run, match)
     sides = {"topics": topics, "labels": labels}
     for name, side in sides.items():
         if side is None or "query_id" not in side.columns:
             continue
-        side_match = check_query_ids(side["query_id"], reference, what=name, mode=mode, stacklevel=stacklevel)
+        side_match = check_query_ids(side["query_id"], reference, what=name, mode=mode)
         if mode == "normalize":
             sides[name] = map_query_ids(side, side_match)
     return Aligned(run, sides["topics"], sides["labels"])

@@ -134,7 +134,7 @@ def validate_reteco_domains(
             frame = map_query_ids(frame, match)
         elif match.n_normalized > match.n_exact:
             check_query_ids(frame["query_id"], topics["query_id"], what="run", reference_what="topics",
-                            mode="exact", stacklevel=4)
+                            mode="exact")
     whole = corpus[["doc_id"]] if (check_all_corpus or corpus_scope == "all") else None
     report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k)
     # the contract's rules: a removed row is a warning, the rest of the run still counts

@@ -89,8 +89,8 @@ class Prepared(NamedTuple):
 
 
 def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval", corpus: Sequence[str] | None = None,
-            topics: Any = None, labels: Any = None, query_ids: str = "exact", stacklevel: int = 4) -> Prepared:
-    """Parse, read, check and rank once (see the module doc); ``stacklevel`` of the id warnings."""
+            topics: Any = None, labels: Any = None, query_ids: str = "exact") -> Prepared:
+    """Parse, read, check and rank once (see the module doc)."""
     check_modes(tie_break, query_ids)
     measures = parse_measures(measures)
     qrels_in = as_qrels_frame(qrels)
@@ -99,7 +99,7 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     labels_in = load_labels(labels) if labels is not None else None
     # never a silent zero: empty inputs and query ids that do not meet warn (or are mapped)
     run_in, topics_in, labels_in = align_query_ids(
-        qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids, stacklevel=stacklevel + 1
+        qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids
     )
     ours = [m for m in measures if m.NAME in REGISTERED]
     standard = [m for m in measures if m.NAME not in REGISTERED]
@@ -161,26 +161,23 @@ def calc_prepared(p: Prepared) -> dict[ir_measures.Measure, float]:
 
 
 def iter_calc(measures: Any, qrels: Any, run: Any, *, topics: Any = None, labels: Any = None,
-              corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact",
-              stacklevel: int = 4) -> list[Metric]:
+              corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact") -> list[Metric]:
     """Per-query values in memory (``rm.iter_calc`` without ``stream`` or Dask)."""
     p = prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
-                query_ids=query_ids, stacklevel=stacklevel + 1)
+                query_ids=query_ids)
     return iter_prepared(p)
 
 
 def calc_aggregate(measures: Any, qrels: Any, run: Any, *, topics: Any = None, labels: Any = None,
-                   corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact",
-                   stacklevel: int = 4) -> dict[ir_measures.Measure, float]:
+                   corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact") -> dict[ir_measures.Measure, float]:
     """Aggregates in memory (``rm.calc_aggregate`` without ``stream`` or Dask)."""
     p = prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
-                query_ids=query_ids, stacklevel=stacklevel + 1)
+                query_ids=query_ids)
     return calc_prepared(p)
 
 
 def evaluate_table(metrics: Iterable[Metric] | pd.DataFrame, measures: list, *, order: Any,
-                   topics: pd.DataFrame | None, by: list[str], names: str = "human",
-                   stacklevel: int = 3) -> pd.DataFrame:
+                   topics: pd.DataFrame | None, by: list[str], names: str = "human") -> pd.DataFrame:
     """The table of ``rm.evaluate``: ``[*by, measure, value, n]`` from per-query values (see
     `reteco_measures.evaluate`); queries grouped as ``(none)`` are counted in a
     `GroupMismatchWarning`."""
@@ -189,6 +186,6 @@ def evaluate_table(metrics: Iterable[Metric] | pd.DataFrame, measures: list, *, 
     frame = metrics_frame(metrics, measures=measures, label=lambda m: measure_name(m, machine=machine), order=order,
                           topics=topics, by=by)
     if by:
-        warn_unmatched_groups(frame[["query_id", *by]], by, topics, stacklevel=stacklevel + 1)
+        warn_unmatched_groups(frame[["query_id", *by]], by, topics)
     table = aggregate(frame, by, measures=labels, margins=bool(by))
     return table[[*by, "measure", "value", "n"]]

@@ -61,8 +61,7 @@ def group_frame(query_ids: pd.Series, topics: pd.DataFrame | None, by: list[str]
     return frame
 
 
-def warn_unmatched_groups(groups: pd.DataFrame, by: list[str], topics: pd.DataFrame | None,
-                          stacklevel: int = 3) -> None:
+def warn_unmatched_groups(groups: pd.DataFrame, by: list[str], topics: pd.DataFrame | None) -> None:
     """Count the evaluated queries that landed in ``(none)`` and say why, once per call
     (`GroupMismatchWarning`)."""
     per_query = groups.drop_duplicates("query_id")

@@ -27,6 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import user_stacklevel
 from .cache import JudgmentCache, cache_key
 from .client import (
     QUEUEING_MIN_SECONDS,
@@ -224,7 +225,7 @@ def check_queueing(client: Any, concurrency: int, stats: RunStats, *, warn: bool
             f"{t['requests_per_s']:.3g} requests/s with {concurrency} in flight, fastest answer {t['fastest']:.3g}s "
             f"(parallelism {t['parallelism']:.2g}); the others wait in its queue and that wait counts against "
             "--timeout (a deadline per attempt, from sending): use --concurrency 1, or raise --timeout",
-            JudgeQueueingWarning, stacklevel=3)
+            JudgeQueueingWarning, stacklevel=user_stacklevel())
     return True
 
 

@@ -64,7 +64,7 @@ class RetecoEvaluator(Evaluator):
         frame = as_run_frame(run)
         if not self.side.extra.get(CHECKED_IDS):
             # a plain ir_measures / PyTerrier call: rm.calc_aggregate has checked the ids already
-            check_query_ids(frame["query_id"], self.qrels_frame["query_id"], stacklevel=4)
+            check_query_ids(frame["query_id"], self.qrels_frame["query_id"])
         ranked: dict[str, pd.DataFrame] = {}
         if reuse:
             # rm.calc_aggregate / iter_calc removed the repeated pairs and ranked this run already

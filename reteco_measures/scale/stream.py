@@ -400,7 +400,7 @@ def _stream(
     # the in-memory path's checks (empty qrels or run, query ids that do not meet; topics and
     # labels too), on the run's distinct query ids in file order: the same warnings
     align_query_ids(qrels_frame, pd.DataFrame({"query_id": pd.Series(list(seen), dtype="str")}),
-                    topics=kwargs.get("topics"), labels=kwargs.get("labels"), stacklevel=4)
+                    topics=kwargs.get("topics"), labels=kwargs.get("labels"))
     rest = unreported_metrics(measures, qrels_frame, set(seen), kwargs)
     order = {m: i for i, m in enumerate(measures)}
     out = kept + rest
