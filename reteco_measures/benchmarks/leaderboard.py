@@ -289,10 +289,8 @@ def leaderboard(
             warnings.simplefilter("error", EmptyInputWarning)
         scores, failed, bounds = _score_all(bench, items, inputs, split, opts, workers, tie_measure)
     for name, error in failed.items():
-        for category in (QueryIdMismatchWarning, EmptyInputWarning):
-            head = f"{category.__name__}: "
-            if error.startswith(head):
-                raise InputMismatchError(f"submission {name!r}: {error[len(head):]}")
+        if isinstance(error, _Mismatch):
+            raise InputMismatchError(f"submission {name!r}: {error}")
     if len(scores) < 2:
         raise ValueError(f"a leaderboard needs at least two scored submissions; scored {list(scores)}"
                          + (f", failed {failed}" if failed else ""))
@@ -495,10 +493,17 @@ def _bootstrap_pairwise(names: list[str], values: np.ndarray, draws: np.ndarray,
 _WORKER: dict[str, Any] = {}
 
 
+class _Mismatch(str):
+    """The failure text of a submission whose inputs do not match (a query-id or empty-input
+    warning turned into an error by ``on_mismatch='error'``): refused as a whole, never listed."""
+
+
 def _score_one(bench: Benchmark, name: str, run: Any, inputs: Any, split: str | None, opts: dict,
                tie_measure: Any = None) -> tuple[str, Score | None, str | None, pd.DataFrame | None]:
     try:
         score = bench.score(run, inputs=inputs, split=split, **opts)
+    except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
+        return name, None, _Mismatch(exc), None
     except Exception as exc:  # one unreadable submission must not stop the board
         return name, None, f"{type(exc).__name__}: {exc}", None
     bounds = _tie_bounds(score, inputs, tie_measure) if tie_measure is not None else None
