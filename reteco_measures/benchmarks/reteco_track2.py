@@ -46,8 +46,14 @@ from ..measures.turn_ndcg import TurnNDCG
 from ._reteco import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
+    RULES_OPTION,
+    RULES_TEXT,
     TIE_BREAK_OPTION,
+    baseline_note,
     explicit_file,
+    gold_notes,
+    kit_macro,
+    kit_qrels,
     read_run_any,
     validate_reteco_domains,
 )
@@ -115,7 +121,9 @@ def _load(data: Any, split: str | None, opts: dict) -> Inputs:
         recor = load_recor(split or "dev", root=data, domains=opts["domain"], qualified=True,
                            hash_turn_ids="normalise")
     return Inputs(qrels=recor.qrels, topics=recor.topics, corpus=recor.corpus, problems=list(recor.problems),
-                  meta={"domains": recor.domains}, extra={"recor": recor})
+                  meta={"domains": recor.domains, "split": None if folder is not None or any(
+                      opts.get(n) for n in ("topics", "qrels", "corpus")) else (split or "dev")},
+                  extra={"recor": recor})
 
 
 def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
@@ -130,7 +138,8 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
         scope = opts["corpus_scope"]
     return validate_reteco_domains(frame, list(problems) + id_problems, path, topics=recor.topics, corpus=corpus,
                                    corpus_scope=scope, k=opts["k"], check_all_corpus=False, query_ids=opts["query_ids"],
-                                   message="document {doc} is not in the {domain} corpus; discarded")
+                                   message="document {doc} is not in the {domain} corpus; discarded",
+                                   rules=opts["rules"])
 
 
 def _measures(opts: dict) -> list:
@@ -142,8 +151,15 @@ def _measures(opts: dict) -> list:
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
     run = report.run[["query_id", "doc_id", "score"]]
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
-    long = long_per_query(measures, qrels, run, display=display, units=inputs.units(), topics=inputs.topics,
+    units = inputs.units()
+    kit = opts.get("rules") == "kit"
+    if kit:
+        qrels = kit_qrels(inputs.qrels, inputs.corpus, run["query_id"])[["query_id", "doc_id", "relevance"]]
+        units = pd.unique(qrels["query_id"].astype(str)).tolist()
+    long = long_per_query(measures, qrels, run, display=display, units=units, topics=inputs.topics,
                           tie_break=opts["tie_break"])
+    if kit:
+        long.attrs["official_value"] = kit_macro(long, display(measures[0]), inputs.topics)[0]
     return long, None
 
 
@@ -158,12 +174,26 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
         notes.append(f"{len(unjudged)} turn(s) of the topics have no qrels and are not evaluated")
     if inputs.corpus is None:
         notes.append("no corpus given: unknown documents were not checked")
+    notes += gold_notes(qrels, inputs.corpus, opts["rules"], unit="turn")
+    if opts["rules"] == "kit" and report.extra.get("kit_unknown_doc"):
+        notes.append(f"{report.extra['kit_unknown_doc']} run row(s) name a document outside the corpus: kept in "
+                     "the ranking (kit rules)")
+    notes.append(RULES_TEXT[opts["rules"]])
+    official = display(_measures(opts)[0])
+    rows = long[long["measure"] == official]
+    if len(rows) and opts["average"] == "turn":
+        value, per_domain = kit_macro(long, official, topics)
+        if opts["rules"] != "kit":
+            value = float(rows["value"].mean())
+        note = baseline_note("2a", inputs.meta.get("split"), opts["rules"], value, per_domain)
+        if note:
+            notes.append(note)
     return notes
 
 
 def _describe(score) -> dict:
     n = int(score.per_query["query_id"].nunique()) if len(score.per_query) else 0
-    return {"turns": n, "n_turns": n}
+    return {"turns": n, "n_turns": n, "rules": score.options.get("rules", "page")}
 
 
 def _demo(sample_root: Path) -> dict:
@@ -194,9 +224,11 @@ RETECO_2A = register(Benchmark(
         Option("hash_turn_ids", "normalise", "run ids written '<conv>#turn<t>': read as '<conv>_turn_<t>' "
                "(default) or reject", choices=("normalise", "reject"), data=True),
         TIE_BREAK_OPTION,
+        RULES_OPTION,
         *FILE_OPTIONS,
     ),
-    run_help="TREC run: query_id Q0 doc_id rank score run_id",
+    run_help="TREC run: query_id Q0 doc_id rank score run_id; several files (e.g. the starter kit's one run "
+             "file per domain) are scored as one submission",
     notes=_notes,
     describe=_describe,
     demo=_demo,
