@@ -19,7 +19,7 @@ from ..kernels.ranking import TIE_BREAKS
 from .declaration import Option
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
-           "explicit_file", "RULES", "RULES_OPTION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
+           "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
            "gold_outside_corpus", "gold_notes", "BASELINES", "BASELINE_SOURCE", "baseline_note"]
 
 
@@ -248,6 +248,10 @@ RULES_OPTION = Option(
     "organisers' starter-kit baseline scoring: gold outside the corpus and topics left without gold dropped, "
     "missing topics skipped, unknown documents kept, last score of a repeated document kept, per-domain "
     "means rounded to 5 decimals and averaged over domains)", choices=RULES)
+
+#: how the official number aggregates under the kit's rules
+KIT_AGGREGATION = ("starter-kit rules: mean over each domain's evaluated topics, rounded to 5 decimals, then the "
+                   "mean over domains")
 
 #: printed with every score: which rules produced the numbers
 RULES_TEXT = {

@@ -50,6 +50,7 @@ from ..side import load_labels
 from ._reteco import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
+    KIT_AGGREGATION,
     RULES_OPTION,
     RULES_TEXT,
     TIE_BREAK_OPTION,
@@ -201,6 +202,7 @@ def _kit_long(long: pd.DataFrame, official: str, inputs: Inputs) -> pd.DataFrame
     """``long`` carrying the starter kit's official number (rounded per-domain means, averaged)."""
     value, _ = kit_macro(long, official, inputs.topics)
     long.attrs["official_value"] = value
+    long.attrs["aggregation"] = KIT_AGGREGATION
     return long
 
 

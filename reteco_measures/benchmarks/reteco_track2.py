@@ -46,6 +46,7 @@ from ..measures.turn_ndcg import TurnNDCG
 from ._reteco import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
+    KIT_AGGREGATION,
     RULES_OPTION,
     RULES_TEXT,
     TIE_BREAK_OPTION,
@@ -160,6 +161,7 @@ def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: d
                           tie_break=opts["tie_break"])
     if kit:
         long.attrs["official_value"] = kit_macro(long, display(measures[0]), inputs.topics)[0]
+        long.attrs["aggregation"] = KIT_AGGREGATION
     return long, None
 
 

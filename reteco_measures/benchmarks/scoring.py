@@ -63,6 +63,7 @@ def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | 
     # a benchmark whose official number is not the mean of the per-query values (RETECO's
     # starter-kit rules: rounded per-domain means averaged over domains) gives it here
     override = long.attrs.get("official_value")
+    aggregation = long.attrs.get("aggregation") or bench.aggregation
     labels = list(dict.fromkeys(long["measure"].tolist())) if len(long) else [bench.display(m) for m in measures]
     if bench.invalid_scores_zero and not report.valid:
         long = long.assign(value=0.0)
@@ -108,7 +109,7 @@ def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | 
         meta=dict(inputs.meta),
         options=opts,
         unit=stat["unit"],
-        aggregation=bench.aggregation,
+        aggregation=aggregation,
         summary_columns=bench.summary_columns,
         keys=bench.keys,
         groupings=bench.groupings,

@@ -1,0 +1,225 @@
+"""RETECO's two rule sets: the evaluation page (default, numbers unchanged) and the organisers'
+starter-kit scoring (``rules='kit'`` / ``--rules kit``), on a release written in the data v1.1
+schema (tests/tempo_tree.write_v11_release: several domains, gold outside the corpus, removed
+duplicates in runs and qrels, missing topics, ties, steps).
+
+Expected values are computed here without reteco_measures: the files are read with plain Python,
+filtered by the rules as the kit's README and BASELINE_RESULTS.md describe them
+(github.com/DataScienceUIBK/RETECO, ``starter_kit/``) and scored by pytrec_eval (``ndcg_cut_10``);
+the kit's rounding (per-domain mean to 5 decimals) and macro average are written out by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+from tempo_tree import TRACK, write_v11_release
+
+import reteco_measures as rm
+from reteco_measures.cli.main import main as cli_main
+
+# bitcoin: 100_1 gold {a, b, gone*}, 101_2 {d}, 102_3 {ghost*}; law: 200_3 {x2†, y}, 201_4 {z}
+# (* not in the corpus; † removed as a duplicate of law/x.txt, still named by the qrels)
+RUN_1A = """\
+100_1 Q0 bitcoin/b.txt 1 0.2 r
+100_1 Q0 bitcoin/zzz.txt 2 5 r
+100_1 Q0 bitcoin/a2.txt 3 4 r
+100_1 Q0 bitcoin/e.txt 4 1 r
+100_1 Q0 bitcoin/c.txt 5 1 r
+100_1 Q0 bitcoin/b.txt 6 3 r
+100_1 Q0 bitcoin/a.txt 7 0.5 r
+101_2 Q0 bitcoin/c.txt 1 0.5 r
+101_2 Q0 bitcoin/d.txt 2 0.5 r
+102_3 Q0 bitcoin/a.txt 1 1 r
+200_3 Q0 law/y.txt 1 1 r
+200_3 Q0 law/x.txt 2 2 r
+"""
+# 1b: 100_1_step2 repeats b (last score wins under the kit), 200_3_step2 and 201_4_step1 missing
+RUN_1B = """\
+100_1_step1 Q0 bitcoin/e.txt 1 2 r
+100_1_step1 Q0 bitcoin/a.txt 2 1 r
+100_1_step2 Q0 bitcoin/b.txt 1 0.1 r
+100_1_step2 Q0 bitcoin/zzz.txt 2 4 r
+100_1_step2 Q0 bitcoin/b.txt 3 9 r
+101_2_step1 Q0 bitcoin/d.txt 1 1 r
+101_2_step1 Q0 bitcoin/c.txt 2 1 r
+102_3_step1 Q0 bitcoin/a.txt 1 1 r
+200_3_step1 Q0 law/x.txt 1 1 r
+"""
+DOMAINS = ("bitcoin", "law")
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    return write_v11_release(tmp_path_factory.mktemp("v11"))
+
+
+def _qrels(root: Path, name: str) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+    qrels: dict[str, dict[str, int]] = {}
+    domain: dict[str, str] = {}
+    for dom in DOMAINS:
+        for line in (root / TRACK / dom / name).read_text(encoding="utf-8").splitlines():
+            q, _, d, r = line.split("\t")
+            qrels.setdefault(q, {})[d] = int(r)
+            domain[q] = dom
+    return qrels, domain
+
+
+def _corpus(root: Path) -> dict[str, set[str]]:
+    return {dom: {json.loads(line)["id"] for line in (root / TRACK / dom / "documents.jsonl").open(encoding="utf-8")}
+            for dom in DOMAINS}
+
+
+def _dup_map(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for dom in DOMAINS:
+        out.update(json.loads((root / TRACK / dom / "duplicate_map.json").read_text(encoding="utf-8")))
+    return out
+
+
+def _ndcg(qrels: dict, run: dict) -> dict[str, float]:
+    result = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    return {q: v["ndcg_cut_10"] for q, v in result.items()}
+
+
+def _kit_expected(root: Path, qrels_name: str, run_text: str, dup: dict[str, str] | None = None) -> float:
+    """The kit, by hand: gold outside the corpus dropped, topics left without gold dropped, the run
+    read into a dict (a later line overwrites an earlier one), unknown documents kept, topics
+    absent from the run skipped (pytrec_eval only evaluates topics of both), per-domain mean
+    rounded to 5 decimals, plain mean over domains."""
+    qrels, domain = _qrels(root, qrels_name)
+    corpus = _corpus(root)
+    dup = dup or {}
+    kept: dict[str, dict[str, int]] = {}
+    for q, docs in qrels.items():
+        gold = {dup.get(d, d): r for d, r in docs.items()}
+        gold = {d: r for d, r in gold.items() if d in corpus[domain[q]]}
+        if any(r > 0 for r in gold.values()):
+            kept[q] = gold
+    run: dict[str, dict[str, float]] = {}
+    for line in run_text.splitlines():
+        q, _, d, _, s, _ = line.split()
+        run.setdefault(q, {})[dup.get(d, d)] = float(s)
+    per_topic = _ndcg(kept, run)
+    by_domain: dict[str, list[float]] = {}
+    for q, v in per_topic.items():
+        by_domain.setdefault(domain[q], []).append(v)
+    rounded = [round(sum(v) / len(v), 5) for _, v in sorted(by_domain.items())]
+    return sum(rounded) / len(rounded)
+
+
+def _page_expected(root: Path, qrels_name: str, run_text: str) -> float:
+    """The evaluation page, by hand: first occurrence kept, documents outside the topic's domain
+    corpus discarded, every qrels topic evaluated (missing ones score 0), mean over topics."""
+    qrels, domain = _qrels(root, qrels_name)
+    corpus = _corpus(root)
+    run: dict[str, dict[str, float]] = {}
+    for line in run_text.splitlines():
+        q, _, d, _, s, _ = line.split()
+        if q in domain and d in corpus[domain[q]] and d not in run.get(q, {}):
+            run.setdefault(q, {})[d] = float(s)
+    per_topic = _ndcg(qrels, run)
+    return sum(per_topic.get(q, 0.0) for q in qrels) / len(qrels)
+
+
+def _write(tmp_path: Path, text: str, name: str = "run.txt") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_kit_rules_1a_reproduce_the_kit(release, tmp_path):
+    run = _write(tmp_path, RUN_1A)
+    score = rm.benchmark("reteco-1a").score(run, data=release, split="dev", rules="kit")
+    expected = _kit_expected(release, "qrels_dev.txt", RUN_1A)
+    assert score.official == pytest.approx(expected, abs=1e-12)
+    # the kit's topic count: 102_3 (no gold in the corpus) and 201_4 (not in the run) are not evaluated
+    assert sorted(score.per_query["query_id"]) == ["100_1", "101_2", "200_3"]
+    assert score.meta["rules"] == "kit"
+    assert any(n.startswith("rules: kit") for n in score.notes)
+
+
+def test_page_rules_are_the_default_and_unchanged(release, tmp_path):
+    run = _write(tmp_path, RUN_1A)
+    default = rm.benchmark("reteco-1a").score(run, data=release, split="dev")
+    page = rm.benchmark("reteco-1a").score(run, data=release, split="dev", rules="page")
+    expected = _page_expected(release, "qrels_dev.txt", RUN_1A)
+    assert default.official == pytest.approx(expected, abs=1e-12)
+    assert page.official == default.official
+    assert default.meta["rules"] == "page"
+    assert any(n.startswith("rules: page") for n in default.notes)
+    # the two rule sets really differ on this release
+    assert abs(default.official - _kit_expected(release, "qrels_dev.txt", RUN_1A)) > 1e-3
+
+
+def test_kit_rules_1b_per_step_topic(release, tmp_path):
+    run = _write(tmp_path, RUN_1B)
+    score = rm.benchmark("reteco-1b").score(run, data=release, split="dev", rules="kit")
+    assert score.official == pytest.approx(_kit_expected(release, "qrels_steps_dev.txt", RUN_1B), abs=1e-12)
+    assert score.meta["average"] == "step"
+    assert sorted(score.per_query["query_id"]) == ["100_1_step1", "100_1_step2", "101_2_step1"]
+
+
+def test_average_step_under_page_rules(release, tmp_path):
+    run = _write(tmp_path, RUN_1B)
+    score = rm.benchmark("reteco-1b").score(run, data=release, split="dev", average="step")
+    # the mean over every step topic of the step qrels, missing steps scoring 0
+    assert score.official == pytest.approx(_page_expected(release, "qrels_steps_dev.txt", RUN_1B), abs=1e-12)
+    assert score.meta["n_steps"] == 7
+    by_query = rm.benchmark("reteco-1b").score(run, data=release, split="dev")
+    assert by_query.meta["average"] == "query"
+    assert by_query.official != pytest.approx(score.official)
+
+
+def test_removed_duplicates_named_with_their_kept_id(release, tmp_path):
+    run = _write(tmp_path, RUN_1A)
+    score = rm.benchmark("reteco-1a").score(run, data=release, split="dev")
+    removed = [p for p in score.report.errors if p.kind == "removed_duplicate"]
+    assert [(p.doc_id, p.line) for p in removed] == [("bitcoin/a2.txt", 3)]
+    assert "kept as bitcoin/a.txt" in removed[0].message
+    assert any("qrels row(s) name a duplicate removed in data v1.1 (law/x2.txt -> law/x.txt)" in n
+               for n in score.notes)
+
+
+def test_map_duplicates(release, tmp_path):
+    run = _write(tmp_path, RUN_1A)
+    dup = _dup_map(release)
+    kit = rm.benchmark("reteco-1a").score(run, data=release, split="dev", rules="kit", map_duplicates=True)
+    assert kit.official == pytest.approx(_kit_expected(release, "qrels_dev.txt", RUN_1A, dup), abs=1e-12)
+    page = rm.benchmark("reteco-1a").score(run, data=release, split="dev", map_duplicates=True)
+    assert not [p for p in page.report.errors if p.kind == "removed_duplicate"]
+    assert not any("name a duplicate removed" in n for n in page.notes)
+
+
+def test_gold_outside_the_corpus_named_in_both_rule_sets(release, tmp_path):
+    run = _write(tmp_path, RUN_1A)
+    for rules in ("page", "kit"):
+        notes = rm.benchmark("reteco-1a").score(run, data=release, split="dev", rules=rules).notes
+        assert any(n.startswith("3 gold document(s) are not in the corpus (100_1:bitcoin/gone.txt, "
+                                "102_3:bitcoin/ghost.txt, 200_3:law/x2.txt)") for n in notes), notes
+        assert any(n.startswith("1 query topic(s) have no gold document in the corpus (102_3)") for n in notes)
+
+
+def test_published_baseline_beside_the_score(release, tmp_path):
+    run = _write(tmp_path, RUN_1A)
+    score = rm.benchmark("reteco-1a").score(run, data=release, split="dev", rules="kit")
+    # BASELINE_RESULTS.md, 1a dev: bitcoin 0.0370, law 0.0574 -> their mean over the two domains scored
+    line = next(n for n in score.notes if n.startswith("published BM25 baseline 1a dev"))
+    assert f"{(0.0370 + 0.0574) / 2:.4f}" in line and "BASELINE_RESULTS.md" in line
+    page = rm.benchmark("reteco-1a").score(run, data=release, split="dev")
+    assert any("published BM25 baseline 1a dev: 0.1147" in n for n in page.notes)
+
+
+def test_cli_rules_kit(release, tmp_path, capsys):
+    run = _write(tmp_path, RUN_1A)
+    code = cli_main(["score", "reteco-1a", str(run), "--data", str(release), "--split", "dev", "--rules", "kit",
+                     "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["official"]["aggregation"].startswith("starter-kit rules")
+    assert out["official"]["value"] == pytest.approx(_kit_expected(release, "qrels_dev.txt", RUN_1A), abs=1e-12)
+    code = cli_main(["score", "reteco-1a", str(run), "--data", str(release), "--split", "dev", "--map-duplicates"])
+    captured = capsys.readouterr()
+    assert code == 0 and "rules: page" in captured.out + captured.err
