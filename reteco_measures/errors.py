@@ -225,6 +225,8 @@ KIND_NAMES: dict[str, str] = {
     "unknown_doc": "unknown document(s)",
     "other_domain_doc": "document(s) of another domain",
     "missing_query": "missing topic(s) (score 0)",
+    "removed_duplicate": "removed duplicate(s) (data v1.1)",
+    "skipped_query": "missing topic(s) (skipped: kit rules)",
 }
 
 

@@ -145,9 +145,11 @@ def validate_reteco_domains(
         known = corpus["doc_id"].astype(str)
         n_unknown = int((~frame["doc_id"].astype(str).isin(set(known))).sum()) if len(frame) else 0
         report = validate_reteco(frame, corpus=None, queries=topics[["query_id", "domain"]], top_k=k)
-        kit_text = {"missing_query": "topic missing from the run (skipped: kit rules)"}
+        # the kit skips a topic absent from the run (the evaluation page scores it 0)
         report.errors = _warnings(read_problems) + [
-            replace(p, path=p.path or path, message=kit_text.get(p.kind, p.message)) for p in report.errors]
+            replace(p, path=p.path or path, message="topic missing from the run (skipped: kit rules)",
+                    kind="skipped_query") if p.kind == "missing_query" else replace(p, path=p.path or path)
+            for p in report.errors]
         report.extra["other_domain_doc"] = 0
         report.extra["kit_unknown_doc"] = n_unknown
         return report
@@ -379,16 +381,14 @@ BASELINES: dict[str, dict[str, dict[str, float]]] = {
 
 
 def baseline_note(track: str, split: str | None, rules: str, value: float, per_domain: dict[str, float]) -> str | None:
-    """A line putting the published BM25 baseline beside a run's kit-rule score, for the same
-    split and the same domains (their macro when only some domains are scored); None when the
-    split has no published baseline. Under the page rules, a pointer to ``rules='kit'`` (the
-    baselines were computed with the kit's rules)."""
+    """A line putting the published BM25 baseline of ``track`` and ``split`` beside a run's score,
+    for the domains scored (the published macro when every domain is scored, else the mean of the
+    published per-domain values of those domains). The baselines were computed with the starter
+    kit's rules: under ``rules='page'`` the line says so and points to ``rules='kit'``. None when
+    the split or the domains have no published baseline."""
     table = BASELINES.get(track, {}).get(split or "")
     if not table:
         return None
-    if rules != "kit":
-        return (f"published BM25 baseline {track} {split}: {table['(macro)']:.4f} (starter-kit rules; "
-                f"compare with --rules kit / rules='kit'; source: {BASELINE_SOURCE})")
     doms = [d for d in per_domain if d in table]
     if not doms:
         return None
@@ -396,9 +396,11 @@ def baseline_note(track: str, split: str | None, rules: str, value: float, per_d
         base, what = table["(macro)"], "macro over domains"
     else:
         base, what = float(np.mean([table[d] for d in doms])), f"mean over {', '.join(doms)}"
+    extra = f"; with history {BASELINES['2a_history'][split]['(macro)']:.4f}" if track == "2a" and len(doms) == len(
+        table) - 1 else ""
+    if rules != "kit":
+        return (f"published BM25 baseline {track} {split} ({what}): {base:.4f}{extra}, computed with the starter "
+                f"kit's rules: compare with --rules kit / rules='kit' (source: {BASELINE_SOURCE})")
     verdict = "above" if value > base else ("equal to" if value == base else "below")
-    extra = ""
-    if track == "2a":
-        extra = f"; with history {BASELINES['2a_history'][split]['(macro)']:.4f}"
     return (f"published BM25 baseline {track} {split} ({what}): {base:.4f}{extra}; this run {value:.4f} is "
             f"{verdict} it (source: {BASELINE_SOURCE})")
