@@ -24,6 +24,8 @@ sample (``benchmark.jsonl``, ``documents.jsonl``, ``qrels.txt``), or explicit fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -127,9 +129,54 @@ def _load(data: Any, split: str | None, opts: dict) -> Inputs:
                   extra={"recor": recor})
 
 
+def _file_domain(path: Path, ids: pd.Series, topics: pd.DataFrame, domains: list[str]) -> str | None:
+    """The domain of one per-domain run file: named by the file (``<domain>.txt``, ``run_<domain>.txt``,
+    ``<domain>/run.txt``; the longest such name), else the one domain whose topics hold the most of
+    the file's plain ids; None when that is not one domain."""
+    stem, parents = path.stem, {p.name for p in path.parents}
+    named = [d for d in domains if d in parents or stem == d or stem.startswith(d + "_") or stem.endswith("_" + d)
+             or f"_{d}_" in stem or stem.startswith(d + "-") or stem.endswith("-" + d)]
+    if named:
+        return max(named, key=len)
+    plain = pd.Series(pd.unique(ids.astype(str)))
+    plain = plain[~plain.str.contains("/", regex=False)]
+    known = set(topics["query_id"].astype(str))
+    hits = {d: int((d + "/" + plain).isin(known).sum()) for d in domains}
+    best = max(hits.values(), default=0)
+    winners = [d for d, n in hits.items() if n == best]
+    return winners[0] if best and len(winners) == 1 else None
+
+
+def _read_runs(run: Any, recor: RecorData) -> tuple[pd.DataFrame, list, str | None]:
+    """One submission given as several run files (the starter kit writes one per domain, with plain
+    turn ids): a ``{domain: path}`` mapping, or a list of paths whose domain each file's name (or
+    else its ids) gives. A file's plain ids are qualified with its domain (``biology/3_turn_1``),
+    so ids repeated across domains stay apart. Anything else is read as one run."""
+    from ..contracts.reteco import load_run_rows
+
+    if isinstance(run, Mapping):
+        items = [(str(d), Path(p)) for d, p in run.items()]
+    elif isinstance(run, (list, tuple)) and run and all(isinstance(r, (str, Path)) for r in run):
+        items = [(None, Path(p)) for p in run]
+    else:
+        return read_run_any(run)
+    frames, problems, names = [], [], []
+    for dom, path in items:
+        frame, probs, name = load_run_rows(str(path), "trec")
+        dom = dom or _file_domain(path, frame["query_id"], recor.topics, list(recor.domains))
+        if dom is not None and len(frame):
+            qid = frame["query_id"].astype(str)
+            plain = ~qid.str.contains("/", regex=False)
+            frame["query_id"] = qid.where(~plain, dom + "/" + qid)
+        frames.append(frame)
+        problems += [replace(p, path=p.path or name) for p in probs]
+        names.append(f"{name or path}" + (f" ({dom})" if dom else ""))
+    return pd.concat(frames, ignore_index=True), problems, ", ".join(names)
+
+
 def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
     recor: RecorData = inputs.extra["recor"]
-    frame, problems, path = read_run_any(run)
+    frame, problems, path = _read_runs(run, recor)
     frame, id_problems = map_run_query_ids(frame, recor.topics, hash_turn_ids=opts["hash_turn_ids"], path=path)
     corpus = recor.corpus
     if corpus is None:

@@ -224,3 +224,79 @@ def test_cli_rules_kit(release, tmp_path, capsys):
     code = cli_main(["score", "reteco-1a", str(run), "--data", str(release), "--split", "dev", "--map-duplicates"])
     captured = capsys.readouterr()
     assert code == 0 and "rules: page" in captured.out + captured.err
+
+
+# ------------------------------------------------------------------------------------------------
+# Track 2a: the kit writes one run file per domain, with plain turn ids
+
+RECOR = Path(rm.__file__).resolve().parent / "sample" / "data"
+RECOR_TRACK = RECOR / "reteco" / "track2_recor"
+RECOR_RUN = RECOR / "runs" / "reteco_track2.txt"
+
+
+def _per_domain_files(tmp_path: Path) -> dict[str, Path]:
+    """The sample's qualified run split into one file per domain with plain ids (``3_turn_1``);
+    a repeated document (last score wins under the kit) and an unknown document are added."""
+    lines: dict[str, list[str]] = {}
+    for line in RECOR_RUN.read_text(encoding="utf-8").splitlines():
+        qid, rest = line.split(" ", 1)
+        dom, plain = qid.split("/", 1)
+        lines.setdefault(dom, []).append(f"{plain} {rest}")
+    first = lines["law"][0].split()
+    lines["law"].append(f"{first[0]} Q0 {first[2]} 999 -5 r")  # its first document again, now last
+    lines["law"].append(f"{first[0]} Q0 law/not_in_corpus.txt 1000 99 r")
+    out = {}
+    for dom, rows in lines.items():
+        out[dom] = tmp_path / f"bm25_{dom}.txt"
+        out[dom].write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return out
+
+
+def _recor_kit_expected(files: dict[str, Path]) -> float:
+    qrels: dict[str, dict[str, int]] = {}
+    domain: dict[str, str] = {}
+    corpus: dict[str, set[str]] = {}
+    for folder in sorted(p for p in RECOR_TRACK.iterdir() if p.is_dir()):
+        dom = folder.name
+        corpus[dom] = {json.loads(line)["doc_id"] for line in (folder / "documents.jsonl").open(encoding="utf-8")}
+        for line in (folder / "qrels_dev.txt").open(encoding="utf-8"):
+            q, _, d, r = line.split()
+            if d in corpus[dom]:  # gold outside the corpus dropped
+                qrels.setdefault(f"{dom}/{q}", {})[d] = int(r)
+            domain[f"{dom}/{q}"] = dom
+    qrels = {q: g for q, g in qrels.items() if any(r > 0 for r in g.values())}
+    run: dict[str, dict[str, float]] = {}
+    for dom, path in files.items():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(f"{dom}/{q}", {})[d] = float(s)
+    by_domain: dict[str, list[float]] = {}
+    for q, v in _ndcg(qrels, run).items():
+        by_domain.setdefault(domain[q], []).append(v)
+    rounded = [round(sum(v) / len(v), 5) for _, v in sorted(by_domain.items())]
+    return sum(rounded) / len(rounded)
+
+
+def test_2a_per_domain_files_under_kit_rules(tmp_path):
+    files = _per_domain_files(tmp_path)
+    expected = _recor_kit_expected(files)
+    bench = rm.benchmark("reteco-2a")
+    as_list = bench.score(list(files.values()), data=RECOR, split="dev", rules="kit")
+    assert as_list.official == pytest.approx(expected, abs=1e-12)
+    as_map = bench.score({d: str(p) for d, p in files.items()}, data=RECOR, split="dev", rules="kit")
+    assert as_map.official == as_list.official
+    # plain numeric conversation ids repeat across domains: the files keep them apart
+    assert not [p for p in as_list.report.errors if p.kind == "ambiguous_query"]
+    # the page rules on the same files give the numbers of the one qualified run (its last two lines aside)
+    page = bench.score(list(files.values()), data=RECOR, split="dev")
+    qualified = bench.score(RECOR_RUN, data=RECOR, split="dev")
+    assert page.official == pytest.approx(qualified.official, abs=1e-12)
+
+
+def test_2a_cli_several_run_files(tmp_path, capsys):
+    files = _per_domain_files(tmp_path)
+    code = cli_main(["score", "reteco-2a", *map(str, files.values()), "--data", str(RECOR), "--split", "dev",
+                     "--rules", "kit", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["official"]["value"] == pytest.approx(_recor_kit_expected(files), abs=1e-12)
