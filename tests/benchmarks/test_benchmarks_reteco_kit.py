@@ -300,3 +300,75 @@ def test_2a_cli_several_run_files(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     assert out["official"]["value"] == pytest.approx(_recor_kit_expected(files), abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# the starter kit's format checker (validate --rules kit)
+
+def _kit_checker_reference(text: str) -> set[int]:
+    """The failing lines as the kit's format_checker.py is described (starter_kit/README.md and
+    the RETECO submission rules): 6 whitespace-separated fields, rank = Python int() >= 1 and
+    unique within its topic, score = Python float(). Plain Python, line by line."""
+    bad, seen = set(), set()
+    for no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        f = line.split()
+        if len(f) != 6:
+            bad.add(no)
+            continue
+        try:
+            rank = int(f[3])
+            float(f[4])
+        except ValueError:
+            bad.add(no)
+            continue
+        if rank < 1 or (f[0], rank) in seen:
+            bad.add(no)
+            continue
+        seen.add((f[0], rank))
+    return bad
+
+
+KIT_FORMAT_CASES = """\
+q1 Q0 d1 1 2.5 r
+q1 Q0 d2 2 1.5
+q1 Q0 d3 3 1.0 r extra
+q1 Q0 d4 0 1.0 r
+q1 Q0 d5 -1 1.0 r
+q1 Q0 d6 1.0 1.0 r
+q1 Q0 d7 1 0.5 r
+q1 Q0 d8 8 abc r
+q1 Q0 d9 9 3_0 r
+q1 Q0 d10 10 nan r
+q1 Q0 d11 1_1 -inf r
+q2 Q0 d1 1 1e3 r
+q2 Q0 d2 +2 .5 r
+q2 Q0 d3 03 5. r
+
+q2 Q0 d4 3 0x1 r
+"""
+
+
+def test_kit_format_check_fails_exactly_where_the_kit_fails(tmp_path):
+    from reteco_measures.contracts.reteco import check_kit_format
+
+    path = _write(tmp_path, KIT_FORMAT_CASES)
+    expected = _kit_checker_reference(KIT_FORMAT_CASES)
+    assert expected == {2, 3, 4, 5, 6, 7, 8, 16}
+    assert {p.line for p in check_kit_format(path)} == expected
+    ok = _write(tmp_path, RUN_1A, "ok.txt")
+    assert check_kit_format(ok) == [] and _kit_checker_reference(RUN_1A) == set()
+
+
+def test_validate_rules_kit_cli(tmp_path, capsys):
+    bad = _write(tmp_path, KIT_FORMAT_CASES)
+    assert cli_main(["validate", str(bad), "--contract", "reteco", "--rules", "kit"]) == 1
+    out = capsys.readouterr().out
+    assert "starter-kit format check (rules: kit): INVALID, 8 line(s) fail" in out
+    # 3_0 passes the kit (Python float reads it); the default reader names it instead
+    ok = _write(tmp_path, "q1 Q0 d1 1 3_0 r\n", "sep.txt")
+    assert cli_main(["validate", str(ok), "--contract", "reteco", "--rules", "kit"]) == 0
+    capsys.readouterr()
+    assert cli_main(["validate", str(ok), "--contract", "reteco"]) == 1
+    assert "digit separator" in capsys.readouterr().out
