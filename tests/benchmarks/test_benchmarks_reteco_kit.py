@@ -372,3 +372,19 @@ def test_validate_rules_kit_cli(tmp_path, capsys):
     capsys.readouterr()
     assert cli_main(["validate", str(ok), "--contract", "reteco"]) == 1
     assert "digit separator" in capsys.readouterr().out
+
+
+def test_leaderboard_ranks_by_the_kit_number(release, tmp_path):
+    a = _write(tmp_path, RUN_1A, "a.txt")
+    b = _write(tmp_path, "".join(RUN_1A.splitlines(keepends=True)[:9]), "b.txt")  # 100_1 and 101_2 only
+    board = rm.benchmark("reteco-1a").leaderboard({"a": a, "b": b}, data=release, split="dev", rules="kit",
+                                                  n_resamples=200)
+    expected = {"a": _kit_expected(release, "qrels_dev.txt", RUN_1A),
+                "b": _kit_expected(release, "qrels_dev.txt", b.read_text(encoding="utf-8"))}
+    got = dict(zip(board.ranking["run"], board.ranking["value"], strict=True))
+    assert got == pytest.approx(expected, abs=1e-12)
+    assert list(board.ranking["run"]) == sorted(expected, key=lambda r: -expected[r])
+    # default rules: unchanged, the mean over topics with missing topics 0
+    page = rm.benchmark("reteco-1a").leaderboard({"a": a, "b": b}, data=release, split="dev", n_resamples=200)
+    got = dict(zip(page.ranking["run"], page.ranking["value"], strict=True))
+    assert got["a"] == pytest.approx(_page_expected(release, "qrels_dev.txt", RUN_1A), abs=1e-12)
