@@ -153,7 +153,7 @@ def _load(steps: bool):
                 tempo.qrels = mapped.drop_duplicates(["query_id", "doc_id"], keep="first").reset_index(drop=True)
         qrels = tempo.qrels
         meta: dict[str, Any] = {"domains": tempo.domains, "labels": source,
-                                "split": None if from_files else (split or "dev")}
+                                "_split": None if from_files else (split or "dev")}
         return Inputs(qrels=qrels, topics=tempo.topics, corpus=tempo.corpus, labels=labels,
                       problems=list(tempo.problems), meta=meta, extra={"tempo": tempo})
     return load
@@ -322,7 +322,7 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
         value, per_domain = kit_macro(long, off_label, topics)
         if opts["rules"] != "kit":
             value = float(rows["value"].mean())
-        note = baseline_note("1b" if tempo.steps else "1a", inputs.meta.get("split"), opts["rules"], value,
+        note = baseline_note("1b" if tempo.steps else "1a", inputs.meta.get("_split"), opts["rules"], value,
                              per_domain)
         if note:
             notes.append(note)

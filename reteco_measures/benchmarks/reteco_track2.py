@@ -124,7 +124,7 @@ def _load(data: Any, split: str | None, opts: dict) -> Inputs:
         recor = load_recor(split or "dev", root=data, domains=opts["domain"], qualified=True,
                            hash_turn_ids="normalise")
     return Inputs(qrels=recor.qrels, topics=recor.topics, corpus=recor.corpus, problems=list(recor.problems),
-                  meta={"domains": recor.domains, "split": None if folder is not None or any(
+                  meta={"domains": recor.domains, "_split": None if folder is not None or any(
                       opts.get(n) for n in ("topics", "qrels", "corpus")) else (split or "dev")},
                   extra={"recor": recor})
 
@@ -234,7 +234,7 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
         value, per_domain = kit_macro(long, official, topics)
         if opts["rules"] != "kit":
             value = float(rows["value"].mean())
-        note = baseline_note("2a", inputs.meta.get("split"), opts["rules"], value, per_domain)
+        note = baseline_note("2a", inputs.meta.get("_split"), opts["rules"], value, per_domain)
         if note:
             notes.append(note)
     return notes

@@ -220,6 +220,7 @@ def test_cli_rules_kit(release, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     assert out["official"]["aggregation"].startswith("starter-kit rules")
+    assert out["split"] == "dev" and out["rules"] == "kit"
     assert out["official"]["value"] == pytest.approx(_kit_expected(release, "qrels_dev.txt", RUN_1A), abs=1e-12)
     code = cli_main(["score", "reteco-1a", str(run), "--data", str(release), "--split", "dev", "--map-duplicates"])
     captured = capsys.readouterr()
