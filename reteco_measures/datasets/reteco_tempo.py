@@ -488,9 +488,10 @@ def read_duplicate_map(path: str | os.PathLike, domain: str) -> pd.DataFrame:
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise DataFormatError(f"{path}: not a readable JSON duplicate map ({exc})") from None
+        raise DataFormatError([Problem(f"not a readable JSON duplicate map ({exc})", path=str(path))]) from None
     if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
-        raise DataFormatError(f"{path}: a duplicate map is a JSON object {{removed id: kept id}} of strings")
+        raise DataFormatError([Problem("a duplicate map is a JSON object {removed id: kept id} of strings",
+                                       path=str(path))])
     return pd.DataFrame({"removed": list(raw), "kept": list(raw.values()), "domain": domain}, dtype=object)
 
 
