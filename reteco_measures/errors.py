@@ -196,6 +196,15 @@ class InputMismatchError(ValueError):
 
 def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "input") -> None:
     """Apply the pandas-style ``on_bad_lines`` policy ('error' | 'warn' | 'skip')."""
+    notes = [p for p in problems if p.severity == "note"]
+    problems = [p for p in problems if p.severity != "note"]
+    if notes and on_bad_lines in ("warn", "error"):
+        # a note loses nothing (e.g. fields after a run's sixth, ignored as trec_eval does): said, never fatal
+        shown = "\n".join(str(p) for p in notes[:3])
+        more = count_problems(notes) - sum(p.count for p in notes[:3])
+        warnings.warn(f"{count_problems(notes)} note(s) on {what}:\n{shown}" + (f"\n... and {more} more" if more > 0
+                                                                              else ""),
+                      DataFormatWarning, stacklevel=user_stacklevel())
     if not problems:
         return
     if on_bad_lines == "error":
@@ -225,6 +234,9 @@ KIND_NAMES: dict[str, str] = {
     "unknown_doc": "unknown document(s)",
     "other_domain_doc": "document(s) of another domain",
     "missing_query": "missing topic(s) (score 0)",
+    "removed_duplicate": "removed duplicate(s) (data v1.1)",
+    "skipped_query": "missing topic(s) (skipped: kit rules)",
+    "extra_fields": "line(s) with fields after the run id (ignored)",
 }
 
 

@@ -48,3 +48,26 @@ def write_two_domain_release(root: Path) -> Path:
                  anchors={"100_1": ["2017", "2021"]})
     write_domain(root, "law", [("200_3", [["law/x.txt"], ["law/y.txt"]])], ["law/x.txt", "law/y.txt", "law/z.txt"])
     return root
+
+
+def write_v11_release(root: Path, split: str = "dev") -> Path:
+    """A release in the data v1.1 schema (each domain with its ``duplicate_map.json``) holding every
+    case the starter kit's rules treat differently from the evaluation page:
+
+    * bitcoin: 100_1 steps {a}, {b, gone} (``bitcoin/gone.txt`` is gold but not in the corpus);
+      101_2 gold {d}; 102_3 gold {ghost} only (no gold in the corpus: the kit drops the topic);
+      ``bitcoin/a2.txt`` was removed as a duplicate of ``bitcoin/a.txt``; corpus a-e.
+    * law: 200_3 steps {x2}, {y}, where the qrels still name ``law/x2.txt``, removed as a duplicate
+      of ``law/x.txt``; 201_4 gold {z} (missing from the test runs); corpus x-z.
+    Returns ``root``."""
+    write_domain(root, "bitcoin", [("100_1", [["bitcoin/a.txt"], ["bitcoin/b.txt", "bitcoin/gone.txt"]]),
+                                   ("101_2", [["bitcoin/d.txt"]]), ("102_3", [["bitcoin/ghost.txt"]])],
+                 ["bitcoin/a.txt", "bitcoin/b.txt", "bitcoin/c.txt", "bitcoin/d.txt", "bitcoin/e.txt"],
+                 split=split)
+    write_domain(root, "law", [("200_3", [["law/x2.txt"], ["law/y.txt"]]), ("201_4", [["law/z.txt"]])],
+                 ["law/x.txt", "law/y.txt", "law/z.txt"], split=split)
+    (root / TRACK / "bitcoin" / "duplicate_map.json").write_text(json.dumps({"bitcoin/a2.txt": "bitcoin/a.txt"}),
+                                                                 encoding="utf-8")
+    (root / TRACK / "law" / "duplicate_map.json").write_text(json.dumps({"law/x2.txt": "law/x.txt"}),
+                                                             encoding="utf-8")
+    return root

@@ -19,7 +19,8 @@ from ..kernels.ranking import TIE_BREAKS
 from .declaration import Option
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
-           "explicit_file"]
+           "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
+           "gold_outside_corpus", "gold_notes", "BASELINES", "BASELINE_SOURCE", "baseline_note"]
 
 
 def domain_check(
@@ -112,8 +113,12 @@ def validate_reteco_domains(
     message: str,
     check_all_corpus: bool = True,
     query_ids: str = "exact",
+    rules: str = "page",
 ) -> ValidationReport:
     """The ``reteco`` contract, then (``corpus_scope='domain'``) the domain-corpus check.
+
+    ``rules='kit'``: the starter kit's reading (a repeated document keeps its last score; unknown
+    documents stay in the ranking, counted in ``report.extra["kit_unknown_doc"]``).
 
     ``query_ids``: ``'exact'`` (a run whose ids match the topics only in another form warns with a
     `QueryIdMismatchWarning`) or ``'normalize'`` (such ids are
@@ -135,6 +140,19 @@ def validate_reteco_domains(
         elif match.n_normalized > match.n_exact:
             check_query_ids(frame["query_id"], topics["query_id"], what="run", reference_what="topics",
                             mode="exact")
+    if rules == "kit":
+        frame = kit_run(frame)
+        known = corpus["doc_id"].astype(str)
+        n_unknown = int((~frame["doc_id"].astype(str).isin(set(known))).sum()) if len(frame) else 0
+        report = validate_reteco(frame, corpus=None, queries=topics[["query_id", "domain"]], top_k=k)
+        # the kit skips a topic absent from the run (the evaluation page scores it 0)
+        report.errors = _warnings(read_problems) + [
+            replace(p, path=p.path or path, message="topic missing from the run (skipped: kit rules)",
+                    kind="skipped_query") if p.kind == "missing_query" else replace(p, path=p.path or path)
+            for p in report.errors]
+        report.extra["other_domain_doc"] = 0
+        report.extra["kit_unknown_doc"] = n_unknown
+        return report
     whole = corpus[["doc_id"]] if (check_all_corpus or corpus_scope == "all") else None
     report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k)
     # the contract's rules: a removed row is a warning, the rest of the run still counts
@@ -163,9 +181,22 @@ def _warnings(problems: list[Problem]) -> list[Problem]:
 
 
 def read_run_any(run: Any) -> tuple[pd.DataFrame, list[Problem], str | None]:
-    """The TREC run's rows with line numbers, read problems and the file name."""
+    """The TREC run's rows with line numbers, read problems and the file name.
+
+    A list or tuple of paths is one submission written as several files (the starter kit writes
+    one run file per domain): their rows are concatenated in the order given, each problem names
+    its own file, and the returned name lists every file."""
     from ..contracts.reteco import load_run_rows
 
+    if isinstance(run, (list, tuple)) and run and all(isinstance(r, (str, Path)) for r in run) \
+            and all(Path(r).is_file() for r in run):
+        frames, problems, names = [], [], []
+        for part in run:
+            frame, probs, name = load_run_rows(str(part), "trec")
+            frames.append(frame)
+            problems += [replace(p, path=p.path or name) for p in probs]
+            names.append(name or str(part))
+        return pd.concat(frames, ignore_index=True), problems, ", ".join(names)
     return load_run_rows(run, "trec")
 
 
@@ -203,3 +234,173 @@ FILE_OPTIONS = (
 #: `reteco_measures.kernels.ranking.TIE_BREAKS` is accepted)
 TIE_BREAK_OPTION = Option("tie_break", "trec_eval", "ordering of tied scores (default trec_eval, as the official "
                           "pytrec_eval scoring)", choices=tuple(TIE_BREAKS))
+
+
+# ------------------------------------------------------------------------------------------------
+# the two rule sets: the evaluation page (default) and the starter kit's baseline scoring
+
+#: ``rules`` values: ``page`` = the RETECO evaluation page (https://datascienceuibk.github.io/RETECO/
+#: evaluation.html); ``kit`` = the scoring of the organisers' starter kit (DataScienceUIBK/RETECO,
+#: ``starter_kit/``), behind every published baseline number
+RULES = ("page", "kit")
+
+RULES_OPTION = Option(
+    "rules", "page", "rule set: page (the RETECO evaluation page: missing topics score 0, unknown documents "
+    "discarded, first occurrence of a repeated document kept, mean over topics; default) or kit (the "
+    "organisers' starter-kit baseline scoring: gold outside the corpus and topics left without gold dropped, "
+    "missing topics skipped, unknown documents kept, last score of a repeated document kept, per-domain "
+    "means rounded to 5 decimals and averaged over domains)", choices=RULES)
+
+#: how the official number aggregates under the kit's rules
+KIT_AGGREGATION = ("starter-kit rules: mean over each domain's evaluated topics, rounded to 5 decimals, then the "
+                   "mean over domains")
+
+#: printed with every score: which rules produced the numbers
+RULES_TEXT = {
+    "page": "rules: page (RETECO evaluation page: mean over topics, missing topics score 0)",
+    "kit": "rules: kit (RETECO starter kit: per-domain mean over evaluated topics rounded to 5 decimals, "
+           "averaged over domains)",
+}
+
+
+def kit_run(frame: pd.DataFrame) -> pd.DataFrame:
+    """The starter kit's reading of a run: a document repeated within a topic keeps its *last* score
+    (the kit loads the run into a ``{topic: {doc: score}}`` mapping, so a later line overwrites an
+    earlier one); the first-occurrence rule of the evaluation page then has nothing left to remove."""
+    if not len(frame):
+        return frame
+    last = ~frame.duplicated(["query_id", "doc_id"], keep="last").to_numpy()
+    return frame[last].reset_index(drop=True)
+
+
+def gold_outside_corpus(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> tuple[pd.DataFrame, list[str]]:
+    """The relevant qrels rows whose document is not in the corpus of the row's domain (the whole
+    corpus when the qrels carry no ``domain``), and the topics left with no relevant document in
+    the corpus. Empty when there is no corpus."""
+    empty = qrels.iloc[:0]
+    if corpus is None or not len(qrels):
+        return empty, []
+    rel = qrels[qrels["relevance"] > 0]
+    if "domain" in qrels.columns and "domain" in corpus.columns and corpus["domain"].astype(str).ne("").any():
+        key_c = corpus["domain"].astype(str) + "\x00" + corpus["doc_id"].astype(str)
+        key_q = rel["domain"].astype(str) + "\x00" + rel["doc_id"].astype(str)
+    else:
+        key_c, key_q = corpus["doc_id"].astype(str), rel["doc_id"].astype(str)
+    outside = rel[~key_q.isin(set(key_c)).to_numpy()]
+    kept = rel[~rel.index.isin(outside.index)]
+    left = [q for q in pd.unique(rel["query_id"].astype(str)) if q not in set(kept["query_id"].astype(str))]
+    return outside, left
+
+
+def gold_notes(qrels: pd.DataFrame, corpus: pd.DataFrame | None, rules: str, unit: str = "topic") -> list[str]:
+    """Gold documents absent from the corpus and topics left with no gold, counted and named (in
+    every rule set; what happens to them depends on ``rules``)."""
+    outside, left = gold_outside_corpus(qrels, corpus)
+    notes = []
+    if len(outside):
+        named = ", ".join(f"{q}:{d}" for q, d in zip(outside["query_id"].head(5), outside["doc_id"].head(5),
+                                                      strict=True))
+        more = f" (+{len(outside) - 5} more)" if len(outside) > 5 else ""
+        what = ("dropped from the qrels, as the starter kit does" if rules == "kit"
+                else "kept in the qrels: they count in the ideal ranking but no run can retrieve them")
+        notes.append(f"{len(outside)} gold document(s) are not in the corpus ({named}{more}): {what}")
+    if left:
+        named = ", ".join(left[:5]) + (f" (+{len(left) - 5} more)" if len(left) > 5 else "")
+        what = "not evaluated (kit rules)" if rules == "kit" else "they score 0"
+        notes.append(f"{len(left)} {unit}(s) have no gold document in the corpus ({named}): {what}")
+    return notes
+
+
+def kit_qrels(qrels: pd.DataFrame, corpus: pd.DataFrame | None, run_topics: Any) -> pd.DataFrame:
+    """The qrels the starter kit evaluates: relevant rows whose document is not in the corpus are
+    dropped, then topics left with no relevant document, then topics absent from the run (the kit
+    skips them; the evaluation page scores them 0)."""
+    outside, _ = gold_outside_corpus(qrels, corpus)
+    q = qrels[~qrels.index.isin(outside.index)]
+    has_gold = set(q.loc[q["relevance"] > 0, "query_id"].astype(str))
+    present = set(pd.Series(run_topics, dtype=object).astype(str))
+    keep = q["query_id"].astype(str).map(lambda x: x in has_gold and x in present)
+    return q[keep.to_numpy(dtype=bool)].reset_index(drop=True)
+
+
+def kit_macro(long: pd.DataFrame, official: str, topics: pd.DataFrame | None) -> tuple[float, dict[str, float]]:
+    """The starter kit's number: the mean of ``official`` over each domain's evaluated topics,
+    rounded to 5 decimals, then the plain mean over the domains that have an evaluated topic.
+    Returns ``(macro, {domain: rounded mean})``."""
+    rows = long[long["measure"] == official]
+    if not len(rows):
+        return float("nan"), {}
+    if topics is not None and "domain" in topics.columns:
+        dom = topics.drop_duplicates("query_id").set_index("query_id")["domain"]
+        domains = rows["query_id"].map(dom).fillna("").astype(str)
+    else:
+        domains = pd.Series("", index=rows.index)
+    means = rows["value"].groupby(domains.to_numpy(), sort=True).mean()
+    per_domain = {str(d): round(float(v), 5) for d, v in means.items()}
+    return float(np.mean(list(per_domain.values()))), per_domain
+
+
+# ------------------------------------------------------------------------------------------------
+# the organisers' published BM25 baselines (nDCG@10, starter-kit rules, data v1.1)
+
+#: source of `BASELINES`
+BASELINE_SOURCE = ("RETECO starter kit, starter_kit/BASELINE_RESULTS.md (github.com/DataScienceUIBK/RETECO): "
+                   "BM25 k1=0.9 b=0.4, pytrec_eval ndcg_cut_10, data v1.1")
+
+#: sub-track -> split -> "(macro)" or domain -> published nDCG@10 (starter-kit rules)
+BASELINES: dict[str, dict[str, dict[str, float]]] = {
+    "1a": {"train": {"(macro)": 0.1075, "bitcoin": 0.0856, "cardano": 0.1848, "economics": 0.0382,
+                     "genealogy": 0.1242, "history": 0.0654, "hsm": 0.1736, "iota": 0.1563, "law": 0.0946,
+                     "monero": 0.0382, "politics": 0.2810, "quant": 0.0255, "travel": 0.0506,
+                     "workplace": 0.0798},
+           "dev": {"(macro)": 0.1147, "bitcoin": 0.0370, "cardano": 0.1027, "economics": 0.0467,
+                   "genealogy": 0.1949, "history": 0.0873, "hsm": 0.2489, "iota": 0.3309, "law": 0.0574,
+                   "monero": 0.0320, "politics": 0.2625, "quant": 0.0237, "travel": 0.0442, "workplace": 0.0230}},
+    "1b": {"train": {"(macro)": 0.1024, "bitcoin": 0.0888, "cardano": 0.1655, "economics": 0.0300,
+                     "genealogy": 0.1181, "history": 0.0614, "hsm": 0.1729, "iota": 0.1403, "law": 0.0854,
+                     "monero": 0.0622, "politics": 0.2403, "quant": 0.0085, "travel": 0.0423,
+                     "workplace": 0.1162},
+           "dev": {"(macro)": 0.1177, "bitcoin": 0.0299, "cardano": 0.0627, "economics": 0.0463,
+                   "genealogy": 0.2183, "history": 0.1015, "hsm": 0.2140, "iota": 0.4195, "law": 0.0549,
+                   "monero": 0.0113, "politics": 0.2371, "quant": 0.0403, "travel": 0.0645, "workplace": 0.0297}},
+    "2a": {"train": {"(macro)": 0.1837, "biology": 0.2250, "drones": 0.1400, "earth_science": 0.2757,
+                     "economics": 0.1573, "hardware": 0.1472, "law": 0.1047, "medicalsciences": 0.1188,
+                     "politics": 0.1609, "psychology": 0.2208, "robotics": 0.1847, "sustainable_living": 0.2851},
+           "dev": {"(macro)": 0.1827, "biology": 0.2034, "drones": 0.1695, "earth_science": 0.2195,
+                   "economics": 0.1629, "hardware": 0.1605, "law": 0.1147, "medicalsciences": 0.1168,
+                   "politics": 0.1514, "psychology": 0.2596, "robotics": 0.1574, "sustainable_living": 0.2938}},
+    "2a_history": {"train": {"(macro)": 0.4539, "biology": 0.6369, "drones": 0.3162, "earth_science": 0.6324,
+                             "economics": 0.4593, "hardware": 0.2935, "law": 0.2721, "medicalsciences": 0.2267,
+                             "politics": 0.4423, "psychology": 0.5558, "robotics": 0.5773,
+                             "sustainable_living": 0.5801},
+                   "dev": {"(macro)": 0.4379, "biology": 0.6065, "drones": 0.2954, "earth_science": 0.6264,
+                           "economics": 0.4739, "hardware": 0.3378, "law": 0.3437, "medicalsciences": 0.1730,
+                           "politics": 0.3219, "psychology": 0.5726, "robotics": 0.5123,
+                           "sustainable_living": 0.5531}},
+}
+
+
+def baseline_note(track: str, split: str | None, rules: str, value: float, per_domain: dict[str, float]) -> str | None:
+    """A line putting the published BM25 baseline of ``track`` and ``split`` beside a run's score,
+    for the domains scored (the published macro when every domain is scored, else the mean of the
+    published per-domain values of those domains). The baselines were computed with the starter
+    kit's rules: under ``rules='page'`` the line says so and points to ``rules='kit'``. None when
+    the split or the domains have no published baseline."""
+    table = BASELINES.get(track, {}).get(split or "")
+    if not table:
+        return None
+    doms = [d for d in per_domain if d in table]
+    if not doms:
+        return None
+    if len(doms) == len(table) - 1:
+        base, what = table["(macro)"], "macro over domains"
+    else:
+        base, what = float(np.mean([table[d] for d in doms])), f"mean over {', '.join(doms)}"
+    extra = f"; with history {BASELINES['2a_history'][split]['(macro)']:.4f}" if track == "2a" and len(doms) == len(
+        table) - 1 else ""
+    if rules != "kit":
+        return (f"published BM25 baseline {track} {split} ({what}): {base:.4f}{extra}, computed with the starter "
+                f"kit's rules: compare with --rules kit / rules='kit' (source: {BASELINE_SOURCE})")
+    verdict = "above" if value > base else ("equal to" if value == base else "below")
+    return (f"published BM25 baseline {track} {split} ({what}): {base:.4f}{extra}; this run {value:.4f} is "
+            f"{verdict} it (source: {BASELINE_SOURCE})")

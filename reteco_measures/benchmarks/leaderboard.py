@@ -323,8 +323,13 @@ def leaderboard(
     resamples = comp.resamples[(label,)]
     summary = comp.summary.set_index("run")
     names = list(scores)
+    # a benchmark whose official number is not the mean over its units (RETECO --rules kit: rounded
+    # per-domain means averaged over domains) ranks by that number; intervals and tests stay per unit
+    own_number = label == first.official_measure and any(scores[r].aggregation != bench.aggregation for r in names)
     if human is None:
         values = summary.loc[names, "value"].to_numpy(dtype=np.float64)
+        if own_number:
+            values = np.array([scores[r].official for r in names], dtype=np.float64)
         draws, pairwise = resamples.aggregates, comp.pairwise
         calibration_table, calibrated_pairwise = pd.DataFrame(), pd.DataFrame()
     else:
@@ -342,6 +347,8 @@ def leaderboard(
     ranked = summary.loc[order]
     if human is None:
         shown = {col: ranked[col].to_numpy(dtype=np.float64) for col in ("value", "ci_low", "ci_high")}
+        if own_number:  # the intervals are of the mean over units, not of this number: not shown beside it
+            shown = {"value": values[at], "ci_low": np.full(len(at), np.nan), "ci_high": np.full(len(at), np.nan)}
     else:
         cal = calibration_table.iloc[at]
         shown = {"value": cal["calibrated"].to_numpy(dtype=np.float64),
@@ -385,6 +392,9 @@ def leaderboard(
                         "rank_intervals": "best/worst place percentiles over the bootstrap resamples"}
     if human is not None:
         fields["params"]["calibration"] = calibration
+    if own_number:
+        fields["params"]["value"] = (f"the official number ({first.aggregation}); rank intervals and tests are "
+                                     f"over the per-{stat['unit']} values")
     return Leaderboard(**fields, benchmark=bench.name, measure=label, ranking=ranking, groups=groups,
                        scores=scores, failed=failed, calibration=calibration_table,
                        calibrated_pairwise=calibrated_pairwise)

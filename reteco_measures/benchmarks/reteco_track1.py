@@ -36,6 +36,7 @@ Python::
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +44,21 @@ import pandas as pd
 
 from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
-from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files
+from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files, map_duplicates
 from ..kernels.stepwise import step_parents
 from ..side import load_labels
 from ._reteco import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
+    KIT_AGGREGATION,
+    RULES_OPTION,
+    RULES_TEXT,
     TIE_BREAK_OPTION,
+    baseline_note,
     explicit_file,
+    gold_notes,
+    kit_macro,
+    kit_qrels,
     read_run_any,
     validate_reteco_domains,
 )
@@ -130,15 +138,22 @@ def _explicit(opts: dict, steps: bool, folder: Path | None) -> TempoData:
 def _load(steps: bool):
     def load(data: Any, split: str | None, opts: dict) -> Inputs:
         folder = _organiser_folder(data)
-        if folder is not None or any(opts.get(n) for n in ("qrels", "topics", "corpus", "steps")):
+        from_files = folder is not None or any(opts.get(n) for n in ("qrels", "topics", "corpus", "steps"))
+        if from_files:
             tempo = _explicit(opts, steps, folder)
         else:
             tempo = load_tempo(split or "dev", steps=steps, root=data, domains=opts["domain"], periods=opts["periods"])
         labels = load_labels(opts["labels"]) if opts.get("labels") is not None else None
         source = "oracle" if opts.get("labels") is None else (
             "labels table" if isinstance(opts["labels"], pd.DataFrame) else str(opts["labels"]))
+        if opts.get("map_duplicates") and len(tempo.duplicates):
+            mapped, n = map_duplicates(tempo.qrels, tempo.duplicates)
+            if n:
+                # renamed ids may now name a document twice for one topic: the first line is kept
+                tempo.qrels = mapped.drop_duplicates(["query_id", "doc_id"], keep="first").reset_index(drop=True)
         qrels = tempo.qrels
-        meta: dict[str, Any] = {"domains": tempo.domains, "labels": source}
+        meta: dict[str, Any] = {"domains": tempo.domains, "labels": source,
+                                "_split": None if from_files else (split or "dev")}
         return Inputs(qrels=qrels, topics=tempo.topics, corpus=tempo.corpus, labels=labels,
                       problems=list(tempo.problems), meta=meta, extra={"tempo": tempo})
     return load
@@ -153,29 +168,70 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
     frame, problems, path = read_run_any(run)
     kind = "step" if tempo.steps else "query"
     topics = tempo.topics[tempo.topics["kind"] == kind]
+    if opts.get("map_duplicates") and len(tempo.duplicates):
+        frame, _ = map_duplicates(frame, tempo.duplicates)
     if tempo.corpus is None:
         scope_corpus = pd.DataFrame({"doc_id": frame["doc_id"].astype(str).unique(), "domain": ""})
         return validate_reteco_domains(frame, problems, path, topics=topics, corpus=scope_corpus,
                                        corpus_scope="all", k=opts["k"], message="",
                                        query_ids=opts["query_ids"])
-    return validate_reteco_domains(frame, problems, path, topics=topics, corpus=tempo.corpus,
-                                   corpus_scope=opts["corpus_scope"], k=opts["k"], query_ids=opts["query_ids"],
-                                   message="document {doc} is not in the {domain} corpus; discarded")
+    report = validate_reteco_domains(frame, problems, path, topics=topics, corpus=tempo.corpus,
+                                     corpus_scope=opts["corpus_scope"], k=opts["k"], query_ids=opts["query_ids"],
+                                     message="document {doc} is not in the {domain} corpus; discarded",
+                                     rules=opts["rules"])
+    if len(tempo.duplicates) and len(frame):
+        kept = tempo.duplicates.drop_duplicates("removed").set_index("removed")["kept"]
+        report.errors = [
+            replace(p, message=f"document {p.doc_id} is a duplicate removed in data v1.1 (duplicate_map.json: kept "
+                    f"as {kept[p.doc_id]}); discarded (--map-duplicates / map_duplicates=True renames it)",
+                    kind="removed_duplicate")
+            if p.kind == "unknown_doc" and p.doc_id in kept.index else p for p in report.errors]
+        if opts["rules"] == "kit":
+            n = int(frame["doc_id"].astype(str).isin(set(kept.index)).sum())
+            report.extra["kit_removed_duplicate"] = n
+    return report
+
+
+def average_unit(opts: dict) -> str:
+    """The 1b averaging unit: ``opts['average']``, or by default ``query`` under the page rules
+    (steps averaged per query, then queries) and ``step`` under the kit's (mean over step topics)."""
+    return opts.get("average") or ("step" if opts.get("rules") == "kit" else "query")
+
+
+def _kit_long(long: pd.DataFrame, official: str, inputs: Inputs) -> pd.DataFrame:
+    """``long`` carrying the starter kit's official number (rounded per-domain means, averaged)."""
+    value, _ = kit_macro(long, official, inputs.topics)
+    long.attrs["official_value"] = value
+    long.attrs["aggregation"] = KIT_AGGREGATION
+    return long
 
 
 def _per_query_1a(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
     run = report.run[["query_id", "doc_id", "score"]]
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
-    long = long_per_query(measures, qrels, run, display=display, units=inputs.units(),
+    units = inputs.units()
+    if opts.get("rules") == "kit":
+        tempo: TempoData = inputs.extra["tempo"]
+        qrels = kit_qrels(inputs.qrels, tempo.corpus, run["query_id"])[["query_id", "doc_id", "relevance"]]
+        units = pd.unique(qrels["query_id"].astype(str)).tolist()
+    long = long_per_query(measures, qrels, run, display=display, units=units,
                           topics=inputs.topics, labels=inputs.labels, tie_break=opts["tie_break"])
+    if opts.get("rules") == "kit":
+        long = _kit_long(long, display(measures[0]), inputs)
     return long, None
 
 
 def _per_query_1b(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
     """One evaluation pass over the step qrels: StepNDCG per query, each diagnostic per step, then
     averaged per query over its supplied steps (NaN = not defined, skipped)."""
+    if average_unit(opts) == "step":
+        inputs = replace(inputs, query_ids=pd.unique(inputs.qrels["query_id"].astype(str)).tolist())
+        return _per_query_1a(measures, inputs, report, opts)
     run = report.run[["query_id", "doc_id", "score"]]
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
+    if opts.get("rules") == "kit":
+        tempo: TempoData = inputs.extra["tempo"]
+        qrels = kit_qrels(inputs.qrels, tempo.corpus, run["query_id"])[["query_id", "doc_id", "relevance"]]
     step_ids = pd.unique(qrels["query_id"].astype(str))
     long = long_per_query(measures, qrels, run, display=display, units=None, topics=inputs.topics,
                           labels=inputs.labels, tie_break=opts["tie_break"])
@@ -198,6 +254,8 @@ def _per_query_1b(measures: list, inputs: Inputs, report: ValidationReport, opts
     out.attrs["notes"] = notes
     n_steps = parents.groupby(parents.to_numpy()).size()
     extra = pd.DataFrame({"steps": pd.Series(queries, index=queries).map(n_steps).fillna(0).astype(int)})
+    if opts.get("rules") == "kit":
+        out = _kit_long(out, official, inputs)
     return out, extra
 
 
@@ -241,6 +299,33 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
             notes.append(f"{int(tc.isna().sum())} query(ies) have no required period: not scored by TC / nDCG|FC")
     if tempo.corpus is None:
         notes.append("no corpus given: unknown documents were not checked")
+    notes += gold_notes(qrels, tempo.corpus, opts["rules"], unit=f"{kind} topic")
+    if len(tempo.duplicates):
+        removed = set(tempo.duplicates["removed"])
+        stale = qrels[qrels["doc_id"].astype(str).isin(removed)]
+        if len(stale):
+            kept = tempo.duplicates.drop_duplicates("removed").set_index("removed")["kept"]
+            named = ", ".join(f"{d} -> {kept[d]}" for d in pd.unique(stale["doc_id"].astype(str))[:5])
+            notes.append(f"{len(stale)} qrels row(s) name a duplicate removed in data v1.1 ({named}): qrels older "
+                         "than the corpus; --map-duplicates / map_duplicates=True renames them to the kept id")
+    if report.extra.get("kit_removed_duplicate"):
+        notes.append(f"{report.extra['kit_removed_duplicate']} run row(s) name a duplicate removed in data v1.1: "
+                     "kept in the ranking under that id (kit rules); --map-duplicates renames them")
+    if opts["rules"] == "kit" and report.extra.get("kit_unknown_doc"):
+        notes.append(f"{report.extra['kit_unknown_doc']} run row(s) name a document outside the corpus: kept in "
+                     "the ranking (kit rules)")
+    notes.append(RULES_TEXT[opts["rules"]] + (f"; 1b averaged per {average_unit(opts)}" if tempo.steps else ""))
+    off_label = display((_measures_1b if tempo.steps else _measures_1a)(opts)[0])
+    rows = long[long["measure"] == off_label]
+    if len(rows) and (not tempo.steps or average_unit(opts) == "step"):
+        # the published 1b baselines are per step topic: beside a step-averaged score only
+        value, per_domain = kit_macro(long, off_label, topics)
+        if opts["rules"] != "kit":
+            value = float(rows["value"].mean())
+        note = baseline_note("1b" if tempo.steps else "1a", inputs.meta.get("_split"), opts["rules"], value,
+                             per_domain)
+        if note:
+            notes.append(note)
     return notes
 
 
@@ -248,8 +333,14 @@ def _describe(steps: bool):
     def describe(score) -> dict:
         qrels_units = score.per_query["query_id"].nunique() if len(score.per_query) else 0
         n_steps = int(score.per_query["steps"].sum()) if steps and "steps" in score.per_query else 0
+        if steps and average_unit(score.options) == "step":
+            n_steps = int(qrels_units)
+            parents, _ = step_parents(score.per_query["query_id"].astype(str).unique(), score.per_query)
+            qrels_units = int(parents.nunique()) if len(parents) else 0
         out = {"queries": int(qrels_units), "steps": n_steps if steps else None,
-               "n_queries": int(qrels_units), "n_steps": n_steps}
+               "n_queries": int(qrels_units), "n_steps": n_steps, "rules": score.options.get("rules", "page")}
+        if steps:
+            out["average"] = average_unit(score.options)
         return out
     return describe
 
@@ -268,9 +359,18 @@ _OPTIONS = (
            "temporal_metrics.py: first two time anchors as periods, duplicate anchors kept, TP/TR only for "
            "temporal queries)", choices=("reteco", "tempo")),
     TIE_BREAK_OPTION,
+    RULES_OPTION,
+    Option("map_duplicates", False, "rename document ids removed as duplicates in data v1.1 to their kept id "
+           "(each domain's duplicate_map.json), in the run and the qrels", action="store_true",
+           flag="--map-duplicates"),
     *FILE_OPTIONS,
     Option("steps", None, "steps JSONL (the step topics) instead of the release layout", data=True),
 )
+
+#: 1b only: the averaging unit of the official number
+_AVERAGE_OPTION = Option("average", None, "1b aggregation: query (steps averaged per query, then queries; the "
+                         "default under --rules page) or step (mean over step topics, the unit of the published "
+                         "1b baselines; the default under --rules kit)", choices=("query", "step"))
 
 
 def _demo_1a(sample_root: Path) -> dict:
@@ -290,6 +390,8 @@ def _measures_1a(opts: dict) -> list:
 
 def _measures_1b(opts: dict) -> list:
     k = opts["k"]
+    if average_unit(opts) == "step":
+        return parse_measures([f"nDCG@{k}", *diagnostics(k, opts["temporal_reference"])])
     return [*parse_measures([f"StepNDCG@{k}"]), *diagnostics(k, opts["temporal_reference"])]
 
 
@@ -297,7 +399,7 @@ _GROUPS = (Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the
                     "(all) = mean over queries)"),)
 
 
-def _tempo_benchmark(steps: bool, **declaration: Any) -> Benchmark:
+def _tempo_benchmark(steps: bool, options: tuple = _OPTIONS, **declaration: Any) -> Benchmark:
     """A Track 1 declaration: 1a (queries) and 1b (steps) share the data, the ``reteco`` contract,
     the per-domain breakdown, the printed names and the options; ``declaration`` holds the rest."""
     return register(Benchmark(
@@ -308,7 +410,7 @@ def _tempo_benchmark(steps: bool, **declaration: Any) -> Benchmark:
         per_query_columns=("domain",),
         per_query_sort=("domain", "query_id"),
         display=display,
-        options=_OPTIONS,
+        options=options,
         notes=_notes,
         describe=_describe(steps),
         **declaration,
@@ -330,6 +432,8 @@ RETECO_1A = _tempo_benchmark(
 
 RETECO_1B = _tempo_benchmark(
     True,
+    options=(*_OPTIONS, _AVERAGE_OPTION),
+    statistics=lambda o: {"unit": "step"} if average_unit(o) == "step" else {},
     name="reteco-1b",
     title="RETECO 1b (TEMPO)",
     help="RETECO Track 1b (TEMPO): step-wise nDCG@10 averaged per query (+ step diagnostics per domain)",

@@ -24,6 +24,8 @@ sample (``benchmark.jsonl``, ``documents.jsonl``, ``qrels.txt``), or explicit fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,15 @@ from ..measures.turn_ndcg import TurnNDCG
 from ._reteco import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
+    KIT_AGGREGATION,
+    RULES_OPTION,
+    RULES_TEXT,
     TIE_BREAK_OPTION,
+    baseline_note,
     explicit_file,
+    gold_notes,
+    kit_macro,
+    kit_qrels,
     read_run_any,
     validate_reteco_domains,
 )
@@ -115,12 +124,59 @@ def _load(data: Any, split: str | None, opts: dict) -> Inputs:
         recor = load_recor(split or "dev", root=data, domains=opts["domain"], qualified=True,
                            hash_turn_ids="normalise")
     return Inputs(qrels=recor.qrels, topics=recor.topics, corpus=recor.corpus, problems=list(recor.problems),
-                  meta={"domains": recor.domains}, extra={"recor": recor})
+                  meta={"domains": recor.domains, "_split": None if folder is not None or any(
+                      opts.get(n) for n in ("topics", "qrels", "corpus")) else (split or "dev")},
+                  extra={"recor": recor})
+
+
+def _file_domain(path: Path, ids: pd.Series, topics: pd.DataFrame, domains: list[str]) -> str | None:
+    """The domain of one per-domain run file: named by the file (``<domain>.txt``, ``run_<domain>.txt``,
+    ``<domain>/run.txt``; the longest such name), else the one domain whose topics hold the most of
+    the file's plain ids; None when that is not one domain."""
+    stem, parents = path.stem, {p.name for p in path.parents}
+    named = [d for d in domains if d in parents or stem == d or stem.startswith(d + "_") or stem.endswith("_" + d)
+             or f"_{d}_" in stem or stem.startswith(d + "-") or stem.endswith("-" + d)]
+    if named:
+        return max(named, key=len)
+    plain = pd.Series(pd.unique(ids.astype(str)))
+    plain = plain[~plain.str.contains("/", regex=False)]
+    known = set(topics["query_id"].astype(str))
+    hits = {d: int((d + "/" + plain).isin(known).sum()) for d in domains}
+    best = max(hits.values(), default=0)
+    winners = [d for d, n in hits.items() if n == best]
+    return winners[0] if best and len(winners) == 1 else None
+
+
+def _read_runs(run: Any, recor: RecorData) -> tuple[pd.DataFrame, list, str | None]:
+    """One submission given as several run files (the starter kit writes one per domain, with plain
+    turn ids): a ``{domain: path}`` mapping, or a list of paths whose domain each file's name (or
+    else its ids) gives. A file's plain ids are qualified with its domain (``biology/3_turn_1``),
+    so ids repeated across domains stay apart. Anything else is read as one run."""
+    from ..contracts.reteco import load_run_rows
+
+    if isinstance(run, Mapping):
+        items = [(str(d), Path(p)) for d, p in run.items()]
+    elif isinstance(run, (list, tuple)) and run and all(isinstance(r, (str, Path)) for r in run):
+        items = [(None, Path(p)) for p in run]
+    else:
+        return read_run_any(run)
+    frames, problems, names = [], [], []
+    for dom, path in items:
+        frame, probs, name = load_run_rows(str(path), "trec")
+        dom = dom or _file_domain(path, frame["query_id"], recor.topics, list(recor.domains))
+        if dom is not None and len(frame):
+            qid = frame["query_id"].astype(str)
+            plain = ~qid.str.contains("/", regex=False)
+            frame["query_id"] = qid.where(~plain, dom + "/" + qid)
+        frames.append(frame)
+        problems += [replace(p, path=p.path or name) for p in probs]
+        names.append(f"{name or path}" + (f" ({dom})" if dom else ""))
+    return pd.concat(frames, ignore_index=True), problems, ", ".join(names)
 
 
 def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
     recor: RecorData = inputs.extra["recor"]
-    frame, problems, path = read_run_any(run)
+    frame, problems, path = _read_runs(run, recor)
     frame, id_problems = map_run_query_ids(frame, recor.topics, hash_turn_ids=opts["hash_turn_ids"], path=path)
     corpus = recor.corpus
     if corpus is None:
@@ -130,7 +186,8 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
         scope = opts["corpus_scope"]
     return validate_reteco_domains(frame, list(problems) + id_problems, path, topics=recor.topics, corpus=corpus,
                                    corpus_scope=scope, k=opts["k"], check_all_corpus=False, query_ids=opts["query_ids"],
-                                   message="document {doc} is not in the {domain} corpus; discarded")
+                                   message="document {doc} is not in the {domain} corpus; discarded",
+                                   rules=opts["rules"])
 
 
 def _measures(opts: dict) -> list:
@@ -142,8 +199,16 @@ def _measures(opts: dict) -> list:
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
     run = report.run[["query_id", "doc_id", "score"]]
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
-    long = long_per_query(measures, qrels, run, display=display, units=inputs.units(), topics=inputs.topics,
+    units = inputs.units()
+    kit = opts.get("rules") == "kit"
+    if kit:
+        qrels = kit_qrels(inputs.qrels, inputs.corpus, run["query_id"])[["query_id", "doc_id", "relevance"]]
+        units = pd.unique(qrels["query_id"].astype(str)).tolist()
+    long = long_per_query(measures, qrels, run, display=display, units=units, topics=inputs.topics,
                           tie_break=opts["tie_break"])
+    if kit:
+        long.attrs["official_value"] = kit_macro(long, display(measures[0]), inputs.topics)[0]
+        long.attrs["aggregation"] = KIT_AGGREGATION
     return long, None
 
 
@@ -158,12 +223,26 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
         notes.append(f"{len(unjudged)} turn(s) of the topics have no qrels and are not evaluated")
     if inputs.corpus is None:
         notes.append("no corpus given: unknown documents were not checked")
+    notes += gold_notes(qrels, inputs.corpus, opts["rules"], unit="turn")
+    if opts["rules"] == "kit" and report.extra.get("kit_unknown_doc"):
+        notes.append(f"{report.extra['kit_unknown_doc']} run row(s) name a document outside the corpus: kept in "
+                     "the ranking (kit rules)")
+    notes.append(RULES_TEXT[opts["rules"]])
+    official = display(_measures(opts)[0])
+    rows = long[long["measure"] == official]
+    if len(rows) and opts["average"] == "turn":
+        value, per_domain = kit_macro(long, official, topics)
+        if opts["rules"] != "kit":
+            value = float(rows["value"].mean())
+        note = baseline_note("2a", inputs.meta.get("_split"), opts["rules"], value, per_domain)
+        if note:
+            notes.append(note)
     return notes
 
 
 def _describe(score) -> dict:
     n = int(score.per_query["query_id"].nunique()) if len(score.per_query) else 0
-    return {"turns": n, "n_turns": n}
+    return {"turns": n, "n_turns": n, "rules": score.options.get("rules", "page")}
 
 
 def _demo(sample_root: Path) -> dict:
@@ -194,9 +273,11 @@ RETECO_2A = register(Benchmark(
         Option("hash_turn_ids", "normalise", "run ids written '<conv>#turn<t>': read as '<conv>_turn_<t>' "
                "(default) or reject", choices=("normalise", "reject"), data=True),
         TIE_BREAK_OPTION,
+        RULES_OPTION,
         *FILE_OPTIONS,
     ),
-    run_help="TREC run: query_id Q0 doc_id rank score run_id",
+    run_help="TREC run: query_id Q0 doc_id rank score run_id; several files (e.g. the starter kit's one run "
+             "file per domain) are scored as one submission",
     notes=_notes,
     describe=_describe,
     demo=_demo,

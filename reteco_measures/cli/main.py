@@ -289,6 +289,9 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from ..contracts import validate_run
 
+    if getattr(args, "rules", "page") == "kit":
+        return _validate_kit(args)
+
     report = validate_run(
         args.run,
         args.contract,
@@ -313,6 +316,24 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0 if valid else 1
 
 
+def _validate_kit(args: argparse.Namespace) -> int:
+    """``validate --rules kit``: the RETECO starter kit's format check only (exit 1 where it fails)."""
+    from ..contracts.reteco import check_kit_format
+
+    problems = check_kit_format(args.run)
+    if args.format == "json":
+        print(json.dumps({"rules": "kit", "ok": not problems, "valid": not problems,
+                          "errors": [p.as_dict() for p in problems]}, indent=2))
+    else:
+        state = "ok" if not problems else f"INVALID, {len(problems)} line(s) fail"
+        print(f"starter-kit format check (rules: kit): {state}")
+        for p in problems[:args.limit]:
+            print(f"  error: {p}")
+        if len(problems) > args.limit:
+            print(f"  ... and {len(problems) - args.limit} more")
+    return 1 if problems else 0
+
+
 def _add_validate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="check a run against a benchmark contract")
     p.add_argument("run")
@@ -323,6 +344,9 @@ def _add_validate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=50, help="problems shown in the text summary")
     p.add_argument("--output", help="write the cleaned run (TREC format) here")
     p.add_argument("--format", default="text", choices=["text", "json"])
+    p.add_argument("--rules", default="page", choices=["page", "kit"],
+                   help="page: the contract's checks (default); kit: only the checks of the RETECO starter kit's "
+                        "format_checker.py (6 fields, integer rank >= 1 unique within a topic, numeric score)")
     p.set_defaults(func=_cmd_validate)
 
 

@@ -61,7 +61,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
     reward_json = getattr(args, "reward_json", None)
     if reward_json:
         return _score_harbor(args, bench, reward_json)
-    score = bench.score(args.submission, data=args.data, split=getattr(args, "split", None),
+    submission = args.submission
+    if isinstance(submission, list):
+        submission = submission[0] if len(submission) == 1 else submission
+    score = bench.score(submission, data=args.data, split=getattr(args, "split", None),
                         **benchmark_options(args, bench))
     render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
     return score_exit_code(score)
@@ -119,7 +122,9 @@ def add_score_parsers(sub: argparse._SubParsersAction) -> None:
     presets.required = True
     for name, bench in sorted(BENCHMARKS.items()):
         pp = presets.add_parser(name, help=bench.help, description=bench.help)
-        pp.add_argument("submission", metavar=bench.run_arg, help=bench.run_help)
+        # RETECO 2a: the starter kit writes one run file per domain, scored together as one submission
+        several = name == "reteco-2a"
+        pp.add_argument("submission", metavar=bench.run_arg, help=bench.run_help, nargs="+" if several else None)
         add_benchmark_options(pp, bench)
         pp.add_argument("--per-query", action="store_true", help="also print per-query values")
         pp.add_argument("--limit", type=int, default=50, help="problems listed in table output")

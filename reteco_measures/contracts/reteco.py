@@ -40,7 +40,7 @@ from ..io.readers import read_run_with_problems
 from ..kernels.ranking import row_ranks
 from .base import ValidationReport, contract, id_frame, with_severity
 
-__all__ = ["validate_reteco", "load_run_rows", "discard_counts"]
+__all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -246,3 +246,55 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
         problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
                                    kind="empty", severity="error"))
     return ValidationReport("reteco", problems, cleaned, missing_queries=missing)
+
+
+# ------------------------------------------------------------------------------------------------
+# the RETECO starter kit's format check (``validate --rules kit``)
+
+#: Python's ``int()`` of one whitespace-free field: digits (any Unicode decimal digit), an optional
+#: sign, ``_`` only between digits
+_KIT_DIGITS = r"\d+(?:_\d+)*"
+_KIT_INT = rf"[+-]?{_KIT_DIGITS}"
+#: Python's ``float()`` of one whitespace-free field: decimal or scientific notation, ``_`` between
+#: digits, ``nan`` / ``inf`` / ``infinity`` in any case
+_KIT_FLOAT = (rf"[+-]?(?:(?:{_KIT_DIGITS}(?:\.(?:{_KIT_DIGITS})?)?|\.{_KIT_DIGITS})(?:[eE][+-]?{_KIT_DIGITS})?"
+              r"|(?i:nan|inf|infinity))")
+
+
+def check_kit_format(source: Any) -> list[Problem]:
+    """The checks of the RETECO starter kit's ``format_checker.py`` (github.com/DataScienceUIBK/
+    RETECO, ``starter_kit/``), reimplemented from their description: every non-blank line has
+    exactly 6 whitespace-separated fields, the rank (4th) is an integer as Python's ``int`` reads
+    it and at least 1, no rank repeats within a topic, and the score (5th) is a number as Python's
+    ``float`` reads it (so ``3_0``, ``nan`` and ``inf`` pass, ``1.0`` as a rank fails).
+
+    Returns one ``error`` problem (kind ``kit_format``) per failing line, an empty list when the
+    kit's checker would pass the file. Vectorised over the lines (pandas string operations)."""
+    from ..io._lines import read_source_bytes
+
+    path = source_name(source)
+    text = read_source_bytes(source).decode("utf-8", errors="replace")
+    lines = pd.Series(text.splitlines(), dtype=object)
+    numbers = np.arange(1, len(lines) + 1)
+    filled = lines.str.strip().str.len().to_numpy() > 0
+    lines, numbers = lines[filled].reset_index(drop=True), numbers[filled]
+    fields = lines.str.split()
+    n = fields.str.len().to_numpy()
+    qid = fields.str[0].fillna("")
+    rank_s, score_s = fields.str[3].fillna(""), fields.str[4].fillna("")
+    six = n == 6
+    rank_ok = rank_s.str.fullmatch(_KIT_INT).to_numpy(dtype=bool)
+    rank_v = pd.to_numeric(rank_s.str.replace("_", "", regex=False).where(rank_ok), errors="coerce")
+    rank_pos = rank_ok & (rank_v.fillna(0).to_numpy() >= 1)
+    score_ok = score_s.str.fullmatch(_KIT_FLOAT).to_numpy(dtype=bool)
+    repeated = (six & rank_pos) & pd.DataFrame({"q": qid, "r": rank_v}).duplicated().to_numpy()
+    why = np.full(len(lines), "", dtype=object)
+    why[six & ~score_ok] = "score is not a number"
+    why[six & rank_ok & ~rank_pos] = "rank is below 1"
+    why[six & ~rank_ok] = "rank is not an integer"
+    why[repeated & score_ok] = "rank repeated within the topic"
+    why[~six] = "expected 6 fields"
+    bad = np.flatnonzero(why != "")
+    return [Problem(f"{why[i]}: {lines[i][:80]!r} (starter-kit format check)", line=int(numbers[i]),
+                    query_id=str(qid[i]) or None, path=path, kind="kit_format", severity="error")
+            for i in bad.tolist()]

@@ -62,6 +62,8 @@ from ..io.readers import read_qrels_with_problems
 from .base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
 
 __all__ = [
+    "read_duplicate_map",
+    "map_duplicates",
     "TEMPO_DOMAINS",
     "TEMPO_SPLITS",
     "TRACK_DIR",
@@ -456,6 +458,8 @@ class TempoData:
         domains: the domains loaded.
         steps: whether this is the 1b (step) view.
         problems: data problems found while loading (qrels topics not in the topics file, ...).
+        duplicates: ``removed, kept, domain`` from each domain's ``duplicate_map.json`` (data v1.1
+            removed duplicate documents from the Track 1 corpora; empty when no map is shipped).
     """
 
     topics: pd.DataFrame
@@ -464,12 +468,46 @@ class TempoData:
     domains: list[str]
     steps: bool
     problems: list[Problem] = field(default_factory=list)
+    duplicates: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"removed": [], "kept": [],
+                                                                            "domain": []}, dtype=object))
 
     @property
     def query_ids(self) -> list[str]:
         """The expected run topics: query ids (1a) or step ids (1b)."""
         kind = "step" if self.steps else "query"
         return self.topics.loc[self.topics["kind"] == kind, "query_id"].astype(str).tolist()
+
+
+def read_duplicate_map(path: str | os.PathLike, domain: str) -> pd.DataFrame:
+    """A data v1.1 ``duplicate_map.json`` (``{removed id: kept id}``, written by the organisers'
+    deduplication of the Track 1 corpora) as ``removed, kept, domain``.
+
+    Raises:
+        DataFormatError: the file is not a JSON object of strings (named with the file).
+    """
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataFormatError([Problem(f"not a readable JSON duplicate map ({exc})", path=str(path))]) from None
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise DataFormatError([Problem("a duplicate map is a JSON object {removed id: kept id} of strings",
+                                       path=str(path))])
+    return pd.DataFrame({"removed": list(raw), "kept": list(raw.values()), "domain": domain}, dtype=object)
+
+
+def map_duplicates(frame: pd.DataFrame, duplicates: pd.DataFrame, column: str = "doc_id") -> tuple[pd.DataFrame, int]:
+    """``frame`` with removed duplicate ids in ``column`` renamed to their kept id (per domain when
+    ``frame`` has a ``domain`` column); returns the frame and how many rows were renamed."""
+    if not len(duplicates) or not len(frame):
+        return frame, 0
+    lookup = duplicates.drop_duplicates("removed").set_index("removed")["kept"]
+    mapped = frame[column].astype(str).map(lookup)
+    hit = mapped.notna().to_numpy()
+    if not hit.any():
+        return frame, 0
+    out = frame.copy()
+    out.loc[hit, column] = mapped[hit].to_numpy()
+    return out, int(hit.sum())
 
 
 def _unknown_qrels_topics(qrels: pd.DataFrame, known: pd.Series, what: str, path: str) -> list[Problem]:
@@ -502,9 +540,12 @@ def load_tempo(
     """
     doms = _domains_arg(domains, split, root)
     topics = tempo_topics(split, doms, root=root, periods=periods, require_steps=steps)
-    qrels_parts, corpus_parts, problems = [], [], []
+    qrels_parts, corpus_parts, problems, dup_parts = [], [], [], []
     kind = "step" if steps else "query"
     for dom in doms:
+        dup_file = _file(dom, "duplicate_map.json", f"TEMPO {dom} duplicate map", root)
+        if Path(dup_file.path(force=False)).is_file():
+            dup_parts.append(read_duplicate_map(dup_file.path(), dom))
         name = f"qrels_steps_{split}.txt" if steps else f"qrels_{split}.txt"
         qfile = _file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", root)
         q = read_tempo_qrels(qfile.path())
@@ -518,7 +559,10 @@ def load_tempo(
     qrels = pd.concat(qrels_parts, ignore_index=True)
     docs = (pd.concat(corpus_parts, ignore_index=True) if corpus_parts
             else pd.DataFrame({"doc_id": pd.array([], dtype="str"), "domain": []}))
-    return TempoData(topics, qrels, docs, doms, steps, problems)
+    data = TempoData(topics, qrels, docs, doms, steps, problems)
+    if dup_parts:
+        data.duplicates = pd.concat(dup_parts, ignore_index=True)
+    return data
 
 
 # ------------------------------------------------------------------------------------------------

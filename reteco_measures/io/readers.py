@@ -15,6 +15,7 @@ hands a file it does not accept on whole; both read every accepted line to the s
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -158,11 +159,17 @@ def _clip(text: str, limit: int = 80) -> str:
 
 
 def _score_fault(text: str) -> str:
-    """Why a score string was refused, in words."""
+    """Why a score string was refused, in words: not a number at all, a number written in a form
+    a score may not take (Python's ``float`` reads ``3_0`` as 30.0 and ``٣`` as 3.0; a run's
+    score is written as a decimal or scientific-notation number), or not finite."""
     try:
-        float(text)
+        value = float(text)
     except ValueError:
         return "is not a number"
+    if math.isfinite(value):
+        what = "with '_' as a digit separator" if "_" in text else "in a form other than plain digits"
+        return (f"is a number written {what} (Python would read it as {value!r}); a score is written as a "
+                "decimal or scientific-notation number such as 30 or 3.0e1")
     return "is not a finite number (NaN, infinite or beyond the float64 range)"
 
 
@@ -329,6 +336,15 @@ def _check_run_block(block: pa.Array, first_line: int | np.ndarray, path: str | 
     for i in wrong_at.tolist():
         problems.append(_line_fields_problem(bytes(block[i].as_py()), int(numbers[i]), path, bool(cr_inside[i]),
                                              bool(glued[i])))
+    # fields after the sixth: kept as trec_eval reads them (ignored), but never silently
+    extra_at = np.flatnonzero((n > 6) & ~comment & ~wrong)
+    if len(extra_at) > cap:
+        uncounted["extra_fields"] = len(extra_at) - cap
+        extra_at = extra_at[:cap]
+    for i in extra_at.tolist():
+        problems.append(Problem(f"found {int(n[i])} fields: the fields after the sixth (the run id) are ignored, as "
+                                "trec_eval ignores them", line=int(numbers[i]), query_id=_clip(cols[0][i].as_py()),
+                                path=path, kind="extra_fields", severity="note"))
     keep = (n > 0) & ~comment & ~wrong
     if not keep.all():
         cols = [c.filter(pa.array(keep)) for c in cols]

@@ -287,3 +287,23 @@ def test_topics_feed_the_temporal_judge(release, tmp_path):
     assert parsed["100_1"]["required_periods"] == ["2017", "2021"]
     assert parsed["101_2"]["required_periods"] == ["101_2_step1"]
     assert parsed["100_1"]["query"].startswith("Title 100_1?")
+
+
+def test_v11_duplicate_maps_are_read(tmp_path: Path) -> None:
+    from tempo_tree import write_v11_release
+
+    from reteco_measures.datasets.reteco_tempo import load_tempo, map_duplicates
+    from reteco_measures.errors import DataFormatError
+
+    root = write_v11_release(tmp_path)
+    data = load_tempo("dev", root=root)
+    assert sorted(map(tuple, data.duplicates[["removed", "kept", "domain"]].to_numpy().tolist())) == [
+        ("bitcoin/a2.txt", "bitcoin/a.txt", "bitcoin"), ("law/x2.txt", "law/x.txt", "law")]
+    mapped, n = map_duplicates(data.qrels, data.duplicates)
+    assert n == 1 and "law/x2.txt" not in set(mapped["doc_id"]) and "law/x.txt" in set(mapped["doc_id"])
+    # a release without maps: no duplicates, nothing renamed
+    assert load_tempo("dev", root=write_two_domain_release(tmp_path / "v10")).duplicates.empty
+    bad = root / TRACK / "law" / "duplicate_map.json"
+    bad.write_text('["law/x2.txt"]', encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"law/duplicate_map.json: .*a duplicate map is a JSON object"):
+        load_tempo("dev", root=root)

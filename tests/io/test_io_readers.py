@@ -87,12 +87,15 @@ def test_two_records_on_one_line_are_reported(tmp_path: Path) -> None:
 
 def test_free_text_after_the_run_id_is_still_ignored() -> None:
     """trec_eval ignores any field after the run id (its own test run results.trunc carries
-    'more junk at end of lines'); only a second record is refused."""
-    data = b"q1 Q0 d1 1 0.5 r more junk at end of lines\nq1 Q0 d2 2 0.4 r a b c d e f g\nq1 Q0 d3 3 0.3 r x y z 9 w v\n"
+    'more junk at end of lines'); only a second record is refused. A 7th field is never silently
+    accepted: each such line gets a note (the row is kept)."""
+    data = b"q1 Q0 d1 1 0.5 r more junk at end of lines\nq1 Q0 d2 2 0.4 r a b c d e f g\nq1 Q0 d3 3 0.3 r x y z 9 w v\n" \
+           b"q1 Q0 d4 4 0.2 r 7th\n"
     frame, problems = read_run_with_problems(data)
-    assert problems == []
-    assert frame["doc_id"].tolist() == ["d1", "d2", "d3"]
-    assert frame["run_id"].tolist() == ["r", "r", "r"]
+    assert [(p.line, p.kind, p.severity) for p in problems] == [(i, "extra_fields", "note") for i in (1, 2, 3, 4)]
+    assert problems[3].message.startswith("found 7 fields: the fields after the sixth (the run id) are ignored")
+    assert frame["doc_id"].tolist() == ["d1", "d2", "d3", "d4"]
+    assert frame["run_id"].tolist() == ["r", "r", "r", "r"]
 
 
 def test_the_arrow_path_hands_such_files_on() -> None:
@@ -184,3 +187,14 @@ def test_an_ikat_run_object_in_text_is_recognised_too() -> None:
     text = '{"run_name": "r", "run_type": "automatic", "turns": [{"turn_id": "9-1_1", "responses": []}]}\n'
     with pytest.raises(rm.errors.DataFormatError, match=r"validate_run\(path, 'ikat'\)"):
         rm.read_run(text, format="jsonl", on_bad_lines="error")
+
+
+def test_a_score_with_a_digit_separator_is_named_as_such() -> None:
+    """``3_0`` is a number to Python's float (30.0), not a non-finite one: the message says what it is."""
+    frame, problems = read_run_with_problems(b"q1 Q0 d1 1 3_0 r\nq1 Q0 d2 2 1e400 r\nq1 Q0 d3 3 x r\n")
+    assert float("3_0") == 30.0
+    assert [p.line for p in problems] == [1, 2, 3]
+    assert "with '_' as a digit separator (Python would read it as 30.0)" in problems[0].message
+    assert "not a finite number" not in problems[0].message
+    assert "is not a finite number" in problems[1].message
+    assert problems[2].message.endswith("is not a number")
