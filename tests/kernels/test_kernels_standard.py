@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ir_measures import AP, RR, P, R, nDCG
+from ir_measures import AP, RR, P, R, Rprec, nDCG
 
 import reteco_measures as rm
 from reteco_measures.io.convert import qrels_to_dict, run_to_dict
@@ -242,12 +242,13 @@ def test_supports_only_verified_parameters() -> None:
     from ir_measures import parse_measure
 
     for text in ["nDCG@10", "nDCG", "AP@10", "AP(rel=2)@1000", "P(rel=2)@20", "R@10", "R(rel=2)@1000", "RR",
-                 "RR(rel=2)", "nDCG(judged_only=True)@10", "nDCG(gains={0:0,1:1,2:3})@10"]:
+                 "RR(rel=2)", "nDCG(judged_only=True)@10", "nDCG(gains={0:0,1:1,2:3})@10", "RR@10",
+                 "RR(rel=2)@1000", "Judged@10", "Judged"]:
         assert standard.supports(parse_measure(text)), text
-    for text in ["RR@10", "nDCG(dcg='exp-log2')@10", "P(rel=0)@5", "Rprec", "Bpref", "ERR@10", "Success@10"]:
+    for text in ["nDCG(dcg='exp-log2')@10", "P(rel=0)@5", "Rprec", "Bpref", "ERR@10", "Success@10"]:
         assert not standard.supports(parse_measure(text)), text
-    native, other = standard.split_measures([nDCG @ 10, RR @ 10, AP @ 10])
-    assert native == [nDCG @ 10, AP @ 10] and other == [RR @ 10]
+    native, other = standard.split_measures([nDCG @ 10, Rprec, AP @ 10])
+    assert native == [nDCG @ 10, AP @ 10] and other == [Rprec]
 
 
 def test_nan_scores_fall_back() -> None:
