@@ -69,6 +69,7 @@ __all__ = [
     "per_query_frame",
     "iter_metrics",
     "aggregate",
+    "top_rows",
 ]
 
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -786,3 +787,23 @@ def aggregate(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> 
     _, values = per_query(measures, qrels, run)
     return {m: float(np.add.accumulate(v)[-1] / len(v)) if len(v) else float("nan")
             for m, v in values.items()}
+
+
+def top_rows(run: Any, k: int | None) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """``(query_ids, doc_ids, ranks)`` of each query's rows ranked 1..k in trec_eval's order
+    (all rows for k None; a repeated pair keeps its last score), sorted by (query, rank): what a
+    provider with another tie rule needs to see our order. Only the tie groups reaching into the
+    top k are ordered by doc id. Raises `NativeFallback` for NaN scores."""
+    frame = run if isinstance(run, pd.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
+        else as_run_frame(run)
+    prepared, _ = _prepare(frame)
+    rows, codes = prepared.rows_between(prepared.seg_start, prepared.depth_end(k))
+    ranks = prepared.tie_ranks(rows, codes)
+    if k is not None:
+        keep = ranks <= k
+        rows, codes, ranks = rows[keep], codes[keep], ranks[keep]
+    order = np.lexsort((ranks, codes))
+    rows, codes, ranks = rows[order], codes[order], ranks[order]
+    docs = prepared.doc.take(pa.array(prepared.orig(rows), type=pa.int64()))
+    qids = prepared.query_ids.take(pa.array(codes, type=pa.int64()))
+    return qids, docs, ranks

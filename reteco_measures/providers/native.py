@@ -21,7 +21,7 @@ from ir_measures.providers.base import Evaluator, Provider
 from ..errors import DataFormatError
 from ..io.convert import as_qrels_frame, as_run_frame, is_source, qrels_to_dict, run_to_dict
 from ..kernels import standard
-from ..kernels.ranking import duplicate_pairs, rank_run
+from ..kernels.ranking import duplicate_pairs
 
 __all__ = [
     "use_native_kernels",
@@ -96,34 +96,51 @@ def provider_depth(measures: Iterable[ir_measures.Measure]) -> int | None:
     return depth or None
 
 
-def provider_run(run: Any, depth: int | None) -> Any:
+def _pytrec_eval_only(measures: Iterable[ir_measures.Measure]) -> bool:
+    """True when pytrec_eval (whose order is trec_eval's) computes every one of ``measures``."""
+    pipeline = [p for p in ir_measures.DefaultPipeline.providers
+                if getattr(p, "NAME", None) != NativeStandardProvider.NAME]
+    for m in measures:
+        prov = next((p for p in pipeline if _claims(p, m)), None)
+        if getattr(prov, "NAME", None) != "pytrec_eval":
+            return False
+    return True
+
+
+def _claims(provider: Provider, measure: ir_measures.Measure) -> bool:
+    try:
+        return bool(provider.supports(measure)) and bool(provider.is_available())
+    except Exception:  # noqa: BLE001 - a provider that cannot judge the measure does not claim it
+        return False
+
+
+def provider_run(run: Any, depth: int | None, measures: Iterable[ir_measures.Measure] = ()) -> Any:
     """The run a fallback provider gets (``{query: {doc: score}}``): each query's top ``depth``
     rows in trec_eval's order (float32 score descending, ties by doc id descending; a repeated
     pair keeps its last score), re-scored ``-rank`` so that every provider's own sort, whatever
     its tie rule (MS MARCO's and ir_measures' ``judged`` break ties by doc id *ascending*),
-    reproduces that order. Runs with NaN scores, and queries deeper than 2**24 rows (where
-    ``-rank`` would tie in single precision), are handed over whole, as they are."""
+    reproduces that order. When pytrec_eval computes all of ``measures`` (it ranks by trec_eval's
+    rule itself) and every row is needed, the run is handed over as it is. Runs with NaN
+    scores, and queries deeper than 2**24 rows (where ``-rank`` would tie in single precision),
+    are handed over whole, as they are."""
     if not isinstance(run, pd.DataFrame):
         try:
             run = as_run_frame(run)
         except DataFormatError:
             return run  # non-finite scores: pytrec_eval's own reading, as documented
     frame = run[["query_id", "doc_id", "score"]]
-    score = frame["score"].to_numpy(dtype=np.float64)
-    if len(frame) == 0 or np.isnan(score).any():
-        return run_to_dict(as_run_frame(frame)) if len(frame) else {}
-    dup = duplicate_pairs(frame, keep="last")
-    if dup.any():
-        frame = frame[~dup]
-    ranked = rank_run(frame, "trec_eval")
-    rank = ranked["rank"].to_numpy()
-    if int(rank.max()) > _EXACT_RANKS:
+    if len(frame) == 0:
+        return {}
+    if depth is None and measures and _pytrec_eval_only(measures):
         return run_to_dict(as_run_frame(frame))
-    if depth is not None:
-        keep = rank <= depth
-        ranked, rank = ranked[keep], rank[keep]
-    return run_to_dict(pd.DataFrame({"query_id": ranked["query_id"].to_numpy(), "doc_id": ranked["doc_id"].to_numpy(),
-                                     "score": -rank.astype(np.float64)}))
+    try:
+        qids, docs, ranks = standard.top_rows(frame, depth)
+    except standard.NativeFallback:  # NaN scores
+        return run_to_dict(as_run_frame(frame))
+    if len(ranks) and int(ranks.max()) > _EXACT_RANKS:
+        return run_to_dict(as_run_frame(frame))
+    return run_to_dict(pd.DataFrame({"query_id": pd.array(qids, dtype="str"), "doc_id": pd.array(docs, dtype="str"),
+                                     "score": -ranks.astype(np.float64)}))
 
 
 def trec_eval_safe_qrels(qrels: pd.DataFrame, gains: dict | None = None) -> pd.DataFrame:
@@ -227,7 +244,7 @@ def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, nativ
         for m in other:
             gains = _gains_of(m)
             groups.setdefault(tuple(sorted(gains.items())) if gains else None, []).append(m)
-        run_in = provider_run(run, provider_depth(other))
+        run_in = provider_run(run, provider_depth(other), other)
         for key, group in groups.items():
             back: dict = {}
             q = frame
@@ -303,7 +320,7 @@ class _NativeEvaluator(Evaluator):
         try:
             yield from standard.iter_metrics(self.measures, self.qrels_frame, frame)
         except standard.NativeFallback:
-            yield from self._pytrec_eval(provider_run(frame, provider_depth(self.measures)))
+            yield from self._pytrec_eval(provider_run(frame, provider_depth(self.measures), self.measures))
 
     def _pytrec_eval(self, run: Any) -> Iterator[Metric]:
         """The measures through ir_measures' other providers (pytrec_eval first; ``RR@k`` and
