@@ -271,3 +271,28 @@ def test_string_key_equal_strings_equal_keys() -> None:
             if w == v:
                 assert keys[i] == keys[j]
     assert len(set(keys.tolist())) == len(set(words))
+
+
+def test_scores_beyond_single_precision_give_no_numpy_warning() -> None:
+    import warnings
+
+    import pytrec_eval
+
+    # 1e39 and -1e39 are legal doubles beyond float32: trec_eval's (float) cast makes them ±inf
+    run = {"q": {"a": 1e39, "b": 2e39, "c": 1.0, "d": -1e39}}
+    qrels = {"q": {"a": 1, "c": 2, "d": 1}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = standard.aggregate([nDCG @ 10, AP, RR, P @ 2], qrels, run)
+        ranked = rm_rank(run)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "map", "recip_rank", "P_2"}).evaluate(run)["q"]
+    assert got == pytest.approx({nDCG @ 10: ref["ndcg_cut_10"], AP: ref["map"], RR: ref["recip_rank"],
+                                 P @ 2: ref["P_2"]}, abs=1e-12)
+    assert ranked == ["b", "a", "c", "d"]  # a and b tie at +inf: doc id descending
+
+
+def rm_rank(run: dict) -> list[str]:
+    from reteco_measures.io.convert import as_run_frame
+    from reteco_measures.kernels.ranking import rank_run
+
+    return rank_run(as_run_frame(run), "trec_eval")["doc_id"].tolist()
