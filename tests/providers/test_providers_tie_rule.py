@@ -139,3 +139,19 @@ def test_fallback_provider_gets_top_k_dicts_in_our_order(monkeypatch) -> None:
         ranked = sorted(run[q], key=lambda d: -run[q][d])
         assert ranked == ["d12", "d11", "d10"]  # the top 3 only, trec_eval's order, no tie left
         assert len(set(run[q].values())) == 3
+
+
+@pytest.mark.parametrize("name", ["RR", "Judged", "Accuracy", "ERR", "nDCG", "AP"])
+def test_constant_scorer_through_the_providers_too(name: str) -> None:
+    """With the native kernels off (pytrec_eval and ir_measures' other providers compute every
+    measure), the providers get the run in trec_eval's order and give the same values."""
+    measure = ir_measures.measures.registry[name](cutoff=K)
+    with rm.use_native_kernels(False, scope="api"):
+        got = {m.query_id: m.value for m in rm.iter_calc([measure], QRELS, RUN)}
+    if name in PYTREC:
+        ev = pytrec_eval.RelevanceEvaluator(QRELS, {PYTREC[name]})
+        ref = {q: v[PYTREC[name]] for q, v in ev.evaluate(RUN).items()}
+    else:
+        ref = HAND[name]
+    tol = 5e-6 if name == "ERR" else 1e-9
+    assert got == pytest.approx(ref, abs=tol)
