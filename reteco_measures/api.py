@@ -86,7 +86,8 @@ def calc_aggregate(
             / labels that only meet through another id form warn with
             `QueryIdMismatchWarning`; ``'normalize'``: the run's,
             topics' and labels' ids are mapped to the qrels' form of the same query
-            (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``; see
+            (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``,
+            ``9-1-3`` ↔ ``9-1_3``; see
             `reteco_measures.query_ids`).
         on_mismatch: ``'warn'`` (default, as a drop-in for ``ir_measures.calc_aggregate``): inputs
             that do not match (the cases of `QueryIdMismatchWarning`,

@@ -268,7 +268,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
         "--normalize-ids",
         action="store_true",
         help="map the run's (topics', labels') query ids to the qrels' form of the same query: "
-        "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1'",
+        "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1', '9-1-3' = '9-1_3'",
     )
     p.add_argument("--exclude-label", type=int, metavar="LABEL",
                    help="remove from the run every document the qrels judge LABEL for its query before evaluation "
