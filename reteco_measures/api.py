@@ -50,6 +50,11 @@ __all__ = [
 _NAMES = ("human", "machine")
 
 
+def _exclusion(exclude_label: int | None) -> dict[str, Any]:
+    """``exclude_label`` as a keyword for the out-of-core paths (left out when not set)."""
+    return {} if exclude_label is None else {"exclude_label": int(exclude_label)}
+
+
 def calc_aggregate(
     measures: Any,
     qrels: Any,
@@ -62,6 +67,7 @@ def calc_aggregate(
     query_ids: str = "exact",
     on_mismatch: str = "warn",
     stream: bool = False,
+    exclude_label: int | None = None,
 ) -> dict[ir_measures.Measure, float]:
     """Aggregate value of each measure, as ``ir_measures.calc_aggregate``.
 
@@ -80,7 +86,8 @@ def calc_aggregate(
             / labels that only meet through another id form warn with
             `QueryIdMismatchWarning`; ``'normalize'``: the run's,
             topics' and labels' ids are mapped to the qrels' form of the same query
-            (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``; see
+            (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``,
+            ``9-1-3`` ↔ ``9-1_3``; see
             `reteco_measures.query_ids`).
         on_mismatch: ``'warn'`` (default, as a drop-in for ``ir_measures.calc_aggregate``): inputs
             that do not match (the cases of `QueryIdMismatchWarning`,
@@ -90,6 +97,11 @@ def calc_aggregate(
         stream: read the run *file* in blocks of whole queries (out of core, same numbers; see
             `reteco_measures.scale.stream`). A Dask DataFrame run is evaluated on its
             cluster's workers (`reteco_measures.scale.dask`).
+        exclude_label: remove from the run, before evaluation, every document the qrels judge
+            with this label for its query (``-100``: the grade ir_datasets gives the documents
+            BRIGHT excludes, which BRIGHT's own scoring drops from the ranking). Default
+            ``None``: pytrec_eval's reading (a negative label is a judged non-relevant document
+            that keeps its rank), with a `DataFormatWarning` note when the qrels hold ``-100``.
 
     Returns:
         ``{measure: value}``; a measure defined on no query gives NaN (or its ``empty`` value).
@@ -105,9 +117,10 @@ def calc_aggregate(
         if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
             _engine.check_modes(tie_break, query_ids)
             return scaled_calc_aggregate(measures, qrels, run, stream=stream, topics=topics, labels=labels,
-                                         corpus=corpus, tie_break=tie_break, query_ids=query_ids)
+                                         corpus=corpus, tie_break=tie_break, query_ids=query_ids,
+                                         **_exclusion(exclude_label))
         return _engine.calc_aggregate(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
-                                      tie_break=tie_break, query_ids=query_ids)
+                                      tie_break=tie_break, query_ids=query_ids, exclude_label=exclude_label)
 
 
 def iter_calc(
@@ -122,6 +135,7 @@ def iter_calc(
     query_ids: str = "exact",
     on_mismatch: str = "warn",
     stream: bool = False,
+    exclude_label: int | None = None,
 ) -> Iterator[Metric]:
     """Per-query values as ``ir_measures.Metric(query_id, measure, value)``.
 
@@ -132,9 +146,10 @@ def iter_calc(
         if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
             _engine.check_modes(tie_break, query_ids)
             return iter(scaled_iter_calc(measures, qrels, run, stream=stream, topics=topics, labels=labels,
-                                         corpus=corpus, tie_break=tie_break, query_ids=query_ids))
+                                         corpus=corpus, tie_break=tie_break, query_ids=query_ids,
+                                         **_exclusion(exclude_label)))
         return iter(_engine.iter_calc(measures, qrels, run, topics=topics, labels=labels, corpus=corpus,
-                                      tie_break=tie_break, query_ids=query_ids))
+                                      tie_break=tie_break, query_ids=query_ids, exclude_label=exclude_label))
 
 
 def evaluate(
@@ -151,6 +166,7 @@ def evaluate(
     on_mismatch: str = "warn",
     names: str = "human",
     stream: bool = False,
+    exclude_label: int | None = None,
 ) -> pd.DataFrame:
     """A tidy DataFrame of results: columns ``[*by, "measure", "value", "n"]``.
 
@@ -178,9 +194,9 @@ def evaluate(
             measures = parse_measures(measures)
             topics_df = load_topics(topics) if topics is not None else None
             values = scaled_frame(measures, qrels, run, stream=stream, topics=topics_df, labels=labels,
-                                  corpus=corpus, tie_break=tie_break, query_ids=query_ids)
+                                  corpus=corpus, tie_break=tie_break, query_ids=query_ids, **_exclusion(exclude_label))
             return _engine.evaluate_table(values, measures, order=None, topics=topics_df, by=by_cols, names=names)
         p = _engine.prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
-                            query_ids=query_ids)
+                            query_ids=query_ids, exclude_label=exclude_label)
     return _engine.evaluate_table(_engine.iter_prepared(p), p.measures, order=_engine.qrels_order(p.qrels),
                                   topics=p.topics, by=by_cols, names=names)

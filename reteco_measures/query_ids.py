@@ -5,6 +5,9 @@ The same query is written in several forms by the files a participant meets:
 * RECOR turns as ``<conversation_id>_turn_<t>`` (release, runs) or ``<conversation_id>#turn<t>``
   (the organisers' public sample qrels);
 * domain-qualified ``<domain>/<id>`` (all-domains datasets) or plain ``<id>`` (one domain);
+* TREC iKAT turns as ``<topic>-<subtree>_<turn>`` (``9-1_3``: the organisers' topics, runs and
+  NIST qrels) or ``<topic>-<subtree>-<turn>`` (``9-1-3``: copies of the qrels that write the
+  last separator as a hyphen);
 * numbers as text: ``001`` or ``1`` (a spreadsheet or a numeric column drops leading zeros,
   ``1.0`` where it went through floating point).
 
@@ -64,12 +67,14 @@ NORMALIZE_HINT = "pass query_ids='normalize' (command line: --normalize-ids)"
 
 def canonical_query_ids(ids: Iterable[str] | pd.Series) -> pd.Series:
     """The canonical form of each id: the part after the last ``/``, ``#turn<t>`` read as
-    ``_turn_<t>`` (turn number without leading zeros), and an all-digit id (or ``<digits>.0``)
-    without leading zeros. Vectorised over a Series of str."""
+    ``_turn_<t>`` (turn number without leading zeros), an iKAT turn ``<n>-<n>-<n>`` read as
+    ``<n>-<n>_<n>``, and an all-digit id (or ``<digits>.0``) without leading zeros. Vectorised
+    over a Series of str."""
     s = pd.Series(ids, dtype="str") if not isinstance(ids, pd.Series) else ids.astype("str")
     s = s.str.replace(r"^.*/", "", regex=True)
     s = s.str.replace(r"#turn_?0*(\d)", r"_turn_\1", regex=True)
     s = s.str.replace(r"_turn_0+(\d)", r"_turn_\1", regex=True)
+    s = s.str.replace(r"^(\d+-\d+)-(\d+)$", r"\1_\2", regex=True)
     s = s.str.replace(r"^(\d+)\.0*$", r"\1", regex=True)
     s = s.str.replace(r"^0+(\d)", r"\1", regex=True)
     return s

@@ -98,6 +98,21 @@ def test_canonical_forms():
     assert got.tolist() == ["ex_1_turn_1"] * 4 + ["1", "1", "0"]
 
 
+def test_ikat_turn_ids_with_a_hyphen_for_the_underscore():
+    # iKAT turns are <topic>-<subtree>_<turn> (9-1_3); some qrels copies write 9-1-3
+    assert canonical_query_ids(["9-1-3", "9-1_3", "10-2-12", "2023-01-05-1"]).tolist() == [
+        "9-1_3", "9-1_3", "10-2_12", "2023-01-05-1"]
+    qrels = pd.DataFrame({"query_id": ["9-1-3", "9-1-4"], "doc_id": ["p1", "p2"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": ["9-1_3", "9-1_4"], "doc_id": ["p1", "p9"], "score": [1.0, 1.0]})
+    with pytest.warns(QueryIdMismatchWarning, match=r"run '9-1_3', qrels '9-1-3'"):
+        rm.calc_aggregate(["P@1"], qrels, run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rm.calc_aggregate(["P@1"], qrels, run, query_ids="normalize")
+    # 9-1-3 finds p1 at rank 1 -> 1; 9-1-4's p2 is not retrieved -> 0
+    assert list(got.values()) == [pytest.approx(1 / 2)]
+
+
 def _pair(qrels_ids, run_ids):
     qrels = pd.DataFrame({"query_id": qrels_ids, "doc_id": "d", "relevance": 1})
     run = pd.DataFrame({"query_id": run_ids, "doc_id": "d", "score": 1.0})

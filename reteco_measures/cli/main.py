@@ -221,6 +221,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         query_ids="normalize" if args.normalize_ids else "exact",
     )
+    if args.exclude_label is not None:
+        kwargs["exclude_label"] = args.exclude_label
     if args.stream:
         kwargs["stream"] = True
     try:
@@ -266,8 +268,12 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
         "--normalize-ids",
         action="store_true",
         help="map the run's (topics', labels') query ids to the qrels' form of the same query: "
-        "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1'",
+        "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1', '9-1-3' = '9-1_3'",
     )
+    p.add_argument("--exclude-label", type=int, metavar="LABEL",
+                   help="remove from the run every document the qrels judge LABEL for its query before evaluation "
+                   "(-100: ir_datasets' grade for BRIGHT's excluded documents, which BRIGHT's scoring drops); "
+                   "default: pytrec_eval's reading (judged non-relevant, ranked), with a note when the qrels hold -100")
     p.add_argument("--contract", help="apply a benchmark contract (reteco | chunqiu | spoken | ikat) to the run "
                    "before scoring, as the benchmark's scorer does ('score BENCHMARK' also reads its topics)")
     p.add_argument("--corpus", help="doc ids for the contract (JSONL with doc_id/id, or one id per line); "

@@ -299,6 +299,10 @@ def _rank_value(value: Any, field: str, out: _Collector, line: int | None, turn:
     return number
 
 
+#: the strings protobuf's JSON format uses for non-finite floats (accepted by its parser)
+_PROTOBUF_SPECIAL_FLOATS = ("NaN", "Infinity", "-Infinity")
+
+
 def _score_value(
     value: Any, present: bool, field: str, out: _Collector, line: int | None, turn: str | None, doc: str | None
 ) -> float | None:
@@ -329,6 +333,15 @@ def _score_value(
             if math.isfinite(number):
                 out.add(f"{field}: {value!r} is a string; read as {number!r}", "note", line=line, turn=turn,
                         kind="score", doc_id=doc)
+    if isinstance(value, str) and number is not None and value.strip() in _PROTOBUF_SPECIAL_FLOATS:
+        # protobuf's JSON format writes NaN and the infinities as these strings and the organisers'
+        # validator (which parses the run with protobuf) accepts them; a NaN has no place in a
+        # ranking (trec_eval's sort is undefined on it) and an infinity ties every other one, so
+        # we refuse them - our check alone, said in the message
+        out.add(f"{field}: {value!r} is protobuf's JSON spelling of a non-finite float; the organisers' validator "
+                "accepts it, reteco-measures refuses it (a ranking needs finite scores)", "error", line=line,
+                turn=turn, kind="score", doc_id=doc)
+        return None
     if number is None or not math.isfinite(number) or abs(number) > FLOAT32_MAX:
         why = "beyond single precision" if number is not None and math.isfinite(number) else "not a finite number"
         out.add(f"{field}: {value!r} is {why}", "error", line=line, turn=turn, kind="score", doc_id=doc)

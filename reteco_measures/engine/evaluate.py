@@ -15,6 +15,10 @@ refused:
 * a run and qrels (or topics, labels) that share no query id, or fewer than a known id-form
   mapping would give, warn (`QueryIdMismatchWarning`);
   ``query_ids="normalize"`` maps them (`reteco_measures.query_ids`);
+* ``exclude_label`` (e.g. ``-100``): run documents judged with that label for their query are
+  removed from the run before anything is ranked (`exclude_judged`); by default
+  (``None``) such labels are read as pytrec_eval reads them, and a ``-100`` in the qrels gives a
+  `DataFormatWarning` note naming the option;
 * qrels queries whose labels are all negative reach pytrec_eval with one extra unretrieved
   label-0 judgment, because trec_eval's code sizes its relevance-level table by the largest label
   and crashes (or reads stale memory) when it is negative; the values are trec_eval's for a
@@ -26,14 +30,18 @@ refused:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import ir_measures
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from ir_measures import Metric
 
+from ..errors import DataFormatWarning, user_stacklevel
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..kernels.context import CHECKED_IDS, RANKED_RUN, RankedRun
 from ..kernels.ranking import duplicate_pairs, rank_run
@@ -49,8 +57,47 @@ from .results import aggregate, aggregates, metrics_frame
 
 __all__ = [
     "Prepared", "prepare", "iter_prepared", "calc_prepared", "iter_calc", "calc_aggregate", "evaluate_table",
-    "trec_eval_safe_qrels", "check_modes", "qrels_order",
+    "trec_eval_safe_qrels", "check_modes", "qrels_order", "exclude_judged", "EXCLUDED_LABEL",
 ]
+
+#: the grade ir_datasets (0.6 on) gives the documents BRIGHT excludes from a query's ranking
+#: (``excluded_ids`` of the BRIGHT benchmark, Su et al. 2024, https://github.com/xlang-ai/BRIGHT)
+EXCLUDED_LABEL = -100
+
+
+def _pair_keys(query_id: pd.Series, doc_id: pd.Series) -> pa.Array:
+    """One string per (query, doc) pair (a NUL byte between the two ids, which neither holds)."""
+    q = pa.array(query_id.astype("str").to_numpy(dtype=object), type=pa.large_string())
+    d = pa.array(doc_id.astype("str").to_numpy(dtype=object), type=pa.large_string())
+    return pc.binary_join_element_wise(q, d, pa.scalar("\x00", pa.large_string()))
+
+
+def exclude_judged(qrels: pd.DataFrame, run: pd.DataFrame, label: int | None) -> pd.DataFrame:
+    """``run`` without the documents the qrels judge ``label`` for that query (``label=None``:
+    the run as it is, with a `DataFormatWarning` note when the qrels hold `EXCLUDED_LABEL`).
+
+    BRIGHT's scoring removes each query's excluded documents from the ranking before it computes
+    nDCG; ir_datasets keeps them in the qrels with the grade -100, which pytrec_eval reads as a
+    non-relevant judged-negative document (it stays in the ranking and takes a rank). The qrels
+    themselves are not changed: a negative grade is never relevant and gives no gain."""
+    rel = qrels["relevance"].to_numpy()
+    if label is None:
+        n = int(np.count_nonzero(rel == EXCLUDED_LABEL)) if len(rel) else 0
+        if n:
+            warnings.warn(
+                f"the qrels hold {n} judgment(s) with the label {EXCLUDED_LABEL} (ir_datasets' mark of the documents "
+                "BRIGHT excludes from a query's ranking); they are read as pytrec_eval reads them (judged "
+                f"non-relevant, ranked). Pass exclude_label={EXCLUDED_LABEL} (command line: --exclude-label "
+                f"{EXCLUDED_LABEL}) to remove them from the run first, as BRIGHT's scoring does",
+                DataFormatWarning, stacklevel=user_stacklevel())
+        return run
+    mark = rel == int(label)
+    if not mark.any() or run.empty:
+        return run
+    excluded = qrels.loc[mark]
+    drop = np.asarray(pc.is_in(_pair_keys(run["query_id"], run["doc_id"]),
+                               value_set=_pair_keys(excluded["query_id"], excluded["doc_id"])), dtype=bool)
+    return run[~drop].reset_index(drop=True) if drop.any() else run
 
 
 def qrels_order(qrels: pd.DataFrame) -> pd.Index:
@@ -89,7 +136,8 @@ class Prepared(NamedTuple):
 
 
 def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval", corpus: Sequence[str] | None = None,
-            topics: Any = None, labels: Any = None, query_ids: str = "exact") -> Prepared:
+            topics: Any = None, labels: Any = None, query_ids: str = "exact",
+            exclude_label: int | None = None) -> Prepared:
     """Parse, read, check and rank once (see the module doc)."""
     check_modes(tie_break, query_ids)
     measures = parse_measures(measures)
@@ -101,6 +149,7 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     run_in, topics_in, labels_in = align_query_ids(
         qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids
     )
+    run_in = exclude_judged(qrels_in, run_in, exclude_label)
     ours = [m for m in measures if m.NAME in REGISTERED]
     standard = [m for m in measures if m.NAME not in REGISTERED]
     run_standard = run_in
@@ -161,18 +210,20 @@ def calc_prepared(p: Prepared) -> dict[ir_measures.Measure, float]:
 
 
 def iter_calc(measures: Any, qrels: Any, run: Any, *, topics: Any = None, labels: Any = None,
-              corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact") -> list[Metric]:
+              corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact",
+              exclude_label: int | None = None) -> list[Metric]:
     """Per-query values in memory (``rm.iter_calc`` without ``stream`` or Dask)."""
     p = prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
-                query_ids=query_ids)
+                query_ids=query_ids, exclude_label=exclude_label)
     return iter_prepared(p)
 
 
 def calc_aggregate(measures: Any, qrels: Any, run: Any, *, topics: Any = None, labels: Any = None,
-                   corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact") -> dict[ir_measures.Measure, float]:
+                   corpus: Sequence[str] | None = None, tie_break: str = "trec_eval", query_ids: str = "exact",
+                   exclude_label: int | None = None) -> dict[ir_measures.Measure, float]:
     """Aggregates in memory (``rm.calc_aggregate`` without ``stream`` or Dask)."""
     p = prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
-                query_ids=query_ids)
+                query_ids=query_ids, exclude_label=exclude_label)
     return calc_prepared(p)
 
 

@@ -11,7 +11,7 @@ Notation, per dimension (and per ``by`` group), on the normalised 0-1 scale of
 `aggregate` ((s - 1)/4 on RETECO's 1-5, s/4 on iKAT's 0-4, 0/1 for
 TEMPO verdicts):
 
-* the *labelled* items: the ``n`` judged items that also have a human rating; ``Y_i`` is the mean
+* the *labelled* items: the n judged items that also have a human rating (column ``n_human``; column ``n`` counts every judged item, n + N); ``Y_i`` is the mean
   of the item's raters, ``f_i`` the judge's value (its repeats combined, by default by the mean,
   as ``judge aggregate`` combines them);
 * the *unlabelled* items: the ``N`` judged items without a human rating, judge values ``f~_j``.

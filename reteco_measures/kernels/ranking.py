@@ -71,7 +71,8 @@ def _ranked_order(
     qid = _as_arrow_strings(run["query_id"])
     position = pa.array(np.arange(n, dtype=np.int64))
     if tie_break == "trec_eval":
-        score32 = np.asarray(run["score"], dtype=np.float64).astype(np.float32)
+        with np.errstate(over="ignore"):  # beyond single precision: ±inf, as trec_eval's (float) cast
+            score32 = np.asarray(run["score"], dtype=np.float64).astype(np.float32)
         table = pa.table({"q": qid, "s": pa.array(score32), "d": _as_arrow_strings(run["doc_id"]), "p": position})
         keys = [("q", "ascending"), ("s", "descending"), ("d", "descending"), ("p", "ascending")]
     elif tie_break == "stable":

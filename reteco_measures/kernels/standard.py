@@ -13,7 +13,10 @@ qrels and run, without building pytrec_eval's dict-of-dicts:
 * ``P@k`` (``P_k``): relevant documents in the top k divided by k.
 * ``R@k`` (``recall_k``): relevant documents in the top k divided by the number of relevant
   documents in the qrels (0 when there are none).
-* ``RR`` (``recip_rank``): 1/rank of the first relevant document, 0 if none is retrieved.
+* ``RR`` (``recip_rank``): 1/rank of the first relevant document, 0 if none is retrieved;
+  ``RR@k`` (MS MARCO's ``MRR@k``): the same, 0 when that rank is above k.
+* ``Judged@k`` (ir_measures' ``judged`` provider): documents with a judgment of any grade
+  (negative ones too) among the top min(k, retrieved), divided by min(k, retrieved).
 
 "Relevant" means a qrels grade ≥ ``rel`` (trec_eval ``-l``; default 1). ``judged_only=True``
 (trec_eval ``-J``) drops retrieved documents without a non-negative judgment before ranking.
@@ -66,6 +69,7 @@ __all__ = [
     "per_query_frame",
     "iter_metrics",
     "aggregate",
+    "top_rows",
 ]
 
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -132,15 +136,21 @@ class IntMapping:
 #: The measures and parameter values the native kernels compute, verified against pytrec_eval,
 #: declared as ir_measures' providers declare theirs (``SUPPORTED_MEASURES``): ``nDCG`` with the
 #: ``log2`` discount, an optional cutoff, an optional int → int ``gains`` mapping and
-#: ``judged_only``; ``AP`` (optional cutoff); ``P@k`` and ``R@k`` (cutoff required); ``RR``
-#: without a cutoff (``RR@k`` is not a pytrec_eval measure; ir_measures computes it elsewhere).
+#: ``judged_only``; ``AP`` (optional cutoff); ``P@k`` and ``R@k`` (cutoff required); ``RR`` with
+#: or without a cutoff (``RR@k`` is not a pytrec_eval measure: its value is MS MARCO's
+#: ``MRR@k`` per query, 1/rank of the first relevant document when that rank is ≤ k, else 0);
+#: ``Judged@k`` (the share of the top min(k, retrieved) documents that have a judgment of any
+#: grade, as ir_measures' ``judged`` provider defines it; no cutoff: all retrieved).
 #: Cutoffs and ``rel`` are integers ≥ 1 (pytrec_eval refuses relevance levels below 1).
+#: Every one of them ranks by trec_eval's order (ties: doc id descending), whichever
+#: provider would otherwise compute it.
 SUPPORTED_MEASURES: list[ir_measures.Measure] = [
     ir_measures.measures._nDCG(cutoff=PositiveInt(), dcg=Choices("log2"), gains=IntMapping(), judged_only=IsBool()),
     ir_measures.measures._AP(cutoff=PositiveInt(), rel=PositiveInt(), judged_only=IsBool()),
     ir_measures.measures._P(cutoff=PositiveInt(required=True), rel=PositiveInt(), judged_only=IsBool()),
     ir_measures.measures._R(cutoff=PositiveInt(required=True), rel=PositiveInt(), judged_only=IsBool()),
-    ir_measures.measures._RR(cutoff=Choices(NOT_PROVIDED), rel=PositiveInt(), judged_only=IsBool()),
+    ir_measures.measures._RR(cutoff=PositiveInt(), rel=PositiveInt(), judged_only=IsBool()),
+    ir_measures.measures._Judged(cutoff=PositiveInt()),
 ]
 
 #: measure names with a native kernel (parameter values: `SUPPORTED_MEASURES`)
@@ -280,7 +290,8 @@ class PreparedRun:
         self.n = n
         if n and np.isnan(score).any():
             raise NativeFallback("NaN scores")
-        desc = _desc_bits(score.astype(np.float32))
+        with np.errstate(over="ignore"):  # beyond single precision: ±inf, as trec_eval's (float) cast
+            desc = _desc_bits(score.astype(np.float32))
         # -- query grouping: one comparison of neighbouring ids
         if n:
             change = np.asarray(pc.not_equal(qid[1:], qid[:-1]), dtype=bool)
@@ -583,9 +594,24 @@ class _Context:
         order = np.lexsort((ranks, codes))
         return codes[order], ranks[order], g[order]
 
-    def first_relevant_rank(self, level: int) -> np.ndarray:
-        """Rank of the first relevant document per run query (0: none retrieved). Looks ten
-        times deeper at each step, and only into the queries still without one."""
+    def judged_in_top(self, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """``(judged, depth)`` per run query: documents with a qrels entry (any grade) among
+        the top ``depth`` = min(k, retrieved) ranks (k None: all retrieved)."""
+        run = self.run
+        rows, codes = run.rows_between(run.seg_start, run.depth_end(k))
+        self.grades(rows)  # fills the qrels lookup of these rows
+        judged = self._qrow[rows] >= 0
+        rows, codes = rows[judged], codes[judged]
+        depth = run.seg_len if k is None else np.minimum(run.seg_len, k)
+        if k is not None and len(rows):
+            ok = run.tie_ranks(rows, codes) <= k
+            codes = codes[ok]
+        return np.bincount(codes, minlength=run.nq).astype(np.float64), depth.astype(np.float64)
+
+    def first_relevant_rank(self, level: int, k: int | None = None) -> np.ndarray:
+        """Rank of the first relevant document per run query (0: none retrieved, or none in
+        the top ``k``). Looks ten times deeper at each step (never below rank ``k``), and only
+        into the queries still without one."""
         run = self.run
         best = np.zeros(run.nq, dtype=np.int64)
         lo = run.seg_start.copy()
@@ -594,7 +620,8 @@ class _Context:
         depth = 10
         lvl = max(level, 0)
         while open_q.any():
-            hi = np.where(open_q, run.depth_end(depth), lo)
+            last = k is not None and depth >= k
+            hi = np.where(open_q, run.depth_end(k if last else depth), lo)
             rows, codes = run.rows_between(lo, hi)
             g = self.grades(rows)
             hit = g >= lvl
@@ -607,7 +634,11 @@ class _Context:
                 open_q &= ~found
             lo = hi
             open_q &= hi < end
+            if last:
+                break
             depth *= 10
+        if k is not None:
+            best[best > k] = 0
         return best
 
 # ------------------------------------------------------------------------------------------
@@ -624,7 +655,7 @@ def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
     run = ctx.run
     name = measure.NAME
     k = _cutoff(measure)
-    level = int(_param(measure, "rel")) if name != "nDCG" else 1
+    level = int(_param(measure, "rel")) if name not in ("nDCG", "Judged") else 1
     lvl = max(level, 0)
     if name == "nDCG":
         codes, ranks, g = ctx.scored_rows(k, lambda x: x > 0)
@@ -632,8 +663,11 @@ def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
         idcg = ctx.ideal_dcg(k)
         return np.divide(dcg, idcg, out=np.zeros(run.nq), where=idcg > 0)
     if name == "RR":
-        first = ctx.first_relevant_rank(level)
+        first = ctx.first_relevant_rank(level, k)
         return np.divide(1.0, first, out=np.zeros(run.nq), where=first > 0)
+    if name == "Judged":
+        judged, depth = ctx.judged_in_top(k)
+        return np.divide(judged, depth, out=np.zeros(run.nq), where=depth > 0)
     codes, ranks, g = ctx.scored_rows(k, lambda x: x >= lvl)
     if name == "P":
         return np.bincount(codes, minlength=run.nq) / float(k)
@@ -703,7 +737,7 @@ def per_query(
     for m in measures:
         gains = _param(m, "gains") if m.NAME == "nDCG" else NOT_PROVIDED
         gkey = tuple(sorted(gains.items())) if isinstance(gains, dict) else None
-        variants.setdefault((gkey, bool(_param(m, "judged_only"))), []).append(m)
+        variants.setdefault((gkey, _param(m, "judged_only") is True), []).append(m)
     out: dict[ir_measures.Measure, np.ndarray] = {}
     query_ids: pa.Array | None = None
     for (gkey, judged_only), ms in variants.items():
@@ -753,3 +787,23 @@ def aggregate(measures: Sequence[ir_measures.Measure], qrels: Any, run: Any) -> 
     _, values = per_query(measures, qrels, run)
     return {m: float(np.add.accumulate(v)[-1] / len(v)) if len(v) else float("nan")
             for m, v in values.items()}
+
+
+def top_rows(run: Any, k: int | None) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """``(query_ids, doc_ids, ranks)`` of each query's rows ranked 1..k in trec_eval's order
+    (all rows for k None; a repeated pair keeps its last score), sorted by (query, rank): what a
+    provider with another tie rule needs to see our order. Only the tie groups reaching into the
+    top k are ordered by doc id. Raises `NativeFallback` for NaN scores."""
+    frame = run if isinstance(run, pd.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
+        else as_run_frame(run)
+    prepared, _ = _prepare(frame)
+    rows, codes = prepared.rows_between(prepared.seg_start, prepared.depth_end(k))
+    ranks = prepared.tie_ranks(rows, codes)
+    if k is not None:
+        keep = ranks <= k
+        rows, codes, ranks = rows[keep], codes[keep], ranks[keep]
+    order = np.lexsort((ranks, codes))
+    rows, codes, ranks = rows[order], codes[order], ranks[order]
+    docs = prepared.doc.take(pa.array(prepared.orig(rows), type=pa.int64()))
+    qids = prepared.query_ids.take(pa.array(codes, type=pa.int64()))
+    return qids, docs, ranks

@@ -21,6 +21,7 @@ from ir_measures.providers.base import Evaluator, Provider
 from ..errors import DataFormatError
 from ..io.convert import as_qrels_frame, as_run_frame, is_source, qrels_to_dict, run_to_dict
 from ..kernels import standard
+from ..kernels.ranking import duplicate_pairs
 
 __all__ = [
     "use_native_kernels",
@@ -78,35 +79,102 @@ def _split(measures: list[ir_measures.Measure]) -> tuple[list, list]:
     return standard.split_measures(measures)
 
 
-def _as_dict(run: Any) -> Any:
-    return run_to_dict(as_run_frame(run)) if isinstance(run, pd.DataFrame) else run
+#: ranks up to this depth are exact as single-precision scores (trec_eval compares ``float``)
+_EXACT_RANKS = 1 << 24
+
+
+def provider_depth(measures: Iterable[ir_measures.Measure]) -> int | None:
+    """How many top rows of each query a fallback provider needs for ``measures``: the largest
+    cutoff; None (all rows) when a measure has no cutoff or ranks only judged documents
+    (``judged_only=True`` drops rows before the cutoff applies)."""
+    depth = 0
+    for m in measures:
+        cutoff = m.params.get("cutoff", ir_measures.providers.base.NOT_PROVIDED)
+        if not isinstance(cutoff, (int, np.integer)) or isinstance(cutoff, bool) or m.params.get("judged_only"):
+            return None
+        depth = max(depth, int(cutoff))
+    return depth or None
+
+
+def _pytrec_eval_only(measures: Iterable[ir_measures.Measure]) -> bool:
+    """True when pytrec_eval (whose order is trec_eval's) computes every one of ``measures``."""
+    pipeline = [p for p in ir_measures.DefaultPipeline.providers
+                if getattr(p, "NAME", None) != NativeStandardProvider.NAME]
+    for m in measures:
+        prov = next((p for p in pipeline if _claims(p, m)), None)
+        if getattr(prov, "NAME", None) != "pytrec_eval":
+            return False
+    return True
+
+
+def _claims(provider: Provider, measure: ir_measures.Measure) -> bool:
+    try:
+        return bool(provider.supports(measure)) and bool(provider.is_available())
+    except Exception:  # noqa: BLE001 - a provider that cannot judge the measure does not claim it
+        return False
+
+
+def provider_run(run: Any, depth: int | None, measures: Iterable[ir_measures.Measure] = ()) -> Any:
+    """The run a fallback provider gets (``{query: {doc: score}}``): each query's top ``depth``
+    rows in trec_eval's order (float32 score descending, ties by doc id descending; a repeated
+    pair keeps its last score), re-scored ``-rank`` so that every provider's own sort, whatever
+    its tie rule (MS MARCO's and ir_measures' ``judged`` break ties by doc id *ascending*),
+    reproduces that order. When pytrec_eval computes all of ``measures`` (it ranks by trec_eval's
+    rule itself) and every row is needed, the run is handed over as it is. Runs with NaN
+    scores, and queries deeper than 2**24 rows (where ``-rank`` would tie in single precision),
+    are handed over whole, as they are."""
+    if not isinstance(run, pd.DataFrame):
+        try:
+            run = as_run_frame(run)
+        except DataFormatError:
+            return run  # non-finite scores: pytrec_eval's own reading, as documented
+    frame = run[["query_id", "doc_id", "score"]]
+    if len(frame) == 0:
+        return {}
+    if depth is None and measures and _pytrec_eval_only(measures):
+        return run_to_dict(as_run_frame(frame))
+    try:
+        qids, docs, ranks = standard.top_rows(frame, depth)
+    except standard.NativeFallback:  # NaN scores
+        return run_to_dict(as_run_frame(frame))
+    if len(ranks) and int(ranks.max()) > _EXACT_RANKS:
+        return run_to_dict(as_run_frame(frame))
+    return run_to_dict(pd.DataFrame({"query_id": pd.array(qids, dtype="str"), "doc_id": pd.array(docs, dtype="str"),
+                                     "score": -ranks.astype(np.float64)}))
 
 
 def trec_eval_safe_qrels(qrels: pd.DataFrame, gains: dict | None = None) -> pd.DataFrame:
-    """Qrels that pytrec_eval can evaluate without crashing, with trec_eval's values.
+    """Qrels that pytrec_eval can evaluate without crashing or hanging, with trec_eval's values.
+
+    The check reads exactly what pytrec_eval receives: a repeated (query, doc) judgment keeps its
+    *last* label (pytrec_eval takes a dictionary), so the earlier ones are dropped first (a
+    ``0`` then ``-1`` made a query all-negative behind a check that saw the ``0``).
 
     trec_eval sizes its per-query table of relevance levels by the query's largest label; when
     every label of a query is negative (TREC Web qrels use -2) that size is zero or negative and
-    the process crashes or reads stale memory. By trec_eval's rules a negative label is "in the
-    pool, not judged": it is never relevant, gives no nDCG gain and is not counted in ``num_rel``.
-    Such a query therefore has no relevant document: nDCG, P, AP, R, RR (every measure of relevant
-    documents) are 0 on it. Each such query gets one extra label-0 judgment of a document no run
-    retrieves, which keeps all of those rules and gives pytrec_eval a valid table. Other queries
-    are untouched.
+    the process crashes, hangs or reads stale memory. By trec_eval's rules a negative label is
+    "in the pool, not judged": it is never relevant, gives no nDCG gain and is not counted in
+    ``num_rel``. Such a query therefore has no relevant document: nDCG, P, AP, R, RR (every
+    measure of relevant documents) are 0 on it. Each such query gets one extra label-0 judgment
+    of a document no run retrieves, which keeps all of those rules and gives pytrec_eval a valid
+    table. Other queries are untouched.
 
     ``gains``: the ``gains`` mapping of an nDCG measure, which ir_measures applies to the labels
     *before* pytrec_eval sees them: a query is all-negative when its *mapped* labels are, and the
     extra judgment gets a label the mapping sends to 0 (not relevant), so that it changes nothing
-    (TREC's ``nDCG(gains={-2: 5, -1: 2, 0: 1})`` makes a -1/-2 query an ordinary one). When every
-    label maps to a relevant gain, no such label exists and the qrels are left as they are.
+    (TREC's ``nDCG(gains={-2: 5, -1: 2, 0: 1})`` makes a -1/-2 query an ordinary one). When no
+    label maps to 0 the qrels are returned without the extra judgment: map the labels first and
+    pass ``gains=None`` (as `standard_calc_aggregate` does for every nDCG with ``gains``).
     """
     if qrels.empty:
         return qrels
+    dup = duplicate_pairs(qrels, keep="last")
+    if dup.any():
+        qrels = qrels[~dup].reset_index(drop=True)
     rel = qrels["relevance"].to_numpy()
     placeholder = 0
     if gains:
-        uniq, inv = np.unique(rel, return_inverse=True)
-        rel = np.array([gains.get(int(v), int(v)) for v in uniq.tolist()], dtype=np.int64)[inv.ravel()]
+        rel = _mapped(rel, gains)
         if gains.get(0, 0) != 0:
             zero = [k for k, v in gains.items() if v == 0]
             if not zero:
@@ -124,9 +192,28 @@ def trec_eval_safe_qrels(qrels: pd.DataFrame, gains: dict | None = None) -> pd.D
     return pd.concat([qrels[["query_id", "doc_id", "relevance"]], extra], ignore_index=True)
 
 
+def _mapped(rel: np.ndarray, gains: dict) -> np.ndarray:
+    """Labels after a ``gains`` mapping (labels it does not name stay as they are)."""
+    uniq, inv = np.unique(rel, return_inverse=True)
+    return np.array([gains.get(int(v), int(v)) for v in uniq.tolist()], dtype=np.int64)[inv.ravel()]
+
+
 def _gains_of(measure: ir_measures.Measure) -> dict | None:
     gains = measure.params.get("gains") if measure.NAME == "nDCG" else None
     return gains if isinstance(gains, dict) else None
+
+
+def _restore(part: Any, back: dict) -> Any:
+    """A provider's results with the measures it was given replaced by the caller's ones."""
+    if not back:
+        return part
+    if isinstance(part, dict):
+        return {back.get(m, m): v for m, v in part.items()}
+    if isinstance(part, pd.DataFrame):
+        col = np.empty(len(part), dtype=object)
+        col[:] = [back.get(m, m) for m in part["measure"].tolist()]
+        return part.assign(measure=col)
+    return [Metric(m.query_id, back.get(m.measure, m.measure), m.value) for m in part]
 
 
 def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, native_fn, ir_fn) -> list:
@@ -136,8 +223,14 @@ def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, nativ
     (raised by the call itself: ``native_fn`` computes before it returns).
 
     The native kernels take the qrels as they are (a negative label is "not judged"; gains are
-    mapped first). ir_measures (pytrec_eval) gets `trec_eval_safe_qrels` of them, made
-    per ``gains`` mapping (one ``ir_fn`` call per mapping; one call when no measure has one)."""
+    mapped first). ir_measures (other providers, pytrec_eval) gets:
+
+    * the run as `provider_run`: dicts, each query's top rows only (`provider_depth`), ranked in
+      trec_eval's order and re-scored so that the provider's own tie rule cannot change it;
+    * the qrels as dicts, after `trec_eval_safe_qrels`, per ``gains`` mapping: an nDCG with
+      ``gains`` gets its labels mapped here and is computed as the same nDCG without ``gains``
+      (what ir_measures does before calling pytrec_eval), so the guard sees the labels
+      pytrec_eval sees; its results carry the original measure."""
     native, other = _split(list(measures))
     parts = []
     if native:
@@ -151,9 +244,21 @@ def _routed(measures: Iterable[ir_measures.Measure], qrels: Any, run: Any, nativ
         for m in other:
             gains = _gains_of(m)
             groups.setdefault(tuple(sorted(gains.items())) if gains else None, []).append(m)
-        run_in = _as_dict(run)
+        run_in = provider_run(run, provider_depth(other), other)
         for key, group in groups.items():
-            parts.append(ir_fn(group, trec_eval_safe_qrels(frame, dict(key) if key else None), run_in))
+            back: dict = {}
+            q = frame
+            if key is not None:
+                q = frame[["query_id", "doc_id", "relevance"]].copy()
+                if len(q):
+                    q["relevance"] = _mapped(q["relevance"].to_numpy(), dict(key))
+                plain = []
+                for m in group:
+                    stripped = type(m)(**{k: v for k, v in m.params.items() if k != "gains"})
+                    back[stripped] = m
+                    plain.append(stripped)
+                group = plain
+            parts.append(_restore(ir_fn(group, qrels_to_dict(trec_eval_safe_qrels(q)), run_in), back))
     return parts
 
 
@@ -215,12 +320,20 @@ class _NativeEvaluator(Evaluator):
         try:
             yield from standard.iter_metrics(self.measures, self.qrels_frame, frame)
         except standard.NativeFallback:
-            yield from self._pytrec_eval(run_to_dict(frame))
+            yield from self._pytrec_eval(provider_run(frame, provider_depth(self.measures), self.measures))
 
     def _pytrec_eval(self, run: Any) -> Iterator[Metric]:
-        pte = ir_measures.providers.registry["pytrec_eval"]
-        ev = pte.evaluator(self.measures, qrels_to_dict(self.qrels_frame))
-        yield from ev.iter_calc(run)
+        """The measures through ir_measures' other providers (pytrec_eval first; ``RR@k`` and
+        ``Judged@k``, which pytrec_eval lacks, through the next provider that has them)."""
+        pipeline = [p for p in ir_measures.DefaultPipeline.providers
+                    if getattr(p, "NAME", None) != NativeStandardProvider.NAME]
+        qrels = qrels_to_dict(trec_eval_safe_qrels(self.qrels_frame))
+        groups: dict[str, tuple[Provider, list]] = {}
+        for m in self.measures:
+            prov = next(p for p in pipeline if p.supports(m) and p.is_available())
+            groups.setdefault(prov.NAME, (prov, []))[1].append(m)
+        for prov, ms in groups.values():
+            yield from prov.evaluator(ms, qrels).iter_calc(run)
 
 
 class NativeStandardProvider(Provider):

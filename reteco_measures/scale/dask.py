@@ -35,10 +35,11 @@ from ir_measures import Metric
 
 from ..engine.evaluate import iter_calc, qrels_order
 from ..engine.results import aggregates, metrics_frame
-from ..errors import DataFormatWarning
+from ..errors import DataFormatWarning, QueryIdMismatchWarning
 from ..io.convert import as_qrels_frame
 from ..measures.base import WeightedValue
 from ..measures.names import parse_measures
+from ..query_ids import check_query_ids, match_query_ids
 from .stream import unreported_metrics
 
 __all__ = ["is_dask_frame", "dask_per_query_frame", "dask_frame", "dask_iter_calc", "dask_calc_aggregate"]
@@ -75,20 +76,46 @@ def _number_rows(part: pd.DataFrame, partition_info: dict | None = None) -> pd.D
     return part.assign(**{_ROW: start + np.arange(len(part), dtype=np.int64)})
 
 
-def _evaluate_partition(part: pd.DataFrame, qrels: pd.DataFrame, measures: list[str], kwargs: dict) -> pd.DataFrame:
-    """Per-query values of one query-aligned partition (runs on a worker)."""
+def _evaluate_partition(part: pd.DataFrame, qrels: pd.DataFrame, measures: list[str],
+                        kwargs: dict) -> tuple[pd.DataFrame, list[str] | None]:
+    """Per-query values of one query-aligned partition (runs on a worker), and the partition's
+    query ids when none of them meets the qrels (``[]`` for an empty partition; None when some
+    id meets the qrels).
+
+    A partition may hold only queries the qrels do not judge; that is no mismatch of the run, so
+    the partition's "share no query id" warning is held back and the client decides on the
+    whole run (`_warn_if_no_partition_matched`)."""
     if _ROW in part.columns:  # shuffled: back to the run's row order (the last repeated pair wins)
         part = part.sort_values(_ROW, kind="stable")
     part = part[["query_id", "doc_id", "score"]]
-    own = set(pd.unique(part["query_id"].astype(str).to_numpy()).tolist())
+    own_ids = pd.unique(part["query_id"].astype(str).to_numpy()).tolist()
+    own = set(own_ids)
     rows = []
+    unmatched: list[str] | None = [] if not len(part) else None  # an empty partition meets nothing
     if len(part):
+        match = match_query_ids(own_ids, qrels["query_id"])
+        shared = match.n_normalized if kwargs.get("query_ids", "exact") == "normalize" else match.n_exact
+        if shared == 0 and len(qrels):
+            unmatched = own_ids
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DataFormatWarning)
+            if unmatched is not None:
+                warnings.simplefilter("ignore", QueryIdMismatchWarning)
             for m in iter_calc(measures, qrels, part, **kwargs):
                 if m.query_id in own:
                     rows.append((m.query_id, str(m.measure), float(m.value), getattr(m.value, "weight", 1.0)))
-    return pd.DataFrame(rows, columns=["query_id", "measure", "value", "weight"])
+    return pd.DataFrame(rows, columns=["query_id", "measure", "value", "weight"]), unmatched
+
+
+def _warn_if_no_partition_matched(results: list, qrels: pd.DataFrame, mode: str) -> None:
+    """The run's query-id check, made once on the client: when no non-empty partition shares a
+    query id with the qrels, the warning the in-memory path gives for the whole run."""
+    held = [ids for _, ids in results]
+    if not results or any(ids is None for ids in held):
+        return
+    ids = [q for part_ids in held for q in part_ids]
+    if ids:
+        check_query_ids(ids, qrels["query_id"], mode=mode)
 
 
 def _aligned(ddf: Any, partitioned: bool | None, tie_break: str) -> Any:
@@ -142,7 +169,9 @@ def _dask_values(measures: Any, qrels: Any, run: Any, *, partitioned: bool | Non
                                                      dask_key_name=f"reteco-partition-{token}-{i}")
         for i, part in enumerate(ddf.to_delayed())
     ]
-    parts = list(dask.compute(*tasks)) if tasks else []
+    results = list(dask.compute(*tasks)) if tasks else []
+    parts = [values for values, _ in results]
+    _warn_if_no_partition_matched(results, qrels_frame, side.get("query_ids", "exact"))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["query_id", "measure", "value", "weight"])
     seen = set(frame["query_id"].tolist())

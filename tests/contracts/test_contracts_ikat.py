@@ -379,3 +379,17 @@ def test_a_run_without_turns_is_not_counted_as_aborted() -> None:
     report = convert_ikat_run({"run_name": "", "run_type": "", "turns": []}, max_warnings=0)
     assert [p.kind for p in report.problems_of("error")] == ["format"]
     assert "no turn" in report.problems_of("error")[0].message
+
+
+@pytest.mark.parametrize("quoted", ["NaN", "Infinity", "-Infinity"])
+def test_quoted_non_finite_scores_are_refused_as_ours_alone(quoted: str) -> None:
+    # protobuf's JSON format spells non-finite floats as these strings; the organisers' validator
+    # (protobuf's parser) accepts them; we refuse them and say that the refusal is ours
+    run = _run([{"turn_id": "9-1_1", "responses": [_resp(1, [(P[0], 2.0), (P[1], 1.0)])]}])
+    run["turns"][0]["responses"][0]["passage_provenance"][1]["score"] = quoted
+    report = convert_ikat_run(run, passage_score="provenance")
+    refused = [p for p in report.errors if p.severity == "error"]
+    assert len(refused) == 1 and refused[0].kind == "score" and refused[0].doc_id == P[1]
+    assert "protobuf's JSON spelling of a non-finite float" in refused[0].message
+    assert "the organisers' validator accepts it, reteco-measures refuses it" in refused[0].message
+    assert report.run["doc_id"].tolist() == [P[0]]  # the passage without a usable score is left out

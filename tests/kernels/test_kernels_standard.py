@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ir_measures import AP, RR, P, R, nDCG
+from ir_measures import AP, RR, P, R, Rprec, nDCG
 
 import reteco_measures as rm
 from reteco_measures.io.convert import qrels_to_dict, run_to_dict
@@ -242,12 +242,13 @@ def test_supports_only_verified_parameters() -> None:
     from ir_measures import parse_measure
 
     for text in ["nDCG@10", "nDCG", "AP@10", "AP(rel=2)@1000", "P(rel=2)@20", "R@10", "R(rel=2)@1000", "RR",
-                 "RR(rel=2)", "nDCG(judged_only=True)@10", "nDCG(gains={0:0,1:1,2:3})@10"]:
+                 "RR(rel=2)", "nDCG(judged_only=True)@10", "nDCG(gains={0:0,1:1,2:3})@10", "RR@10",
+                 "RR(rel=2)@1000", "Judged@10", "Judged"]:
         assert standard.supports(parse_measure(text)), text
-    for text in ["RR@10", "nDCG(dcg='exp-log2')@10", "P(rel=0)@5", "Rprec", "Bpref", "ERR@10", "Success@10"]:
+    for text in ["nDCG(dcg='exp-log2')@10", "P(rel=0)@5", "Rprec", "Bpref", "ERR@10", "Success@10"]:
         assert not standard.supports(parse_measure(text)), text
-    native, other = standard.split_measures([nDCG @ 10, RR @ 10, AP @ 10])
-    assert native == [nDCG @ 10, AP @ 10] and other == [RR @ 10]
+    native, other = standard.split_measures([nDCG @ 10, Rprec, AP @ 10])
+    assert native == [nDCG @ 10, AP @ 10] and other == [Rprec]
 
 
 def test_nan_scores_fall_back() -> None:
@@ -270,3 +271,28 @@ def test_string_key_equal_strings_equal_keys() -> None:
             if w == v:
                 assert keys[i] == keys[j]
     assert len(set(keys.tolist())) == len(set(words))
+
+
+def test_scores_beyond_single_precision_give_no_numpy_warning() -> None:
+    import warnings
+
+    import pytrec_eval
+
+    # 1e39 and -1e39 are legal doubles beyond float32: trec_eval's (float) cast makes them ±inf
+    run = {"q": {"a": 1e39, "b": 2e39, "c": 1.0, "d": -1e39}}
+    qrels = {"q": {"a": 1, "c": 2, "d": 1}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = standard.aggregate([nDCG @ 10, AP, RR, P @ 2], qrels, run)
+        ranked = rm_rank(run)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "map", "recip_rank", "P_2"}).evaluate(run)["q"]
+    assert got == pytest.approx({nDCG @ 10: ref["ndcg_cut_10"], AP: ref["map"], RR: ref["recip_rank"],
+                                 P @ 2: ref["P_2"]}, abs=1e-12)
+    assert ranked == ["b", "a", "c", "d"]  # a and b tie at +inf: doc id descending
+
+
+def rm_rank(run: dict) -> list[str]:
+    from reteco_measures.io.convert import as_run_frame
+    from reteco_measures.kernels.ranking import rank_run
+
+    return rank_run(as_run_frame(run), "trec_eval")["doc_id"].tolist()

@@ -33,7 +33,7 @@ def test_mixed_call_routes_and_matches_pytrec_eval(trec_eval_dir: Path, monkeypa
 
     monkeypatch.setattr(standard, "per_query", spy)
     ours = rm.calc_aggregate(measures, qrels, run)
-    assert calls == [["nDCG@10", "AP@10", "R@10", "RR", "P(rel=2)@5"]]  # the native ones, once
+    assert calls == [["nDCG@10", "AP@10", "R@10", "RR", "RR@10", "P(rel=2)@5"]]  # the native ones, once
     qd, rd = qrels_to_dict(qrels), run_to_dict(run)
     for m in rm.parse_measures(measures):
         ref = ir_measures.calc_aggregate([m], qd, rd)[m]

@@ -9,6 +9,7 @@ import ir_measures
 import pytest
 
 import reteco_measures as rm
+from reteco_measures.errors import QueryIdMismatchWarning
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("dask.distributed")
@@ -118,3 +119,34 @@ def test_shuffled_partitions_with_repeated_pairs_give_the_in_memory_values(sched
     second = {(m.query_id, str(m.measure)): float(m.value)
               for m in rm.iter_calc(measures, qrels, shuffled.compute())}
     assert first != second
+
+
+def test_partition_without_judged_queries_is_no_mismatch() -> None:
+    """A partition holding only queries the qrels do not judge gives no "share no query id"
+    warning; a run none of whose partitions meets the qrels still gives it once."""
+    import warnings
+
+    import dask
+    import pandas as pd
+
+    run = pd.DataFrame({"query_id": ["q1", "q1", "zz", "zz"], "doc_id": ["a", "b", "a", "b"],
+                        "score": [2.0, 1.0, 2.0, 1.0]}).set_index("query_id")
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    ddf = dd.from_pandas(run, npartitions=2, sort=True)  # q1 | zz: one partition per query
+    assert ddf.npartitions == 2 and ddf.known_divisions
+    with dask.config.set({"scheduler": "sync"}), warnings.catch_warnings():
+        warnings.simplefilter("error", QueryIdMismatchWarning)
+        assert rm.calc_aggregate(["RR", "nDCG@10"], qrels, ddf) == {
+            ir_measures.parse_measure("RR"): 1.0, ir_measures.parse_measure("nDCG@10"): 1.0}
+    # the worker's task itself (whose warnings a LocalCluster prints in the worker's log) is silent
+    from reteco_measures.scale.dask import _evaluate_partition
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", QueryIdMismatchWarning)
+        values, unmatched = _evaluate_partition(run.loc[["zz"]].reset_index(), qrels, ["RR"], {})
+    assert values.empty and unmatched == ["zz"]
+    other = pd.DataFrame({"query_id": ["x1"], "doc_id": ["a"], "relevance": [1]})
+    with dask.config.set({"scheduler": "sync"}), pytest.warns(QueryIdMismatchWarning,
+                                                                 match="share no query id") as record:
+        rm.calc_aggregate(["RR"], other, ddf)
+    assert sum("share no query id" in str(w.message) for w in record) == 1
