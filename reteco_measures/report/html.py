@@ -228,7 +228,8 @@ def _plots(board: Any) -> list[str]:
         kinds.append(("depth", "By conversation depth"))
     for kind, caption in kinds:
         try:
-            fig = plot_comparison(board, kind)
+            # the runs plot in the ranking's order (by score, as the table and --plot)
+            fig = plot_comparison(board, kind, sort=True) if kind == "runs" else plot_comparison(board, kind)
         except (ValueError, KeyError):  # a plot that does not apply to this board
             continue
         figures.append(_figure(fig, caption))
@@ -284,7 +285,7 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
         parts.append("<h2>Pairwise tests of the calibrated means</h2>")
         parts.append(table_html(board.calibrated_pairwise, places=places, table_id="calibrated-pairwise"))
     if board.failed:
-        parts.append("<h2>Submissions that could not be scored</h2><ul>"
+        parts.append("<h2>Not scored (not ranked)</h2><ul>"
                      + "".join(f"<li><code>{_esc(k)}</code>: {_esc(v)}</li>" for k, v in board.failed.items())
                      + "</ul>")
     invalid = [r for r, s in board.scores.items() if not s.valid]
