@@ -79,6 +79,7 @@ if TYPE_CHECKING:  # annotations only: Benchmark.leaderboard calls this module, 
 
 __all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals", "unscorable_reason",
            "invalid_reason", "TooFewScoredError",
+           "judgment_counts",
            "UnscorableSubmissionWarning"]
 
 
@@ -408,6 +409,8 @@ def leaderboard(
         "problems": [len(scores[r].report.errors) for r in order],
         "reason": [invalid_reason(scores[r]) for r in order],
     })
+    if bench.contract == "judgments":
+        _turn_counts(ranking, scores, frame, _dimension(label))
     if human is not None:
         cal = calibration_table.iloc[at]
         for col in ("n_human", "human_mean", "bias", "lam"):
@@ -444,6 +447,39 @@ def leaderboard(
 def _dimension(label: str) -> str:
     """The judged dimension of a Likert ranking measure (``Likert(dimension='x')`` → ``x``)."""
     return str(ir_measures.parse_measure(label).params["dimension"])
+
+
+def judgment_counts(score: Any, dimension: str) -> dict[str, int]:
+    """Of the turns a generation Score evaluated, how many have a valid judgment on ``dimension``
+    (``judged``), an invalid one only (``invalid``) and none at all (``missing``: a target the
+    submission did not answer or that was not judged)."""
+    long = score.per_query_long
+    units = pd.Index(long.loc[long["measure"] == f"Likert(dimension='{dimension}')", "query_id"].astype(str))
+    run = score.report.run
+    mine = run[run["dimension"] == dimension] if len(run) else run
+    judged = pd.Index(mine["turn_id"].astype(str)) if len(mine) else pd.Index([])
+    valid = pd.Index(mine.loc[mine["valid"].astype(bool), "turn_id"].astype(str)) if len(mine) else pd.Index([])
+    has_valid = units.isin(valid)
+    has_any = units.isin(judged)
+    return {"judged": int(has_valid.sum()), "invalid": int((has_any & ~has_valid).sum()),
+            "missing": int((~has_any).sum())}
+
+
+def _turn_counts(ranking: pd.DataFrame, scores: dict[str, Score], frame: pd.DataFrame, dim: str) -> None:
+    """A generation board's ``invalid`` and ``missing`` counts per run (`judgment_counts`; ``n`` is
+    the turns its mean is over), and ``turn_set`` when the runs' means are over different sets of
+    turns: runs of one letter average the same turns (``A`` = the first ranked run's set)."""
+    counts = [judgment_counts(scores[r], dim) for r in ranking["run"]]
+    ranking["invalid"] = np.array([c["invalid"] for c in counts], dtype=np.int64)
+    ranking["missing"] = np.array([c["missing"] for c in counts], dtype=np.int64)
+    valued = frame[frame["value"].notna()]
+    sets = valued.groupby("run", sort=False)["query_id"].agg(lambda q: frozenset(q.astype(str)))
+    keys = [sets.get(r, frozenset()) for r in ranking["run"]]
+    if len(set(keys)) > 1:
+        letters: dict[frozenset, str] = {}
+        for k in keys:
+            letters.setdefault(k, chr(ord("A") + len(letters)) if len(letters) < 26 else f"S{len(letters) + 1}")
+        ranking["turn_set"] = [letters[k] for k in keys]
 
 
 def _judged(score: Score) -> pd.DataFrame:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import count_problems
+from .leaderboard import TURN_SET_NOTE
 
 __all__ = ["page", "table_html", "figure_data_uri", "score_html", "leaderboard_html"]
 
@@ -270,6 +271,8 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
         "<h2>Ranking</h2>",
         table_html(ranking, places=places, table_id="ranking", row_classes=classes),
     ]
+    if "turn_set" in ranking.columns:
+        parts.append(f'<p class="meta">{_esc(TURN_SET_NOTE)}</p>')
     calibration = getattr(board, "calibration", None)
     if calibration is not None and len(calibration):
         method = params.get("calibration", "ppi++")

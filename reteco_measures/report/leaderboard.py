@@ -12,7 +12,8 @@ import pandas as pd
 
 from .text import format_frame, frame_records, machine_name, machine_names, metric_key
 
-__all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table", "rank_range", "board_notes"]
+__all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table", "rank_range", "board_notes",
+           "TURN_SET_NOTE"]
 
 LEADERBOARD_FORMATS = ("table", "markdown", "latex", "csv", "json")
 
@@ -59,25 +60,39 @@ def ranking_table(board: Any, places: int = 4) -> pd.DataFrame:
                                      for lo, hi in zip(r["judge_ci_low"], r["judge_ci_high"], strict=True)]
         out["n_human"] = r["n_human"].astype(int).astype(str)
         out["bias"] = [_num(v, places) for v in r["bias"]]
+    if "invalid" in r.columns:  # a generation board: what each mean is over
+        out["n"] = r["n"].astype(int).astype(str)
+        out["invalid"] = r["invalid"].astype(int).astype(str)
+        out["missing"] = r["missing"].astype(int).astype(str)
+        if "turn_set" in r.columns:
+            out["turn set"] = r["turn_set"].astype(str)
     if "tie_min" in r.columns:
         out["ties: worst..best"] = [f"{_num(lo, places)}..{_num(hi, places)}"
                                     for lo, hi in zip(r["tie_min"], r["tie_max"], strict=True)]
     out["valid"] = ["yes" if v else "INVALID" for v in r["valid"]]
     fixed = {"rank", "run", "value", "ci_low", "ci_high", "rank_low", "rank_high", "n", "cluster", "valid",
              "problems", "tie_min", "tie_max", "judge_mean", "judge_ci_low", "judge_ci_high", "n_human", "bias",
-             "human_mean", "lam", "reason"}
+             "human_mean", "lam", "reason", "invalid", "missing", "turn_set"}
     for col in r.columns:
         if col not in fixed:
             out[col] = [_num(v, places) for v in r[col]]
     return out
 
 
+#: the note under a generation board whose runs' means are over different turns
+TURN_SET_NOTE = ("note: the means are over different turn sets (column 'turn set': runs of one letter average "
+                 "the same turns; n, invalid and missing say what each mean leaves out); --on-missing zero "
+                 "(on_missing='zero') scores a turn without a valid judgment 0, so every run averages the same turns")
+
+
 def board_notes(board: Any) -> list[str]:
-    """The lines every form of a leaderboard prints below its ranking: each ranked run invalid by
-    the benchmark's rules with its reason, then each submission not scored (not ranked) with its
-    reason."""
+    """The lines every form of a leaderboard prints below its ranking: a note when a generation
+    board's means are over different turn sets, each ranked run invalid by the benchmark's rules
+    with its reason, then each submission not scored (not ranked) with its reason."""
     r = board.ranking
     lines = []
+    if "turn_set" in r.columns:
+        lines.append(TURN_SET_NOTE)
     if "reason" in r.columns:
         for run, valid, reason in zip(r["run"], r["valid"], r["reason"], strict=True):
             if not valid:
