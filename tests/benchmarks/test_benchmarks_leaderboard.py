@@ -553,3 +553,26 @@ def test_invalid_chunqiu_batch_is_ranked_with_its_reason():
     from reteco_measures.report.leaderboard import format_leaderboard
 
     assert f"INVALID (ranked with its official value): bad: line {first.line}:" in format_leaderboard(board, "table")
+
+
+def test_html_runs_plot_follows_the_ranking(constructed, monkeypatch):
+    """The HTML page's runs plot orders runs as the ranking does (by score), not alphabetically."""
+    pytest.importorskip("matplotlib")
+    import reteco_measures.report.plots as plots
+    from reteco_measures.report.html import leaderboard_html
+
+    folder, _ = constructed
+    runs = {"aa_worst": folder / "noisy.txt", "zz_best": folder / "perfect.txt", "mm_mid": folder / "two_decoys.txt"}
+    board = rm.leaderboard("reteco-1a", runs, data=SAMPLE, split="dev", n_resamples=100, ties=False)
+    seen = []
+    real = plots.plot_comparison
+
+    def spy(comparison, kind="runs", **kwargs):
+        fig = real(comparison, kind, **kwargs)
+        seen.append((kind, [t.get_text() for t in fig.axes[0].get_xticklabels()]))
+        return fig
+
+    monkeypatch.setattr(plots, "plot_comparison", spy)
+    leaderboard_html(board)
+    assert ("runs", board.ranking["run"].tolist()) in seen
+    assert board.ranking["run"].tolist() != sorted(board.ranking["run"].tolist())
