@@ -284,7 +284,7 @@ def test_fresh_venv_sees_only_the_test_environment(tmp_path: Path):
     nothing of the base interpreter's site-packages; a venv made with --system-site-packages
     would see the base interpreter's instead."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     py = str(venv / "bin" / "python")
     _expose_site_packages(py)
     env = _offline_env(tmp_path)
@@ -316,6 +316,7 @@ def test_test_extra_carries_the_build_backend():
         assert test[name].replace(" ", "") == req.replace(" ", ""), (test[name], req)
 
 
+@pytest.mark.slow
 def test_bundle_image_installs_from_the_bundle_alone(wheelhouse: Path, tmp_path: Path, capsys):
     """The Dockerfile's install step, run in a fresh virtual environment with --no-index and the
     bundle's wheels as the only source: every dependency resolves from the bundle. By default the
