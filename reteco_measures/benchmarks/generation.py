@@ -15,7 +15,12 @@ judgments of a turn are combined by ``aggregate`` (default the mean, as ``judge 
 
 Per-query values are the turns' normalised judge scores, one measure per dimension
 (``Likert(dimension='correctness')``, the name ``ir_measures`` reads back); an invalid or missing
-judgment is NaN and left out of the mean (counted in the notes), as the ``Likert`` measure does.
+judgment is NaN and left out of the mean (counted in the notes), as the ``Likert`` measure does,
+unless ``on_missing='zero'`` (``--on-missing zero``) scores it 0, the lowest value: the RETECO
+plan's rule that missing target turns receive zero (with ``targets``, every target turn then
+counts, so every run is averaged over the same turns). The default stays ``'exclude'``, so a
+number scored before keeps its value; a leaderboard shows each run's ``n``, ``invalid`` and
+``missing`` counts and marks means over different turn sets.
 The evaluated turns are ``targets`` (a file of target turn ids: JSONL, TREC qrels or one id per
 line) when given — a target the submission did not judge is then counted as missing — else the
 turns the submission judged. The statistical unit is the turn.
@@ -43,7 +48,7 @@ from .declaration import Benchmark, Inputs, Option
 from .registry import register
 
 __all__ = ["RETECO_2B", "RETECO_2C", "IKAT_2023_GENERATION", "GENERATION_SCALES", "RETECO_DIMENSIONS",
-           "IKAT_DIMENSIONS"]
+           "IKAT_DIMENSIONS", "ON_MISSING"]
 
 # The dimensions and repeat aggregates are named here; tests/benchmarks/test_benchmarks_generation.py checks that they are
 # the judge's (``judge.FAMILIES``, ``judge.AGGREGATES``).
@@ -53,6 +58,8 @@ RETECO_DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "f
 #: the iKAT 2023 response dimensions, the ranking one (groundedness) first
 IKAT_DIMENSIONS = ("groundedness", "naturalness")
 _AGGREGATES = ("mean", "median", "mode")
+#: what a turn without a valid judgment scores: left out of the mean, or 0
+ON_MISSING = ("exclude", "zero")
 
 #: benchmark name -> judge scale (``reteco`` 1-5, ``ikat`` 0-4)
 GENERATION_SCALES = {"reteco-2b": "reteco", "reteco-2c": "reteco", "ikat-2023-generation": "ikat"}
@@ -61,6 +68,10 @@ _OPTIONS = (
     Option("targets", None, "target turn ids (JSONL, TREC qrels or one id per line); a target without a "
            "judgment is counted missing (default: the turns each submission judged)", data=True),
     Option("aggregate", "mean", "how repeated judgments of a turn are combined", choices=_AGGREGATES),
+    Option("on_missing", "exclude", "a turn without a valid judgment (a target not answered or not judged, or an "
+           "invalid judgment): 'exclude' leaves it out of the mean (default; each run's mean is then over its own "
+           "turns); 'zero' scores it 0, the lowest value (RETECO's rule: missing target turns receive zero)",
+           choices=ON_MISSING),
 )
 
 
@@ -117,9 +128,13 @@ def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: d
         vals = value.reindex(units).to_numpy(dtype=np.float64)
         judged = pd.Index(units).isin(mine["turn_id"])
         n_missing, n_invalid = int((~judged).sum()), int((judged & np.isnan(vals)).sum())
+        # on_missing='zero' applies to a dimension the submission was judged on at all
+        zero = opts.get("on_missing", "exclude") == "zero" and len(mine) > 0
         if n_missing or n_invalid:
             notes.append(f"{dim}: of {len(units)} turns, {n_invalid} have an invalid judgment and {n_missing} none "
-                         "(left out of the mean)")
+                         + ("(scored 0: on_missing='zero')" if zero else "(left out of the mean)"))
+        if zero:
+            vals = np.where(np.isnan(vals), 0.0, vals)
         parts.append(pd.DataFrame({"query_id": pd.array(units, dtype=object), "measure": _display(m), "value": vals,
                                    "weight": 1.0}))
     long = pd.concat(parts, ignore_index=True) if parts else \

@@ -62,7 +62,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
-from ..errors import EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning
+from ..errors import DataFormatWarning, EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning, warn
 from ..judge import SCALES, calibrate, read_ratings
 from ..judge.calibrate import METHODS
 from ..query_ids import check_on_mismatch
@@ -72,12 +72,45 @@ from ..stats.compare import Resamples, file_run_name
 from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
 from .registry import benchmark
-from .score import Score
+from .score import Score, unscorable_reason
 
 if TYPE_CHECKING:  # annotations only: Benchmark.leaderboard calls this module, not the other way round
     from .declaration import Benchmark
 
-__all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals"]
+__all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals", "unscorable_reason",
+           "invalid_reason", "TooFewScoredError",
+           "judgment_counts",
+           "UnscorableSubmissionWarning"]
+
+
+class UnscorableSubmissionWarning(DataFormatWarning):
+    """Some submissions of a leaderboard could not be scored (unreadable, empty, or sharing no query
+    id with the benchmark): they are listed in ``Leaderboard.failed`` and not ranked."""
+
+
+class TooFewScoredError(ValueError):
+    """A leaderboard needs two scored submissions; ``scored`` lists the ones it had and ``failed``
+    the ones not scored, with their reasons."""
+
+    def __init__(self, scored: list[str], failed: dict[str, str]) -> None:
+        self.scored, self.failed = list(scored), dict(failed)
+        super().__init__(f"a leaderboard needs at least two scored submissions; scored: {', '.join(scored) or 'none'}"
+                         + "".join(f"; not scored: {name}: {msg}" for name, msg in failed.items()))
+
+
+def invalid_reason(score: Score) -> str:
+    """Why a ranked submission is invalid by the benchmark's rules (its first error, with the
+    number of errors), or ``""`` for a valid one. Such a run ranks with its official value (a
+    ChunQiu batch with a violation: 0)."""
+    if score.valid:
+        return ""
+    errors = score.report.problems_of("error")
+    if not errors:
+        return "invalid by the benchmark's rules"
+    first = errors[0]
+    where = f"line {first.line}: " if first.line is not None else ""
+    more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""
+    return f"{where}{first.message}{more}"
 
 
 @dataclass
@@ -88,14 +121,16 @@ class Leaderboard(Comparison):
         benchmark: the benchmark's name.
         measure: the ranking measure (the official one by default).
         ranking: one row per scored submission, best first: ``rank, run, value, ci_low, ci_high,
-            rank_low, rank_high, n, cluster, valid, problems`` (+ ``tie_min, tie_max`` when ties
+            rank_low, rank_high, n, cluster, valid, problems, reason`` (``reason``: why a run is
+            invalid by the benchmark's rules, ``""`` when valid; + ``tie_min, tie_max`` when ties
             change a value, ``reward`` where the benchmark has one, one column per diagnostic;
             a calibrated board: ``value, ci_low, ci_high`` calibrated, then ``judge_mean,
             judge_ci_low, judge_ci_high, n_human, human_mean, bias, lam``).
         groups: per grouping of the benchmark (``by_domain``, ``by_depth``, ``grid`` ...), a table
             ``run`` × group values of the ranking measure.
         scores: ``{run: Score}`` — every submission's full score.
-        failed: ``{run: message}`` — submissions that could not be scored at all (unreadable).
+        failed: ``{run: reason}`` — the submissions *not scored* and not ranked: unreadable, empty,
+            or sharing no query id with the benchmark (`unscorable_reason`), in the order given.
         calibration: a calibrated board's `calibrate` table (one row
             per run); empty otherwise.
         calibrated_pairwise: a calibrated board's pairwise tests of the calibrated means: ``run,
@@ -256,10 +291,13 @@ def leaderboard(
             RETECO benchmarks) or an empty input raises
             `InputMismatchError` naming the submission, as
             ``rm.compare`` does; ``'warn'``: the warning is given and the board is built anyway.
-            Any other submission that cannot be scored is listed in ``failed``.
+            Any other submission that cannot be scored (unreadable, empty, no query id in common
+            with the benchmark: `unscorable_reason`) is not ranked: it is listed in ``failed``
+            with its reason and an `UnscorableSubmissionWarning` names it.
 
     Raises:
         InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``.
+        TooFewScoredError: fewer than two submissions could be scored (a ``ValueError``).
 
     Returns:
         a `Leaderboard`.
@@ -291,9 +329,18 @@ def leaderboard(
     for name, error in failed.items():
         if isinstance(error, _Mismatch):
             raise InputMismatchError(f"submission {name!r}: {error}")
+    for name in list(scores):
+        reason = unscorable_reason(scores[name])
+        if reason is not None:  # never ranked on zeros: listed under "not scored" with the reason
+            failed[name] = reason
+            del scores[name]
+            bounds.pop(name, None)
+    failed = {name: failed[name] for name, _ in items if name in failed}  # in the order given
+    if failed:
+        warn(f"{bench.name} leaderboard: {len(failed)} submission(s) not scored and not ranked: "
+             + "; ".join(f"{name}: {msg}" for name, msg in failed.items()), UnscorableSubmissionWarning)
     if len(scores) < 2:
-        raise ValueError(f"a leaderboard needs at least two scored submissions; scored {list(scores)}"
-                         + (f", failed {failed}" if failed else ""))
+        raise TooFewScoredError(list(scores), failed)
     first = next(iter(scores.values()))
     label = measure or first.official_measure
     measure_objs = {bench.display(m) if not isinstance(m, str) else m: m for m in bench.measures(opts)}
@@ -367,7 +414,10 @@ def leaderboard(
         "cluster": [cl[r] for r in order],
         "valid": [scores[r].valid for r in order],
         "problems": [len(scores[r].report.errors) for r in order],
+        "reason": [invalid_reason(scores[r]) for r in order],
     })
+    if bench.contract == "judgments":
+        _turn_counts(ranking, scores, frame, _dimension(label))
     if human is not None:
         cal = calibration_table.iloc[at]
         for col in ("n_human", "human_mean", "bias", "lam"):
@@ -407,6 +457,39 @@ def leaderboard(
 def _dimension(label: str) -> str:
     """The judged dimension of a Likert ranking measure (``Likert(dimension='x')`` → ``x``)."""
     return str(ir_measures.parse_measure(label).params["dimension"])
+
+
+def judgment_counts(score: Any, dimension: str) -> dict[str, int]:
+    """Of the turns a generation Score evaluated, how many have a valid judgment on ``dimension``
+    (``judged``), an invalid one only (``invalid``) and none at all (``missing``: a target the
+    submission did not answer or that was not judged)."""
+    long = score.per_query_long
+    units = pd.Index(long.loc[long["measure"] == f"Likert(dimension='{dimension}')", "query_id"].astype(str))
+    run = score.report.run
+    mine = run[run["dimension"] == dimension] if len(run) else run
+    judged = pd.Index(mine["turn_id"].astype(str)) if len(mine) else pd.Index([])
+    valid = pd.Index(mine.loc[mine["valid"].astype(bool), "turn_id"].astype(str)) if len(mine) else pd.Index([])
+    has_valid = units.isin(valid)
+    has_any = units.isin(judged)
+    return {"judged": int(has_valid.sum()), "invalid": int((has_any & ~has_valid).sum()),
+            "missing": int((~has_any).sum())}
+
+
+def _turn_counts(ranking: pd.DataFrame, scores: dict[str, Score], frame: pd.DataFrame, dim: str) -> None:
+    """A generation board's ``invalid`` and ``missing`` counts per run (`judgment_counts`; ``n`` is
+    the turns its mean is over), and ``turn_set`` when the runs' means are over different sets of
+    turns: runs of one letter average the same turns (``A`` = the first ranked run's set)."""
+    counts = [judgment_counts(scores[r], dim) for r in ranking["run"]]
+    ranking["invalid"] = np.array([c["invalid"] for c in counts], dtype=np.int64)
+    ranking["missing"] = np.array([c["missing"] for c in counts], dtype=np.int64)
+    valued = frame[frame["value"].notna()]
+    sets = valued.groupby("run", sort=False)["query_id"].agg(lambda q: frozenset(q.astype(str)))
+    keys = [sets.get(r, frozenset()) for r in ranking["run"]]
+    if len(set(keys)) > 1:
+        letters: dict[frozenset, str] = {}
+        for k in keys:
+            letters.setdefault(k, chr(ord("A") + len(letters)) if len(letters) < 26 else f"S{len(letters) + 1}")
+        ranking["turn_set"] = [letters[k] for k in keys]
 
 
 def _judged(score: Score) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from ..report.text import frame_records, json_number, machine_name, machine_name
 if TYPE_CHECKING:  # annotations only: the declaration module builds Scores, it is not needed here
     from .declaration import Grouping
 
-__all__ = ["Score"]
+__all__ = ["Score", "unscorable_reason"]
 
 
 class _GroupTable:
@@ -230,3 +230,33 @@ class Score:
         return out
 
 
+def unscorable_reason(score: Score) -> str | None:
+    """Why a scored submission cannot be ranked, or None when it can.
+
+    A submission is *unscorable* when the rows its contract kept share no query (turn) id with the
+    units the benchmark evaluates: an empty file, a file of another format, a run for another
+    benchmark. Its zeros would say nothing about a system, so a leaderboard lists it under "not
+    scored" instead of ranking it. This differs from a *valid* run that scores 0 (ranked) and from
+    a run *invalid by the benchmark's rules* that still answers the benchmark's queries (a ChunQiu
+    batch with a violation: ranked with its official 0, ``valid`` False and the reason).
+    """
+    run = score.report.run
+    col = "query_id" if "query_id" in run.columns else "turn_id" if "turn_id" in run.columns else None
+    long = score.per_query_long
+    if len(run):
+        if col is None or "query_id" not in long.columns or not len(long):
+            return None  # rows, and no evaluated unit to compare them with
+        if run[col].astype(str).isin(set(long["query_id"].astype(str).tolist())).any():
+            return None
+    unknown = [p for p in score.report.errors if p.kind == "unknown_query"]
+    if len(run) or unknown:
+        n = int(score.removed.get("unknown_query", len(unknown)))
+        example = next((p.query_id for p in unknown if p.query_id), None)
+        return (f"no query id in common with the {score.benchmark} topics ({n} row(s) of unknown queries"
+                + (f", e.g. {example!r}" if example else "") + "): a submission for another benchmark?")
+    read = [p for p in score.report.errors if p.kind not in ("empty", "missing_query")]
+    if read:
+        first = read[0]
+        where = f" (line {first.line}: {first.message})" if first.line is not None else f" ({first.message})"
+        return f"no readable row: every line was refused{where}"
+    return "no row: the file is empty"

@@ -15,8 +15,14 @@ A submission whose query ids do not meet the benchmark's (also when they only me
 form: ``--normalize-ids`` maps them on the RETECO benchmarks), or an empty one, stops the command
 with one line naming it and no board (exit 1), as ``compare`` does.
 
-Exit codes: 0 ok; 1 inputs that do not match (refused, no board), or some submission could not be scored at all (it is listed, the others are
-ranked), or with ``--human`` some run has no calibrated mean (no rated turn: it is ranked last with
+A submission that cannot be scored at all — unreadable, empty, or sharing no query id with the
+benchmark (a run for another benchmark) — is not ranked: it is listed under "not scored" with
+its reason in every format and on stderr (exit 1); the others are ranked. A run invalid by the
+benchmark's rules (a ChunQiu batch with a violation) is ranked with its official value and the
+reason.
+
+Exit codes: 0 ok; 1 inputs that do not match (refused, no board), or some submission could not be
+scored (listed under "not scored"; fewer than two scored: no board), or with ``--human`` some run has no calibrated mean (no rated turn: it is ranked last with
 NaN and a warning); 2 usage error or missing data.
 """
 
@@ -24,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from ..benchmarks import BENCHMARKS
+from ..benchmarks.leaderboard import TooFewScoredError, UnscorableSubmissionWarning
 from ..errors import InputMismatchError
 from ..report.leaderboard import LEADERBOARD_FORMATS, format_leaderboard
 from .compare_cmd import add_statistics_options, statistics_options
@@ -57,11 +65,20 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
     if getattr(args, "human", None):
         extra = {"human": args.human, "calibration": args.calibration}
     try:
-        board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None), measure=args.measure,
-                                  ties=not args.no_ties, workers=args.workers, on_mismatch="error",
-                                  **statistics_options(args), **extra, **benchmark_options(args, bench))
+        with warnings.catch_warnings():  # the not-scored submissions are listed below, with their reasons
+            warnings.simplefilter("ignore", UnscorableSubmissionWarning)
+            board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None),
+                                      measure=args.measure, ties=not args.no_ties, workers=args.workers,
+                                      on_mismatch="error", **statistics_options(args), **extra,
+                                      **benchmark_options(args, bench))
     except InputMismatchError as exc:  # never a board ranked on zeros: one line, exit 1
         print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
+        return 1
+    except TooFewScoredError as exc:  # the reasons first, then why there is no board
+        for name, message in exc.failed.items():
+            print(f"reteco-measures: error: not scored: {name}: {message}", file=sys.stderr)
+        print(f"reteco-measures: error: no leaderboard: it needs at least two scored submissions; scored: "
+              f"{', '.join(exc.scored) or 'none'}", file=sys.stderr)
         return 1
     if args.format == "html":
         from ..report.html import leaderboard_html
@@ -79,7 +96,7 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
         fig.savefig(args.plot, bbox_inches="tight")
         print(f"plot written to {args.plot}", file=sys.stderr)
     for name, message in board.failed.items():
-        print(f"reteco-measures: error: {name}: {message}", file=sys.stderr)
+        print(f"reteco-measures: error: not scored: {name}: {message}", file=sys.stderr)
     uncalibrated = []
     if extra and len(board.calibration):
         uncalibrated = board.calibration.loc[board.calibration["calibrated"].isna(), "run"].tolist()

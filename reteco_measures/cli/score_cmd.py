@@ -3,7 +3,10 @@
 Each benchmark's declared options become flags (``corpus_scope`` → ``--corpus-scope``); the
 command parses them, calls the engine once, hands the `Score`
 to `reteco_measures.report.score.render_score` and chooses the exit code (1 when the
-submission is invalid by the benchmark's rules, 0 otherwise).
+submission is invalid by the benchmark's rules, 0 otherwise). A submission of which nothing can
+be scored (empty, unreadable, or sharing no query id with the benchmark: see
+`reteco_measures.benchmarks.score.unscorable_reason`) prints its reason first on stderr, then
+the contract's problems, and no table of zeros (exit 1).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import BENCHMARKS, Benchmark
-from ..report.score import render_score
+from ..benchmarks.score import unscorable_reason
+from ..report.score import print_checks, render_score
 from .report import OUTPUT_FORMATS
 
 __all__ = ["add_score_parsers", "add_benchmark_options", "benchmark_options", "demo_argv", "score_exit_code"]
@@ -66,6 +70,11 @@ def _cmd_score(args: argparse.Namespace) -> int:
         submission = submission[0] if len(submission) == 1 else submission
     score = bench.score(submission, data=args.data, split=getattr(args, "split", None),
                         **benchmark_options(args, bench))
+    reason = unscorable_reason(score)
+    if reason is not None:  # nothing of the submission was scored: the reason first, no table of zeros
+        print(f"reteco-measures: error: {args.submission}: not scored: {reason}", file=sys.stderr)
+        print_checks(score, table=True, limit=args.limit, out=sys.stderr, err=sys.stderr)
+        return 1
     render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
     return score_exit_code(score)
 

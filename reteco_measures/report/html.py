@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import count_problems
+from .leaderboard import TURN_SET_NOTE
 
 __all__ = ["page", "table_html", "figure_data_uri", "score_html", "leaderboard_html"]
 
@@ -228,7 +229,8 @@ def _plots(board: Any) -> list[str]:
         kinds.append(("depth", "By conversation depth"))
     for kind, caption in kinds:
         try:
-            fig = plot_comparison(board, kind)
+            # the runs plot in the ranking's order (by score, as the table and --plot)
+            fig = plot_comparison(board, kind, sort=True) if kind == "runs" else plot_comparison(board, kind)
         except (ValueError, KeyError):  # a plot that does not apply to this board
             continue
         figures.append(_figure(fig, caption))
@@ -269,6 +271,8 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
         "<h2>Ranking</h2>",
         table_html(ranking, places=places, table_id="ranking", row_classes=classes),
     ]
+    if "turn_set" in ranking.columns:
+        parts.append(f'<p class="meta">{_esc(TURN_SET_NOTE)}</p>')
     calibration = getattr(board, "calibration", None)
     if calibration is not None and len(calibration):
         method = params.get("calibration", "ppi++")
@@ -284,7 +288,7 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
         parts.append("<h2>Pairwise tests of the calibrated means</h2>")
         parts.append(table_html(board.calibrated_pairwise, places=places, table_id="calibrated-pairwise"))
     if board.failed:
-        parts.append("<h2>Submissions that could not be scored</h2><ul>"
+        parts.append("<h2>Not scored (not ranked)</h2><ul>"
                      + "".join(f"<li><code>{_esc(k)}</code>: {_esc(v)}</li>" for k, v in board.failed.items())
                      + "</ul>")
     invalid = [r for r, s in board.scores.items() if not s.valid]

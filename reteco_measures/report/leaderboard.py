@@ -12,7 +12,8 @@ import pandas as pd
 
 from .text import format_frame, frame_records, machine_name, machine_names, metric_key
 
-__all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table", "rank_range"]
+__all__ = ["LEADERBOARD_FORMATS", "format_leaderboard", "ranking_table", "rank_range", "board_notes",
+           "TURN_SET_NOTE"]
 
 LEADERBOARD_FORMATS = ("table", "markdown", "latex", "csv", "json")
 
@@ -59,17 +60,45 @@ def ranking_table(board: Any, places: int = 4) -> pd.DataFrame:
                                      for lo, hi in zip(r["judge_ci_low"], r["judge_ci_high"], strict=True)]
         out["n_human"] = r["n_human"].astype(int).astype(str)
         out["bias"] = [_num(v, places) for v in r["bias"]]
+    if "invalid" in r.columns:  # a generation board: what each mean is over
+        out["n"] = r["n"].astype(int).astype(str)
+        out["invalid"] = r["invalid"].astype(int).astype(str)
+        out["missing"] = r["missing"].astype(int).astype(str)
+        if "turn_set" in r.columns:
+            out["turn set"] = r["turn_set"].astype(str)
     if "tie_min" in r.columns:
         out["ties: worst..best"] = [f"{_num(lo, places)}..{_num(hi, places)}"
                                     for lo, hi in zip(r["tie_min"], r["tie_max"], strict=True)]
     out["valid"] = ["yes" if v else "INVALID" for v in r["valid"]]
     fixed = {"rank", "run", "value", "ci_low", "ci_high", "rank_low", "rank_high", "n", "cluster", "valid",
              "problems", "tie_min", "tie_max", "judge_mean", "judge_ci_low", "judge_ci_high", "n_human", "bias",
-             "human_mean", "lam"}
+             "human_mean", "lam", "reason", "invalid", "missing", "turn_set"}
     for col in r.columns:
         if col not in fixed:
             out[col] = [_num(v, places) for v in r[col]]
     return out
+
+
+#: the note under a generation board whose runs' means are over different turns
+TURN_SET_NOTE = ("note: the means are over different turn sets (column 'turn set': runs of one letter average "
+                 "the same turns; n, invalid and missing say what each mean leaves out); --on-missing zero "
+                 "(on_missing='zero') scores a turn without a valid judgment 0, so every run averages the same turns")
+
+
+def board_notes(board: Any) -> list[str]:
+    """The lines every form of a leaderboard prints below its ranking: a note when a generation
+    board's means are over different turn sets, each ranked run invalid by the benchmark's rules
+    with its reason, then each submission not scored (not ranked) with its reason."""
+    r = board.ranking
+    lines = []
+    if "turn_set" in r.columns:
+        lines.append(TURN_SET_NOTE)
+    if "reason" in r.columns:
+        for run, valid, reason in zip(r["run"], r["valid"], r["reason"], strict=True):
+            if not valid:
+                lines.append(f"INVALID (ranked with its official value): {run}: {reason or 'invalid by the rules'}")
+    lines += [f"not scored (not ranked): {name}: {msg}" for name, msg in board.failed.items()]
+    return lines
 
 
 def _markdown(frame: pd.DataFrame) -> str:
@@ -82,7 +111,7 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _latex(frame: pd.DataFrame, caption: str) -> str:
+def _latex(frame: pd.DataFrame, caption: str, notes: list[str] | None = None) -> str:
     def tex(v: Any) -> str:
         s = str(v)
         for a, b in (("\\", "\\textbackslash{}"), ("&", "\\&"), ("%", "\\%"), ("_", "\\_"), ("#", "\\#"),
@@ -94,7 +123,10 @@ def _latex(frame: pd.DataFrame, caption: str) -> str:
     lines = ["\\begin{table}[t]", "\\centering", f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
              " & ".join(tex(c) for c in frame.columns) + " \\\\", "\\midrule"]
     lines += [" & ".join(tex(v) for v in row) + " \\\\" for row in frame.itertuples(index=False)]
-    lines += ["\\bottomrule", "\\end{tabular}", f"\\caption{{{tex(caption)}}}", "\\end{table}"]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    if notes:
+        lines += ["\\par\\footnotesize " + " \\\\\n".join(tex(n) for n in notes)]
+    lines += [f"\\caption{{{tex(caption)}}}", "\\end{table}"]
     return "\n".join(lines)
 
 
@@ -141,6 +173,7 @@ def format_leaderboard(board: Any, fmt: str = "table", places: int = 4) -> str:
             "groups": {name: frame_records(machine_names(f)) for name, f in board.groups.items()},
             "pairwise": frame_records(machine_names(board.pairwise)),
             "failed": dict(board.failed),
+            "not_scored": [{"run": name, "reason": msg} for name, msg in board.failed.items()],
         }
         calibration = getattr(board, "calibration", None)
         if calibration is not None and len(calibration):
@@ -153,9 +186,9 @@ def format_leaderboard(board: Any, fmt: str = "table", places: int = 4) -> str:
         return buf.getvalue()
     table = ranking_table(board, places)
     legend = _legend(board)
-    failed = [f"not scored: {name}: {msg}" for name, msg in board.failed.items()]
+    failed = board_notes(board)
     if fmt == "latex":
-        return _latex(table, f"{board.benchmark}: {legend}") + "\n"
+        return _latex(table, f"{board.benchmark}: {legend}", failed) + "\n"
     if fmt == "markdown":
         parts = [f"**{board.benchmark}** — {legend}", "", _markdown(table)]
         for title, frame in _group_frames(board, places):

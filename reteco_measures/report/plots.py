@@ -63,7 +63,8 @@ def _overall(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 def plot_runs(comparison: Any, measures: Any = None, *, ax: Any = None, sort: bool = False):
     """Each run's value with its bootstrap confidence interval, one panel per measure (over all
-    queries when the comparison is grouped). A grey bar behind a point spans the aggregate under
+    queries when the comparison is grouped). ``sort=True``: best first (a leaderboard: in its
+    ranking's order); else in the comparison's run order. A grey bar behind a point spans the aggregate under
     the worst and best order of tied scores, where ties change it."""
     names = _measures(comparison, measures)
     s = _overall(comparison.summary, comparison.by)
@@ -71,7 +72,12 @@ def plot_runs(comparison: Any, measures: Any = None, *, ax: Any = None, sort: bo
     for axis, m in zip(axes, names):
         part = s[s["measure"] == m].set_index("run").reindex(comparison.runs)
         if sort:
-            part = part.sort_values("value", ascending=False)
+            ranking = getattr(comparison, "ranking", None)
+            if ranking is not None and "run" in getattr(ranking, "columns", ()) and m == getattr(
+                    comparison, "measure", None):
+                part = part.reindex(ranking["run"].tolist())  # a leaderboard: exactly its ranking's order
+            else:
+                part = part.sort_values("value", ascending=False, kind="stable")
         x = np.arange(len(part))
         if "tie_min" in part.columns:
             lo, hi = part["tie_min"].to_numpy(), part["tie_max"].to_numpy()

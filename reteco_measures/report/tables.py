@@ -22,7 +22,7 @@ import pandas as pd
 from .text import frame_records
 
 __all__ = ["wide_frame", "to_markdown", "to_latex", "to_html", "to_text", "to_json", "to_csv", "run_letters",
-           "superscripts", "format_comparison"]
+           "superscripts", "format_comparison", "format_p"]
 
 FORMATS = ("table", "markdown", "latex", "csv", "json")
 
@@ -197,12 +197,25 @@ def to_latex(comparison: Any, places: int = 4, caption: str | None = None, label
     return "\n".join(lines) + "\n"
 
 
+def format_p(p: Any, places: int = 4) -> str:
+    """A p-value in one fixed format: ``places`` decimals (``0.0400``), and ``<0.0001`` (for
+    ``places=4``) below the smallest value those decimals show, so no p-value prints as 0 and
+    none in scientific notation; ``–`` when undefined."""
+    if p is None or pd.isna(p):
+        return "–"
+    p = float(p)
+    floor = 10.0 ** -places
+    if p < floor:
+        return f"<{floor:.{places}f}"
+    return f"{p:.{places}f}"
+
+
 def _format_frame(frame: pd.DataFrame, places: int) -> str:
     out = frame.copy()
     for col in out.columns:
         if out[col].dtype.kind == "f":
-            out[col] = [_fmt(v, places) if col not in ("p_value", "p_adjusted") else
-                        ("–" if pd.isna(v) else f"{v:.{places}g}") for v in out[col]]
+            out[col] = [_fmt(v, places) if col not in ("p_value", "p_adjusted") else format_p(v, places)
+                        for v in out[col]]
     return out.to_string(index=False)
 
 

@@ -19,8 +19,11 @@
   identical rankings (ties included), and is 0 when ``b`` ties every run of an untied ``a``. It is
   computed in closed form (harmonic numbers), not by enumerating orders;
 * ``spearman`` — Spearman's ρ, Pearson's r of the average ranks;
-* ``top1_same`` — whether both sides put the same run(s) first (the sets of runs tied for first
-  are equal);
+* ``top1_same`` — whether some run is first on both sides, a run tied for first counting as
+  first: the sets of runs tied for first share a run. **Ties** are exact equality of the values as
+  given (a leaderboard JSON holds them at full precision), whatever order a board prints tied runs
+  in. ``top1_tied_a`` / ``top1_tied_b`` count the runs tied for first on each side (1: no tie),
+  so a top-1 agreement that rests on a tie is visible;
 * ``swaps`` — the pairs of runs significantly different in ``a`` (its paired tests after
   correction, a leaderboard's ``pairwise.significant``) that ``b`` puts in the opposite order;
   ``swaps_significant`` counts those that ``b`` also finds significant. None when the side gives
@@ -66,7 +69,8 @@ class RankAgreement:
 
     Attributes:
         n: runs compared. kendall_tau_b, tau_ap, spearman: the correlations (NaN when undefined).
-        top1_same: both sides rank the same run(s) first. swaps: pairs significant in ``a`` that
+        top1_same: some run is first on both sides (ties counting as first; module docs).
+            top1_tied_a, top1_tied_b: runs tied for first on each side (1: no tie). swaps: pairs significant in ``a`` that
             ``b`` reverses (None without significance in ``a``); swaps_significant: those also
             significant in ``b`` (None without significance in ``b``). swapped: the reversed pairs
             ``(better in a, better in b)``. intervals: ``{statistic: (low, high)}`` (empty without
@@ -87,6 +91,8 @@ class RankAgreement:
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    top1_tied_a: int = 1
+    top1_tied_b: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the statistics, ``<statistic>_ci_low/_ci_high`` when intervals exist, the
@@ -96,7 +102,8 @@ class RankAgreement:
             out[s] = _none(getattr(self, s))
             if s in self.intervals:
                 out[f"{s}_ci_low"], out[f"{s}_ci_high"] = (_none(v) for v in self.intervals[s])
-        out.update({"top1_same": self.top1_same, "swaps": self.swaps, "swaps_significant": self.swaps_significant,
+        out.update({"top1_same": self.top1_same, "top1_tied_a": self.top1_tied_a, "top1_tied_b": self.top1_tied_b,
+                    "swaps": self.swaps, "swaps_significant": self.swaps_significant,
                     "swapped": [list(p) for p in self.swapped], "runs": list(self.runs),
                     "only_a": list(self.only_a), "only_b": list(self.only_b), "params": dict(self.params)})
         return out
@@ -105,7 +112,7 @@ class RankAgreement:
         """One row per statistic: ``statistic, value, ci_low, ci_high``."""
         rows = [{"statistic": s, "value": getattr(self, s), "ci_low": self.intervals.get(s, (np.nan, np.nan))[0],
                  "ci_high": self.intervals.get(s, (np.nan, np.nan))[1]} for s in STATISTICS]
-        for s in ("top1_same", "n", "swaps", "swaps_significant"):
+        for s in ("top1_same", "top1_tied_a", "top1_tied_b", "n", "swaps", "swaps_significant"):
             v = getattr(self, s)
             rows.append({"statistic": s, "value": np.nan if v is None else float(v), "ci_low": np.nan,
                          "ci_high": np.nan})
@@ -356,7 +363,7 @@ def rank_agreement(
         intervals = _bootstrap(A, B, common, x, y, ci, n_resamples, seed)
     return RankAgreement(
         n=len(common), kendall_tau_b=kendall_tau_b(x, y), tau_ap=tau_ap(x, y), spearman=spearman(x, y),
-        top1_same=top_a == top_b, swaps=None if A.significant is None else len(swapped),
+        top1_same=bool(top_a & top_b), top1_tied_a=len(top_a), top1_tied_b=len(top_b), swaps=None if A.significant is None else len(swapped),
         swaps_significant=sw_both, swapped=swapped, intervals=intervals, runs=common, only_a=only_a,
         only_b=only_b, params={"top": top, "ci": ci, "n_resamples": n_resamples if intervals else 0, "seed": seed})
 

@@ -197,9 +197,10 @@ def test_cli_plot_and_unreadable_submission(constructed, tmp_path, capsys):
                str(tmp_path / "broken.txt"), "--data", str(SAMPLE), "--plot", str(png), "--resamples", "100"])
     captured = capsys.readouterr()
     assert png.stat().st_size > 1000
-    # an empty submission is scored as what it is (invalid, 0) and listed, never silently dropped
-    row = next(line for line in captured.out.splitlines() if " broken " in f" {line} ")
-    assert "INVALID" in row and rc == 0
+    # an empty submission is not ranked on zeros: listed under "not scored" with its reason, exit 1
+    assert not [line for line in captured.out.splitlines() if line.split()[3:4] == ["broken"]]
+    assert "not scored (not ranked): broken: no row: the file is empty" in captured.out
+    assert "not scored: broken: no row: the file is empty" in captured.err and rc == 1
 
 
 def test_many_runs_rank_quickly(tmp_path, monkeypatch):
@@ -454,3 +455,124 @@ def test_the_worked_example_of_the_docs_prints_what_the_page_shows(worked_exampl
     assert argv[0] == "reteco-measures"
     assert main(argv[1:]) == 0
     assert capsys.readouterr().out == page["text"][1]
+
+
+# ------------------------------------------------------------------------------------------------
+# submissions that cannot be scored are never ranked; a valid 0 and an invalid-by-the-rules run are
+
+
+@pytest.fixture(scope="module")
+def mixed(constructed, tmp_path_factory) -> dict[str, Path]:
+    """Two good runs, a valid run that scores 0 (only non-relevant documents of the right domain),
+    a RECOR run (no query id in common with TEMPO) and an empty file."""
+    folder, _ = constructed
+    tmp = tmp_path_factory.mktemp("mixed")
+    data = load_tempo("dev", root=SAMPLE)
+    gold = set(zip(data.qrels.loc[data.qrels["relevance"] >= 1, "query_id"],
+                   data.qrels.loc[data.qrels["relevance"] >= 1, "doc_id"], strict=True))
+    domain = data.topics.drop_duplicates("query_id").set_index("query_id")["domain"]
+    corpus = data.corpus.groupby("domain")["doc_id"].apply(list).to_dict()
+    zero = {q: [d for d in corpus[domain[q]] if (q, d) not in gold][:10] for q in domain.index}
+    _write(tmp / "zero.txt", zero)
+    (tmp / "empty.txt").write_text("", encoding="utf-8")
+    return {"perfect": folder / "perfect.txt", "noisy": folder / "noisy.txt", "zero": tmp / "zero.txt",
+            "recor": SAMPLE / "runs" / "reteco_track2.txt", "empty": tmp / "empty.txt"}
+
+
+def test_unscorable_submissions_are_listed_not_ranked(mixed):
+    with pytest.warns(rm.benchmarks.leaderboard.UnscorableSubmissionWarning, match="recor.*empty"):
+        board = rm.leaderboard("reteco-1a", mixed, data=SAMPLE, split="dev", n_resamples=100)
+    assert board.ranking["run"].tolist() == ["perfect", "noisy", "zero"]
+    # a valid 0 is ranked as what it is: valid, no reason, value 0 (pytrec_eval agrees: no relevant doc)
+    zero = board.ranking.set_index("run").loc["zero"]
+    assert zero["value"] == 0.0 and bool(zero["valid"]) and zero["reason"] == ""
+    assert list(board.failed) == ["recor", "empty"]
+    assert "no query id in common with the reteco-1a topics" in board.failed["recor"]
+    assert "'biology/3_turn_1'" in board.failed["recor"]
+    assert board.failed["empty"] == "no row: the file is empty"
+    from reteco_measures.report.html import leaderboard_html
+    from reteco_measures.report.leaderboard import format_leaderboard
+
+    for fmt in ("table", "markdown", "latex"):
+        text = format_leaderboard(board, fmt)
+        assert "not scored (not ranked): recor: no query id in common" in text, fmt
+        assert "not scored (not ranked): empty: no row: the file is empty" in text, fmt
+    doc = json.loads(format_leaderboard(board, "json"))
+    assert doc["not_scored"] == [{"run": "recor", "reason": board.failed["recor"]},
+                                 {"run": "empty", "reason": "no row: the file is empty"}]
+    assert [r["run"] for r in doc["ranking"]] == ["perfect", "noisy", "zero"]
+    html = leaderboard_html(board, plots=False)
+    assert "Not scored (not ranked)" in html and "no row: the file is empty" in html
+
+
+def test_only_unscorable_submissions_make_no_board(mixed):
+    from reteco_measures.benchmarks.leaderboard import TooFewScoredError
+
+    runs = {"a": mixed["recor"], "b": mixed["recor"], "c": mixed["empty"]}
+    with pytest.warns(rm.benchmarks.leaderboard.UnscorableSubmissionWarning), \
+            pytest.raises(TooFewScoredError, match="scored: none") as info:
+        rm.leaderboard("reteco-1a", runs, data=SAMPLE, split="dev", n_resamples=100)
+    assert sorted(info.value.failed) == ["a", "b", "c"]
+
+
+def test_cli_unscorable_submission_exit_1_with_reason(mixed, capsys):
+    rc = main(["leaderboard", "reteco-1a", str(mixed["perfect"]), str(mixed["noisy"]), str(mixed["recor"]),
+               "--data", str(SAMPLE), "--split", "dev", "--resamples", "100", "--format", "markdown", "--no-ties"])
+    out, err = capsys.readouterr()
+    assert rc == 1
+    assert "not scored (not ranked): reteco_track2: no query id in common" in out
+    assert "reteco-measures: error: not scored: reteco_track2: no query id in common" in err
+    assert "| reteco_track2 |" not in out
+    # one good run and a wrong-benchmark one: no board, the reason, exit 1
+    rc = main(["leaderboard", "reteco-1a", str(mixed["perfect"]), str(mixed["recor"]),
+               "--data", str(SAMPLE), "--split", "dev", "--resamples", "100"])
+    out, err = capsys.readouterr()
+    assert rc == 1 and out == ""
+    assert err.splitlines()[0].startswith("reteco-measures: error: not scored: reteco_track2: no query id")
+
+
+def test_cli_score_of_a_wrong_benchmark_run_prints_the_reason_first(capsys):
+    rc = main(["score", "reteco-1a", str(SAMPLE / "runs" / "reteco_track2.txt"), "--data", str(SAMPLE),
+               "--split", "dev", "--limit", "2"])
+    out, err = capsys.readouterr()
+    assert rc == 1 and out == ""  # no table of zeros
+    assert err.splitlines()[0].endswith("reteco_track2.txt: not scored: no query id in common with the reteco-1a "
+                                        "topics (455 row(s) of unknown queries, e.g. 'biology/3_turn_1'): a "
+                                        "submission for another benchmark?")
+    assert "0.0000" not in err
+
+
+def test_invalid_chunqiu_batch_is_ranked_with_its_reason():
+    runs = {"good": SAMPLE / "runs" / "chunqiu.jsonl", "bad": SAMPLE / "runs" / "chunqiu_invalid.jsonl"}
+    board = rm.leaderboard("chunqiu", runs, data=SAMPLE, n_resamples=100)
+    assert not board.failed
+    bad = board.ranking.set_index("run").loc["bad"]
+    assert bad["value"] == 0.0 and not bool(bad["valid"])  # the batch rule's official 0, ranked
+    first = rm.benchmark("chunqiu").score(runs["bad"], data=SAMPLE).report.problems_of("error")[0]
+    assert bad["reason"].startswith(f"line {first.line}: {first.message}") and "more error(s)" in bad["reason"]
+    from reteco_measures.report.leaderboard import format_leaderboard
+
+    assert f"INVALID (ranked with its official value): bad: line {first.line}:" in format_leaderboard(board, "table")
+
+
+def test_html_runs_plot_follows_the_ranking(constructed, monkeypatch):
+    """The HTML page's runs plot orders runs as the ranking does (by score), not alphabetically."""
+    pytest.importorskip("matplotlib")
+    import reteco_measures.report.plots as plots
+    from reteco_measures.report.html import leaderboard_html
+
+    folder, _ = constructed
+    runs = {"aa_worst": folder / "noisy.txt", "zz_best": folder / "perfect.txt", "mm_mid": folder / "two_decoys.txt"}
+    board = rm.leaderboard("reteco-1a", runs, data=SAMPLE, split="dev", n_resamples=100, ties=False)
+    seen = []
+    real = plots.plot_comparison
+
+    def spy(comparison, kind="runs", **kwargs):
+        fig = real(comparison, kind, **kwargs)
+        seen.append((kind, [t.get_text() for t in fig.axes[0].get_xticklabels()]))
+        return fig
+
+    monkeypatch.setattr(plots, "plot_comparison", spy)
+    leaderboard_html(board)
+    assert ("runs", board.ranking["run"].tolist()) in seen
+    assert board.ranking["run"].tolist() != sorted(board.ranking["run"].tolist())

@@ -263,6 +263,60 @@ def _offline_env(tmp: Path) -> dict:
     return env
 
 
+def _test_site_packages() -> list[str]:
+    """The site-packages folders this test's interpreter imports from (in its order)."""
+    return [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+
+
+def _expose_site_packages(py: str) -> None:
+    """Append this test's site-packages to the fresh venv ``py`` with a ``.pth`` file: its
+    dependencies then import from the environment that runs the tests, whatever the base
+    interpreter holds. The venv's own site-packages stays first, so a package installed there
+    (the bundle's reteco-measures) wins; the lines are plain paths, so the ``.pth`` files of the
+    exposed folders (an editable install's finder) are not run."""
+    own = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True,
+                         text=True, check=True, timeout=60, env={"PATH": "/usr/bin:/bin"}).stdout.strip()
+    Path(own, "zz_test_environment.pth").write_text("\n".join(_test_site_packages()) + "\n", encoding="utf-8")
+
+
+def test_fresh_venv_sees_only_the_test_environment(tmp_path: Path):
+    """The bundle test's venv imports the test environment's dependencies (here ir_measures) and
+    nothing of the base interpreter's site-packages; a venv made with --system-site-packages
+    would see the base interpreter's instead."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    py = str(venv / "bin" / "python")
+    _expose_site_packages(py)
+    env = _offline_env(tmp_path)
+    out = subprocess.run([py, "-c", "import sys, ir_measures; print(ir_measures.__file__); print(sys.path)"],
+                         capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    import ir_measures
+
+    assert Path(out.stdout.splitlines()[0]).resolve() == Path(ir_measures.__file__).resolve()
+    base = subprocess.run([sys._base_executable if hasattr(sys, "_base_executable") else sys.executable, "-c",
+                           "import site; print('\\n'.join(site.getsitepackages()))"],
+                          capture_output=True, text=True, timeout=60, env=env).stdout.split()
+    ours = set(_test_site_packages())
+    for p in base:
+        if p not in ours:  # the base interpreter's folders are not on the venv's path
+            assert p not in out.stdout.splitlines()[1], p
+
+
+def test_test_extra_carries_the_build_backend():
+    """`pip wheel --no-build-isolation` (the wheel-building tests, `codabench bundle`) builds with
+    the environment's own setuptools: the test extra must require what [build-system] requires."""
+    import tomllib
+
+    meta = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    test = {r.split(">")[0].split("=")[0].strip(): r for r in meta["project"]["optional-dependencies"]["test"]}
+    for req in meta["build-system"]["requires"]:
+        name = req.split(">")[0].split("=")[0].strip()
+        assert name in test, f"the test extra lacks {req}"
+        assert test[name].replace(" ", "") == req.replace(" ", ""), (test[name], req)
+
+
+@pytest.mark.slow
 def test_bundle_image_installs_from_the_bundle_alone(wheelhouse: Path, tmp_path: Path, capsys):
     """The Dockerfile's install step, run in a fresh virtual environment with --no-index and the
     bundle's wheels as the only source: every dependency resolves from the bundle. By default the
@@ -286,9 +340,10 @@ def test_bundle_image_installs_from_the_bundle_alone(wheelhouse: Path, tmp_path:
     full = os.environ.get("RETECO_MEASURES_FULL_BUNDLE_TEST", "") not in ("", "0")
     env = _offline_env(tmp_path)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", *([] if full else ["--system-site-packages"]), str(venv)],
-                   check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     py = str(venv / "bin" / "python")
+    if not full:  # the dependencies from this test's environment (never the base interpreter's)
+        _expose_site_packages(py)
     args = [a for a in install[2:] if a != "--no-cache-dir"]
     proc = subprocess.run([py, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--report", "-", "-q",
                            *args], capture_output=True, text=True, timeout=600, env=env)

@@ -159,7 +159,11 @@ def test_batched_statistics_equal_one_at_a_time():
 def test_top1_top_k_and_mismatched_runs():
     assert rank_agreement(REFERENCE, _by_order("ABDCE")).top1_same
     assert not rank_agreement(REFERENCE, _by_order("BACDE")).top1_same
-    assert not rank_agreement({"A": 5, "B": 4, "C": 3}, {"A": 5, "B": 5, "C": 1}).top1_same  # B ties first in b
+    # ties (exact equality) count as first: A is first on both sides, b ties B with it; the tie is counted
+    tied = rank_agreement({"A": 5, "B": 4, "C": 3}, {"A": 5, "B": 5, "C": 1})
+    assert tied.top1_same and (tied.top1_tied_a, tied.top1_tied_b) == (1, 2)
+    # nothing first on both sides, ties or not
+    assert not rank_agreement({"A": 5, "B": 5, "C": 3}, {"A": 1, "B": 2, "C": 3}).top1_same
     res = rank_agreement(REFERENCE, _by_order("BACED"), top=3)  # the reference's A, B, C only
     assert res.runs == ["A", "B", "C"] and res.n == 3
     assert res.kendall_tau_b == pytest.approx(sps.kendalltau([3, 2, 1], [2, 3, 1]).statistic)
@@ -288,6 +292,34 @@ def test_compare_leaderboards_command_on_leaderboard_json(boards, tmp_path, caps
     bad.write_text("[1, 2]", encoding="utf-8")
     assert cli_main(["compare-leaderboards", str(files["A"]), str(bad)]) == 2
     assert "not a leaderboard JSON file" in capsys.readouterr().err
+
+
+def test_compare_leaderboards_counts_ties_at_the_top(tmp_path, capsys):
+    """Board A ties x and y for first (it prints x at rank 1); board B puts x first alone: the same
+    run is first on both sides, and the tie is counted."""
+    a = {"ranking": [{"rank": 1, "run": "x", "value": 0.5}, {"rank": 2, "run": "y", "value": 0.5},
+                     {"rank": 3, "run": "z", "value": 0.1}]}
+    b = {"ranking": [{"rank": 1, "run": "x", "value": 0.6}, {"rank": 2, "run": "y", "value": 0.4},
+                     {"rank": 3, "run": "z", "value": 0.2}]}
+    pa, pb = tmp_path / "A.json", tmp_path / "B.json"
+    pa.write_text(json.dumps(a), encoding="utf-8")
+    pb.write_text(json.dumps(b), encoding="utf-8")
+    assert cli_main(["compare-leaderboards", str(pa), str(pb), "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["top1_same"] is True and (got["top1_tied_a"], got["top1_tied_b"]) == (2, 1)
+    assert cli_main(["compare-leaderboards", str(pa), str(pb)]) == 0
+    table = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert table["top1_same"] == "1.0000" and table["top1_tied_a"] == "2.0000"
+    # y first in B: also first (tied) in A
+    b["ranking"][0]["value"], b["ranking"][1]["value"] = 0.4, 0.6
+    pb.write_text(json.dumps(b), encoding="utf-8")
+    assert cli_main(["compare-leaderboards", str(pa), str(pb), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["top1_same"] is True
+    # z first in B: nobody first on both sides
+    b["ranking"][2]["value"] = 0.9
+    pb.write_text(json.dumps(b), encoding="utf-8")
+    assert cli_main(["compare-leaderboards", str(pa), str(pb), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["top1_same"] is False
 
 
 def test_the_worked_example_of_the_docs_prints_what_the_page_shows(worked_example):
