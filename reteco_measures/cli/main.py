@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from .._version import __version__
-from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning
+from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning, display, display_message
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .report import OUTPUT_FORMATS, print_frame
@@ -477,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings on the command line: one line, no source location (they are about the data)."""
-    print(f"reteco-measures: warning: {message}", file=file or sys.stderr)
+    print(f"reteco-measures: warning: {display_message(message)}", file=file or sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -498,17 +498,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.func(args) or 0)
         except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
-            print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
+            print(f"reteco-measures: error: {display_message(cli_message(exc, args))}", file=sys.stderr)
             return 1
         except DataFormatError as exc:
-            print(f"reteco-measures: {exc}", file=sys.stderr)
+            print(f"reteco-measures: {display_message(exc)}", file=sys.stderr)
             return 1
         except IsADirectoryError as exc:
-            print(f"reteco-measures: error: {exc.filename}: is a directory, not a file", file=sys.stderr)
+            print(f"reteco-measures: error: {display(exc.filename, 300)}: is a directory, not a file", file=sys.stderr)
             return 2
         except (FileNotFoundError, ValueError, NotImplementedError, KeyError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            print(f"reteco-measures: error: {cli_message(msg, args)}", file=sys.stderr)
+            print(f"reteco-measures: error: {display_message(cli_message(msg, args))}", file=sys.stderr)
             return 2
         except ImportError as exc:  # a missing optional extra: its install hint, exit 5
             hint = install_hint(exc)
@@ -523,8 +523,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # e.g. piped into head
             return 0
         except OSError as exc:  # permission denied, a device, ...: one line, no traceback
-            where = f"{exc.filename}: " if exc.filename else ""
-            print(f"reteco-measures: error: {where}{exc.strerror or exc}", file=sys.stderr)
+            where = f"{display(exc.filename, 300)}: " if exc.filename else ""
+            print(f"reteco-measures: error: {display_message(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
             return 2
         except Exception as exc:  # noqa: BLE001  (a bug of ours: one line, the traceback on request)
             if os.environ.get("RETECO_MEASURES_DEBUG"):
