@@ -259,7 +259,19 @@ class InputMismatchError(ValueError):
 
 
 def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "input") -> None:
-    """Apply the pandas-style ``on_bad_lines`` policy ('error' | 'warn' | 'skip')."""
+    """Apply the pandas-style ``on_bad_lines`` policy ('error' | 'warn' | 'skip') to the
+    problems of severity ``'error'`` (lines skipped). Problems of severity ``'warning'`` (rows
+    kept, e.g. a pair judged twice with different grades) are warned unless ``'skip'``; notes
+    are only kept with the data."""
+    kept = [p for p in problems if p.severity == "warning"]
+    problems = [p for p in problems if p.severity == "error"]
+    if kept and on_bad_lines in ("warn", "error"):
+        total = count_problems(kept)
+        first = "\n".join(str(p) for p in kept[:5])
+        rest = total - sum(p.count for p in kept[:5])
+        more = f"\n... and {rest} more" if rest > 0 else ""
+        warnings.warn(f"{total} warning(s) in {what} (rows kept):\n{first}{more}", DataFormatWarning,
+                      stacklevel=user_stacklevel())
     if not problems:
         return
     if on_bad_lines == "error":

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pv
 
-from ..errors import MAX_PROBLEMS_PER_KIND, Problem, cap_problems, report_problems
+from ..errors import MAX_PROBLEMS_PER_KIND, Problem, cap_problems, display, report_problems
 from ._lines import (
     Source,
     _split_chunk,
@@ -762,17 +762,65 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
     return frame, problems
 
 
+def repeated_judgments(frame: pd.DataFrame, path: str | None) -> list[Problem]:
+    """The (query, document) pairs judged more than once in qrels read with a ``line`` column:
+    a pair judged with different grades is a ``conflicting_grade`` warning naming both lines and
+    the grade kept (the last one: the evaluation reads qrels into a dictionary, as pytrec_eval
+    does, so a later line overwrites an earlier one); an exact repeat is a ``repeated_judgment``
+    note. One vectorised pass; problems beyond `MAX_PROBLEMS_PER_KIND` per kind are counted."""
+    if len(frame) < 2:
+        return []
+    keys = frame[["query_id", "doc_id"]]
+    dup = keys.duplicated(keep=False).to_numpy()
+    if not dup.any():
+        return []
+    sub = frame.loc[dup, ["query_id", "doc_id", "relevance", "line"]]
+    grouped = sub.groupby(["query_id", "doc_id"], sort=False)
+    first_line = grouped["line"].transform("first").to_numpy()
+    first_grade = grouped["relevance"].transform("first").to_numpy()
+    last_grade = grouped["relevance"].transform("last").to_numpy()
+    prev_grade = grouped["relevance"].shift(1).to_numpy()
+    prev_line = grouped["line"].shift(1).to_numpy()
+    later = ~np.isnan(prev_line.astype(np.float64))
+    problems: list[Problem] = []
+    q, d = sub["query_id"].to_numpy(), sub["doc_id"].to_numpy()
+    g, ln = sub["relevance"].to_numpy(), sub["line"].to_numpy()
+    conflict = later & (g != prev_grade)
+    repeat = later & ~conflict
+    del first_line, first_grade
+    for kind, at in (("conflicting_grade", np.flatnonzero(conflict)), ("repeated_judgment", np.flatnonzero(repeat))):
+        for i in at[:MAX_PROBLEMS_PER_KIND].tolist():
+            if kind == "conflicting_grade":
+                msg = (f"document {display(d[i])} judged twice with different grades: line {int(prev_line[i])} grade "
+                       f"{int(prev_grade[i])}, line {int(ln[i])} grade {int(g[i])}; grade {int(last_grade[i])} (the "
+                       "last line) is used, as pytrec_eval reads qrels")
+                severity = "warning"
+            else:
+                msg = f"document {display(d[i])} judged again with the same grade as on line {int(prev_line[i])}"
+                severity = "note"
+            problems.append(Problem(msg, line=int(ln[i]), query_id=str(q[i]), path=path, kind=kind, doc_id=str(d[i]),
+                                    severity=severity))  # type: ignore[arg-type]
+        if len(at) > MAX_PROBLEMS_PER_KIND:
+            problems = cap_problems(problems, {kind: len(at) - MAX_PROBLEMS_PER_KIND}, path=path)
+    return problems
+
+
 def read_qrels_with_problems(source: Source, format: Format = "auto") -> tuple[pd.DataFrame, list[Problem]]:
-    """Like `read_qrels`, returning ``(frame with a 'line' column, problems)``."""
+    """Like `read_qrels`, returning ``(frame with a 'line' column, problems)``. Besides the lines
+    that were skipped (severity ``'error'``), the problems hold the pairs judged twice
+    (`repeated_judgments`: ``conflicting_grade`` warnings and ``repeated_judgment`` notes), whose
+    rows are kept."""
     data = read_source_bytes(source)
     fmt = _detect_format(source, data) if format == "auto" else format
     if fmt == "trec":
         holder = [data]
         del data  # the reader frees the bytes once cut into blocks
-        return _read_trec_qrels(source, holder)
-    if fmt == "jsonl":
-        return _read_jsonl_qrels(source, data)
-    raise ValueError(f"unknown qrels format {format!r}; use 'auto', 'trec' or 'jsonl'")
+        frame, problems = _read_trec_qrels(source, holder)
+    elif fmt == "jsonl":
+        frame, problems = _read_jsonl_qrels(source, data)
+    else:
+        raise ValueError(f"unknown qrels format {format!r}; use 'auto', 'trec' or 'jsonl'")
+    return frame, problems + repeated_judgments(frame, source_name(source))
 
 
 def read_qrels(
@@ -790,7 +838,10 @@ def read_qrels(
 
     Returns a DataFrame with columns ``query_id, doc_id, relevance, iteration`` (+ ``line``),
     in file order. Repeated (query, doc) pairs are kept as they are; evaluation uses the last
-    one, as pytrec_eval's dictionaries do.
+    one, as pytrec_eval's dictionaries do. A pair judged twice with different grades is a
+    ``conflicting_grade`` warning (both lines, the grade used; warned unless
+    ``on_bad_lines='skip'``), an exact repeat a ``repeated_judgment`` note; both are in
+    ``attrs["problems"]`` and neither raises with ``on_bad_lines='error'``.
     """
     frame, problems = read_qrels_with_problems(source, format)
     report_problems(problems, on_bad_lines, source_name(source) or "qrels")
