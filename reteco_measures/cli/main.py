@@ -28,6 +28,7 @@ from .._version import __version__
 from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning, display, display_message
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
+from .read_limits import add_read_limit_options, read_limits_of
 from .report import OUTPUT_FORMATS, print_frame
 from .score_cmd import add_score_parsers
 
@@ -258,6 +259,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topics", help="topics metadata file (JSONL/TSV) with query_id, domain, ...")
     p.add_argument("--labels", help="frozen temporal labels JSONL")
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
+    add_read_limit_options(p)
     p.add_argument("--per-query", action="store_true", help="one row per query and measure, then 'all'")
     p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
     p.add_argument("--stream", action="store_true",
@@ -496,7 +498,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("error", QueryIdMismatchWarning)
         warnings.simplefilter("error", EmptyInputWarning)
         try:
-            return int(args.func(args) or 0)
+            with read_limits_of(args):
+                return int(args.func(args) or 0)
+        except MemoryError:  # a file too large for this machine: which, and what to change
+            inputs = [display(v, 300) for k in ("run", "qrels", "runs", "items", "submission", "input_dir")
+                      for v in (getattr(args, k, None) if isinstance(getattr(args, k, None), list)
+                                else [getattr(args, k, None)]) if isinstance(v, str)]
+            print(f"reteco-measures: error: out of memory while reading or scoring {', '.join(inputs) or 'the input'}: "
+                  "free memory or raise the process's memory limit, score a smaller file, lower the reading limits "
+                  "(--max-lines, --max-line-bytes), or use 'eval --stream', which reads a run in blocks",
+                  file=sys.stderr)
+            return 1
         except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
             print(f"reteco-measures: error: {display_message(cli_message(exc, args))}", file=sys.stderr)
             return 1

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..benchmarks import BENCHMARKS, Benchmark
 from ..report.score import render_score
+from .read_limits import add_read_limit_options
 from .report import OUTPUT_FORMATS
 
 __all__ = ["add_score_parsers", "add_benchmark_options", "benchmark_options", "demo_argv", "score_exit_code"]
@@ -29,6 +30,7 @@ def add_benchmark_options(p: argparse.ArgumentParser, bench: Benchmark, *, data:
         if bench.default_split is not None:
             p.add_argument("--split", default=bench.default_split,
                            help=f"split (default {bench.default_split})")
+        add_read_limit_options(p)
     for o in bench.options:
         kwargs: dict[str, Any] = {"dest": o.name, "help": o.help}
         if o.action is not None:
