@@ -16,11 +16,13 @@ User-data problems are printed as ``path:line: query_id: what``, never as a trac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -161,9 +163,14 @@ def _contract_note(run: pd.DataFrame, corpus: pd.DataFrame | None, queries: obje
     ``unknown_doc`` and ``other_domain_doc``), with the contract's own row masks; the contract is
     not run (no second validation pass over a run that is scored as it is)."""
     from ..contracts.reteco import discard_counts
+
+    return _discard_note(discard_counts(run, corpus, queries), corpus_arg)
+
+
+def _discard_note(counts: dict[str, int], corpus_arg: str | None) -> str | None:
+    """The note of `_contract_note` for discard counts (also added up block by block, ``--stream``)."""
     from ..errors import describe_kinds
 
-    counts = discard_counts(run, corpus, queries)
     if not counts:
         return None
     return (
@@ -205,6 +212,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         run = report.run
     elif args.stream:  # the evaluation reads the file in blocks of whole queries
         run = args.run
+        stream_scope = _reteco_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope)
     else:
         run = as_run_frame(args.run)
         note = None
@@ -222,31 +230,50 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         query_ids="normalize" if args.normalize_ids else "exact",
     )
+    discarded: dict[str, int] = {}
+    watching: Any = contextlib.nullcontext()
     if args.stream:
         kwargs["stream"] = True
+        # what the RETECO contract would discard, counted block by block (each block holds whole
+        # queries, so a repeated document is within one block): the note 'eval' prints in memory
+        from ..contracts.reteco import discard_counts
+        from ..scale.stream import watch_blocks
+
+        def count(block: pd.DataFrame | None) -> None:
+            if block is None:
+                discarded.clear()
+                return
+            for kind, n in discard_counts(block, stream_scope[0], stream_scope[1]).items():
+                discarded[kind] = discarded.get(kind, 0) + n
+
+        watching = watch_blocks(count)
     try:
-        if args.per_query:
-            metrics = list(iter_calc(measures, qrels, run, **kwargs))
-            rows = [
-                {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
-                for m in metrics
-            ]
-            frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-            if args.stream:  # the file is read once: the summary of the same per-query values
-                summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
-                                         names="machine" if machine else "human")
+        with watching:
+            if args.per_query:
+                metrics = list(iter_calc(measures, qrels, run, **kwargs))
+                rows = [
+                    {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
+                    for m in metrics
+                ]
+                frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+                if args.stream:  # the file is read once: the summary of the same per-query values
+                    summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
+                                             names="machine" if machine else "human")
+                else:
+                    summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
+                summary.insert(0, "query_id", "all")
+                frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
             else:
-                summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
-            summary.insert(0, "query_id", "all")
-            frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
-        else:
-            frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
+                frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
     except EmptyInputWarning:
         if not args.stream:
             raise
         # the stream path checks the run once it is read (the qrels were checked above): the
         # message of the in-memory command
         raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored") from None
+    note = _discard_note(discarded, args.corpus) if args.stream else None
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     print_frame(frame, args.format, places=args.places)
     return 0
 

@@ -79,7 +79,12 @@ def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) 
     archive is refused: reward 0, the reason in the details file and on stderr, exit 1), then
     scored; any other failure also writes reward 0 and the reason (the crash guard) before the
     usual message and exit code."""
-    from ..platforms.harbor import read_harbor_submission, write_failure_reward, write_reward_files
+    from ..platforms.harbor import (
+        read_harbor_submission,
+        rename_in_score,
+        write_failure_reward,
+        write_reward_files,
+    )
     from ..platforms.submission import BoundedRunError, SubmissionError, SubmissionLimits, run_bounded
 
     unpacked: str | None = None
@@ -103,11 +108,14 @@ def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) 
                 write_failure_reward(reward_json, bench.name, f"submission refused: {exc}")
                 print(f"error: submission refused: {exc}", file=sys.stderr)
                 return 1
+            rename_in_score(score, str(sub.path), str(args.submission))  # printed with the uploaded name
             write_reward_files(score, reward_json, rename=(str(sub.path), str(args.submission)))
         except BaseException as exc:  # Harbor's crash guard: reward 0 and the reason, then the usual message
             reason = f"{type(exc).__name__}: {exc}"
             if unpacked is not None:
                 reason = reason.replace(unpacked, str(args.submission))
+                exc.args = tuple(a.replace(unpacked, str(args.submission)) if isinstance(a, str) else a
+                                 for a in exc.args)
             write_failure_reward(reward_json, bench.name, reason)
             raise
     render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
