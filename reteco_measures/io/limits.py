@@ -136,6 +136,8 @@ class ByteCounter:
         self.packed = packed
         self.bytes = 0
         self.lines = 0
+        #: the limit passed (``'max_lines'``, ``'max_unpacked'``, ``'max_ratio'``), once refused
+        self.tripped: str | None = None
         self.refuse = refuse or (lambda msg: InputTooLargeError([Problem(msg, path=name, kind="too_large")]))
         self.hint = {"max_lines": "--max-lines N (Python: read_limits(max_lines=N))",
                      "max_unpacked": "--max-unpacked SIZE (Python: read_limits(max_unpacked=...))",
@@ -147,13 +149,16 @@ class ByteCounter:
         if self.max_lines is not None:
             self.lines += piece.count(b"\n")
             if self.lines > self.max_lines:
+                self.tripped = "max_lines"
                 raise self.refuse(f"more than {self.max_lines:,} lines, the limit for one file (blank lines "
                                   f"count); if the file is right, raise it with {self.hint['max_lines']}")
         if self.max_unpacked is not None and self.bytes > self.max_unpacked:
+            self.tripped = "max_unpacked"
             raise self.refuse(f"more than {format_size(self.max_unpacked)} once decompressed, the limit for one "
                               f"file; if the file is right, raise it with {self.hint['max_unpacked']}")
         if (self.max_ratio is not None and self.packed and self.bytes > RATIO_FLOOR
                 and self.bytes > self.max_ratio * self.packed):
+            self.tripped = "max_ratio"
             raise self.refuse(f"decompresses to more than {self.max_ratio:g} times its size "
                               f"({format_size(self.packed)} gave more than {format_size(self.bytes)}): a "
                               f"decompression bomb, or a very repetitive file; if the file is right, raise the "
