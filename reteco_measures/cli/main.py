@@ -230,21 +230,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         query_ids="normalize" if args.normalize_ids else "exact",
     )
-    discarded: dict[str, int] = {}
+    by_block: dict[tuple, dict[str, int]] = {}
     watching: Any = contextlib.nullcontext()
     if args.stream:
         kwargs["stream"] = True
         # what the RETECO contract would discard, counted block by block (each block holds whole
-        # queries, so a repeated document is within one block): the note 'eval' prints in memory
+        # queries, so a repeated document is within one block): the note 'eval' prints in memory.
+        # A block read again (the evaluation may pass over the file more than once) counts once.
         from ..contracts.reteco import discard_counts
         from ..scale.stream import watch_blocks
 
         def count(block: pd.DataFrame | None) -> None:
             if block is None:
-                discarded.clear()
+                by_block.clear()
                 return
-            for kind, n in discard_counts(block, stream_scope[0], stream_scope[1]).items():
-                discarded[kind] = discarded.get(kind, 0) + n
+            key = (str(block["query_id"].iat[0]), str(block["query_id"].iat[-1]), len(block))
+            by_block[key] = discard_counts(block, stream_scope[0], stream_scope[1])
 
         watching = watch_blocks(count)
     try:
@@ -271,6 +272,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         # the stream path checks the run once it is read (the qrels were checked above): the
         # message of the in-memory command
         raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored") from None
+    discarded: dict[str, int] = {}
+    for counts in by_block.values():
+        for kind, n in counts.items():
+            discarded[kind] = discarded.get(kind, 0) + n
     note = _discard_note(discarded, args.corpus) if args.stream else None
     if note:
         print(f"note: {note}", file=sys.stderr)
