@@ -278,3 +278,17 @@ def test_conflicting_grades_on_the_command_line(tmp_path: Path):
     out = cli("eval", "qrels", "run", "P@1", cwd=tmp_path)
     assert b"qrels:2: q1: document d1 judged twice with different grades: line 1 grade 0, line 2 grade -1" \
         in out.stderr
+
+
+def test_conflicting_grades_reach_the_scorers_readers(tmp_path: Path):
+    """The benchmark scorers read their qrels with the same reader: TEMPO warns, RECOR keeps the
+    problem among the data problems."""
+    from reteco_measures.datasets.reteco_recor import read_recor_qrels
+    from reteco_measures.datasets.reteco_tempo import read_tempo_qrels
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1_turn_1 0 d1 1\nq1_turn_1 0 d1 0\n")
+    with pytest.warns(DataFormatWarning, match="judged twice with different grades: line 1 grade 1, line 2 grade 0"):
+        read_tempo_qrels(path)
+    _, problems = read_recor_qrels(path)
+    assert [p.kind for p in problems] == ["conflicting_grade"]
