@@ -450,7 +450,7 @@ def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
         qrels, problems = read_qrels_with_problems(rest[index])
     except (DataFormatError, ValueError, OSError):
         return rest  # ir_measures reports its own reading problems
-    if problems:  # only a file we read exactly as written is rewritten
+    if any(p.severity == "error" for p in problems):  # only a file we read exactly as written is rewritten
         return rest
     safe = trec_eval_safe_qrels(qrels)
     if len(safe) == len(qrels):
