@@ -7,6 +7,7 @@ Every reader and validator returns (or attaches) a list of `Problem`; each print
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterable
@@ -31,7 +32,54 @@ __all__ = [
     "describe_kinds",
     "user_stacklevel",
     "warn",
+    "display",
+    "display_message",
+    "DISPLAY_LIMIT",
+    "InputTooLargeError",
 ]
+
+#: characters of a user value (an id, a path, a field) shown in a message; the rest is replaced by
+#: ``… (N characters)``, so that a 100 MB field never reaches a terminal, a page or a JSON report whole
+DISPLAY_LIMIT = 80
+
+# C0 and C1 control characters, DEL, and the bidirectional overrides / isolates that reorder what
+# a terminal or a browser shows (a value can hide itself or rewrite the rest of its line with them)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape_char(m: re.Match) -> str:
+    c = m.group()
+    if c in _NAMED:
+        return _NAMED[c]
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def display(value: object, limit: int | None = DISPLAY_LIMIT) -> str:
+    """A user value made safe to show anywhere (a terminal, an HTML or Markdown page, JSON):
+    control characters (ESC, BEL, NUL, CR, LF, tab, DEL, the C1 range) and the bidirectional
+    overrides are written as Python escapes (``\\x1b``, ``\\n``, ``\\u202e``), and a value
+    longer than ``limit`` characters is cut to its first ``limit`` ones followed by
+    ``… (104,857,600 characters)`` (the length of the whole value). ``limit=None``: never cut.
+    ``None`` stays ``'None'``."""
+    text = value if isinstance(value, str) else str(value)
+    n = len(text)
+    if limit is not None and n > limit:
+        text = f"{text[:limit]}… ({n:,} characters)"
+    return _CONTROL.sub(_escape_char, text) if _CONTROL.search(text) else text
+
+
+def display_message(text: object, line_limit: int = 2000) -> str:
+    """A whole message (ours, holding user values) made safe to print: control characters escaped
+    as in `display`, line breaks and tabs kept, and each line cut to ``line_limit`` characters."""
+    lines = str(text).split("\n")
+    out = []
+    for line in lines:
+        if len(line) > line_limit:
+            line = f"{line[:line_limit]}… ({len(line):,} characters)"
+        out.append(_CONTROL_KEEP_LINES.sub(_escape_char, line) if _CONTROL_KEEP_LINES.search(line) else line)
+    return "\n".join(out)
 
 
 #: a problem's consequence, from the gravest: refused / partly lost or warned / informational
@@ -72,23 +120,33 @@ class Problem:
     count: int = 1
 
     def __str__(self) -> str:
-        where = self.path or "<data>"
+        where = display(self.path, _PATH_LIMIT) if self.path else "<data>"
         if self.line is not None:
             where = f"{where}:{self.line}"
-        qid = self.query_id if self.query_id is not None else "-"
-        return f"{where}: {qid}: {self.message}"
+        qid = display(self.query_id) if self.query_id is not None else "-"
+        return f"{where}: {qid}: {display(self.message, _MESSAGE_LIMIT)}"
 
     def as_dict(self) -> dict:
+        """The problem as a JSON-ready dict, every value shown as `display` shows it (control
+        characters escaped, long values cut): what reports, pages and tables print."""
+        def shown(value: object, limit: int = DISPLAY_LIMIT) -> str | None:
+            return None if value is None else display(value, limit)
+
         return {
-            "path": self.path,
+            "path": shown(self.path, _PATH_LIMIT),
             "line": self.line,
-            "query_id": self.query_id,
-            "doc_id": self.doc_id,
+            "query_id": shown(self.query_id),
+            "doc_id": shown(self.doc_id),
             "kind": self.kind,
             "severity": self.severity,
-            "message": self.message,
+            "message": display(self.message, _MESSAGE_LIMIT),
             **({"count": self.count} if self.count != 1 else {}),
         }
+
+
+#: characters of a path, and of a problem's message, shown (see `display`)
+_PATH_LIMIT = 300
+_MESSAGE_LIMIT = 1000
 
 
 #: problems of one kind a reader keeps as `Problem` values per file; the rest of that kind are
@@ -154,6 +212,12 @@ class DataFormatError(ValueError):
         super().__init__(f"{total} problem(s) in input:\n{shown}")
 
 
+class InputTooLargeError(DataFormatError):
+    """An input beyond a reading limit (``--max-lines``, ``--max-unpacked``, ``--max-ratio``), or
+    one the machine's memory could not hold; ``problems`` holds one problem naming the file, the
+    limit and the option (or parameter) that changes it. The command line exits with code 1."""
+
+
 class DataFormatWarning(UserWarning):
     """Warning category for skipped malformed rows."""
 
@@ -195,16 +259,19 @@ class InputMismatchError(ValueError):
 
 
 def report_problems(problems: list[Problem], on_bad_lines: str, what: str = "input") -> None:
-    """Apply the pandas-style ``on_bad_lines`` policy ('error' | 'warn' | 'skip')."""
-    notes = [p for p in problems if p.severity == "note"]
-    problems = [p for p in problems if p.severity != "note"]
-    if notes and on_bad_lines in ("warn", "error"):
-        # a note loses nothing (e.g. fields after a run's sixth, ignored as trec_eval does): said, never fatal
-        shown = "\n".join(str(p) for p in notes[:3])
-        more = count_problems(notes) - sum(p.count for p in notes[:3])
-        warnings.warn(f"{count_problems(notes)} note(s) on {what}:\n{shown}" + (f"\n... and {more} more" if more > 0
-                                                                              else ""),
-                      DataFormatWarning, stacklevel=user_stacklevel())
+    """Apply the pandas-style ``on_bad_lines`` policy ('error' | 'warn' | 'skip') to the
+    problems of severity ``'error'`` (lines skipped). Problems of severity ``'warning'`` (rows
+    kept, e.g. a pair judged twice with different grades) are warned unless ``'skip'``; notes
+    are only kept with the data."""
+    kept = [p for p in problems if p.severity == "warning"]
+    problems = [p for p in problems if p.severity == "error"]
+    if kept and on_bad_lines in ("warn", "error"):
+        total = count_problems(kept)
+        first = "\n".join(str(p) for p in kept[:5])
+        rest = total - sum(p.count for p in kept[:5])
+        more = f"\n... and {rest} more" if rest > 0 else ""
+        warnings.warn(f"{total} warning(s) in {what} (rows kept):\n{first}{more}", DataFormatWarning,
+                      stacklevel=user_stacklevel())
     if not problems:
         return
     if on_bad_lines == "error":

@@ -27,6 +27,7 @@ import warnings
 
 from ..errors import DataFormatWarning, InputMismatchError
 from .messages import cli_message
+from .read_limits import add_read_limit_options
 
 __all__ = ["split_runs_and_measures", "add_statistics_options", "statistics_options", "configure"]
 
@@ -123,6 +124,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
                         "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1'")
     p.add_argument("--format", default="table", choices=list(FORMATS))
     p.add_argument("--places", type=int, default=4)
+    add_read_limit_options(p)
     p.add_argument("--plot", metavar="FILE", help="also draw a plot into FILE (.png, .pdf, .svg)")
     p.add_argument("--plot-kind", default="runs", choices=["runs", "delta", "heatmap", "depth"],
                    help="runs: values with CI bars; delta: per-query differences to the baseline; "

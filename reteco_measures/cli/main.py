@@ -16,18 +16,21 @@ User-data problems are printed as ``path:line: query_id: what``, never as a trac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 
 from .._version import __version__
-from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning
+from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning, display, display_message
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
+from .read_limits import add_read_limit_options, read_limits_of
 from .report import OUTPUT_FORMATS, print_frame
 from .score_cmd import add_score_parsers
 
@@ -160,9 +163,14 @@ def _contract_note(run: pd.DataFrame, corpus: pd.DataFrame | None, queries: obje
     ``unknown_doc`` and ``other_domain_doc``), with the contract's own row masks; the contract is
     not run (no second validation pass over a run that is scored as it is)."""
     from ..contracts.reteco import discard_counts
+
+    return _discard_note(discard_counts(run, corpus, queries), corpus_arg)
+
+
+def _discard_note(counts: dict[str, int], corpus_arg: str | None) -> str | None:
+    """The note of `_contract_note` for discard counts (also added up block by block, ``--stream``)."""
     from ..errors import describe_kinds
 
-    counts = discard_counts(run, corpus, queries)
     if not counts:
         return None
     return (
@@ -204,6 +212,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         run = report.run
     elif args.stream:  # the evaluation reads the file in blocks of whole queries
         run = args.run
+        stream_scope = _reteco_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope)
     else:
         run = as_run_frame(args.run)
         note = None
@@ -223,31 +232,55 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     if args.exclude_label is not None:
         kwargs["exclude_label"] = args.exclude_label
+    by_block: dict[tuple, dict[str, int]] = {}
+    watching: Any = contextlib.nullcontext()
     if args.stream:
         kwargs["stream"] = True
+        # what the RETECO contract would discard, counted block by block (each block holds whole
+        # queries, so a repeated document is within one block): the note 'eval' prints in memory.
+        # A block read again (the evaluation may pass over the file more than once) counts once.
+        from ..contracts.reteco import discard_counts
+        from ..scale.stream import watch_blocks
+
+        def count(block: pd.DataFrame | None) -> None:
+            if block is None:
+                by_block.clear()
+                return
+            key = (str(block["query_id"].iat[0]), str(block["query_id"].iat[-1]), len(block))
+            by_block[key] = discard_counts(block, stream_scope[0], stream_scope[1])
+
+        watching = watch_blocks(count)
     try:
-        if args.per_query:
-            metrics = list(iter_calc(measures, qrels, run, **kwargs))
-            rows = [
-                {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
-                for m in metrics
-            ]
-            frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-            if args.stream:  # the file is read once: the summary of the same per-query values
-                summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
-                                         names="machine" if machine else "human")
+        with watching:
+            if args.per_query:
+                metrics = list(iter_calc(measures, qrels, run, **kwargs))
+                rows = [
+                    {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
+                    for m in metrics
+                ]
+                frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+                if args.stream:  # the file is read once: the summary of the same per-query values
+                    summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
+                                             names="machine" if machine else "human")
+                else:
+                    summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
+                summary.insert(0, "query_id", "all")
+                frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
             else:
-                summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
-            summary.insert(0, "query_id", "all")
-            frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
-        else:
-            frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
+                frame = evaluate(measures, qrels, run, by=args.by, names="machine" if machine else "human", **kwargs)
     except EmptyInputWarning:
         if not args.stream:
             raise
         # the stream path checks the run once it is read (the qrels were checked above): the
         # message of the in-memory command
         raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored") from None
+    discarded: dict[str, int] = {}
+    for counts in by_block.values():
+        for kind, n in counts.items():
+            discarded[kind] = discarded.get(kind, 0) + n
+    note = _discard_note(discarded, args.corpus) if args.stream else None
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     print_frame(frame, args.format, places=args.places)
     return 0
 
@@ -260,6 +293,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topics", help="topics metadata file (JSONL/TSV) with query_id, domain, ...")
     p.add_argument("--labels", help="frozen temporal labels JSONL")
     p.add_argument("--by", action="append", help="group by a topics column or 'depth' (repeatable)")
+    add_read_limit_options(p)
     p.add_argument("--per-query", action="store_true", help="one row per query and measure, then 'all'")
     p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
     p.add_argument("--stream", action="store_true",
@@ -446,7 +480,7 @@ def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
         qrels, problems = read_qrels_with_problems(rest[index])
     except (DataFormatError, ValueError, OSError):
         return rest  # ir_measures reports its own reading problems
-    if problems:  # only a file we read exactly as written is rewritten
+    if any(p.severity == "error" for p in problems):  # only a file we read exactly as written is rewritten
         return rest
     safe = trec_eval_safe_qrels(qrels)
     if len(safe) == len(qrels):
@@ -507,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings on the command line: one line, no source location (they are about the data)."""
-    print(f"reteco-measures: warning: {message}", file=file or sys.stderr)
+    print(f"reteco-measures: warning: {display_message(message)}", file=file or sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -526,19 +560,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("error", QueryIdMismatchWarning)
         warnings.simplefilter("error", EmptyInputWarning)
         try:
-            return int(args.func(args) or 0)
+            with read_limits_of(args):
+                return int(args.func(args) or 0)
+        except MemoryError:  # a file too large for this machine: which, and what to change
+            inputs = [display(v, 300) for k in ("run", "qrels", "runs", "items", "submission", "input_dir")
+                      for v in (getattr(args, k, None) if isinstance(getattr(args, k, None), list)
+                                else [getattr(args, k, None)]) if isinstance(v, str)]
+            print(f"reteco-measures: error: out of memory while reading or scoring {', '.join(inputs) or 'the input'}: "
+                  "free memory or raise the process's memory limit, score a smaller file, lower the reading limits "
+                  "(--max-lines, --max-line-bytes), or use 'eval --stream', which reads a run in blocks",
+                  file=sys.stderr)
+            return 1
         except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
-            print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
+            print(f"reteco-measures: error: {display_message(cli_message(exc, args))}", file=sys.stderr)
             return 1
         except DataFormatError as exc:
-            print(f"reteco-measures: {exc}", file=sys.stderr)
+            print(f"reteco-measures: {display_message(exc)}", file=sys.stderr)
             return 1
         except IsADirectoryError as exc:
-            print(f"reteco-measures: error: {exc.filename}: is a directory, not a file", file=sys.stderr)
+            print(f"reteco-measures: error: {display(exc.filename, 300)}: is a directory, not a file", file=sys.stderr)
             return 2
         except (FileNotFoundError, ValueError, NotImplementedError, KeyError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            print(f"reteco-measures: error: {cli_message(msg, args)}", file=sys.stderr)
+            print(f"reteco-measures: error: {display_message(cli_message(msg, args))}", file=sys.stderr)
             return 2
         except ImportError as exc:  # a missing optional extra: its install hint, exit 5
             hint = install_hint(exc)
@@ -553,8 +597,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # e.g. piped into head
             return 0
         except OSError as exc:  # permission denied, a device, ...: one line, no traceback
-            where = f"{exc.filename}: " if exc.filename else ""
-            print(f"reteco-measures: error: {where}{exc.strerror or exc}", file=sys.stderr)
+            where = f"{display(exc.filename, 300)}: " if exc.filename else ""
+            print(f"reteco-measures: error: {display_message(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
             return 2
         except Exception as exc:  # noqa: BLE001  (a bug of ours: one line, the traceback on request)
             if os.environ.get("RETECO_MEASURES_DEBUG"):

@@ -20,6 +20,7 @@ from typing import Any
 from ..benchmarks import BENCHMARKS, Benchmark
 from ..benchmarks.score import unscorable_reason
 from ..report.score import print_checks, render_score
+from .read_limits import add_read_limit_options
 from .report import OUTPUT_FORMATS
 
 __all__ = ["add_score_parsers", "add_benchmark_options", "benchmark_options", "demo_argv", "score_exit_code"]
@@ -33,6 +34,7 @@ def add_benchmark_options(p: argparse.ArgumentParser, bench: Benchmark, *, data:
         if bench.default_split is not None:
             p.add_argument("--split", default=bench.default_split,
                            help=f"split (default {bench.default_split})")
+        add_read_limit_options(p)
     for o in bench.options:
         kwargs: dict[str, Any] = {"dest": o.name, "help": o.help}
         if o.action is not None:
@@ -89,7 +91,12 @@ def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) 
     archive is refused: reward 0, the reason in the details file and on stderr, exit 1), then
     scored; any other failure also writes reward 0 and the reason (the crash guard) before the
     usual message and exit code."""
-    from ..platforms.harbor import read_harbor_submission, write_failure_reward, write_reward_files
+    from ..platforms.harbor import (
+        read_harbor_submission,
+        rename_in_score,
+        write_failure_reward,
+        write_reward_files,
+    )
     from ..platforms.submission import BoundedRunError, SubmissionError, SubmissionLimits, run_bounded
 
     unpacked: str | None = None
@@ -113,11 +120,14 @@ def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) 
                 write_failure_reward(reward_json, bench.name, f"submission refused: {exc}")
                 print(f"error: submission refused: {exc}", file=sys.stderr)
                 return 1
+            rename_in_score(score, str(sub.path), str(args.submission))  # printed with the uploaded name
             write_reward_files(score, reward_json, rename=(str(sub.path), str(args.submission)))
         except BaseException as exc:  # Harbor's crash guard: reward 0 and the reason, then the usual message
             reason = f"{type(exc).__name__}: {exc}"
             if unpacked is not None:
                 reason = reason.replace(unpacked, str(args.submission))
+                exc.args = tuple(a.replace(unpacked, str(args.submission)) if isinstance(a, str) else a
+                                 for a in exc.args)
             write_failure_reward(reward_json, bench.name, reason)
             raise
     render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)

@@ -46,7 +46,7 @@ from typing import Any, Dict, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_dat
 
 import pandas as pd
 
-from ..errors import DataFormatError, Problem
+from ..errors import DataFormatError, Problem, report_problems
 from ..io.readers import read_qrels_with_problems
 from .base import DataFile, MissingDataError, add_topics, data_root
 
@@ -244,8 +244,9 @@ def ikat_ptkb(split: str = "test", *, root: str | os.PathLike | None = None) -> 
 def _read_qrels(name: str, what: str, root: str | os.PathLike | None) -> pd.DataFrame:
     path = _file(name, what, root).path()
     frame, problems = read_qrels_with_problems(path, "trec")
-    if problems:
-        raise DataFormatError(problems)
+    if any(p.severity == "error" for p in problems):
+        raise DataFormatError([p for p in problems if p.severity == "error"])
+    report_problems(problems, "warn", str(path))  # pairs judged twice with different grades
     return frame[["query_id", "doc_id", "relevance"]].reset_index(drop=True)
 
 

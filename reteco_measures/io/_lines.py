@@ -31,7 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import DataFormatError, Problem
+from ..errors import DataFormatError, InputTooLargeError, Problem
+from .limits import ByteCounter, current_limits, format_size, guard_long_lines
 
 Source = str | os.PathLike | IO[str] | IO[bytes] | bytes
 
@@ -49,6 +50,7 @@ __all__ = [
     "ascii_fields",
     "comment_mask",
     "strip_compression_suffix",
+    "read_line_bytes",
     "COMPRESSION_SUFFIXES",
 ]
 
@@ -109,13 +111,41 @@ def read_source_bytes(source: Source) -> bytes:
             raise FileNotFoundError(f"{path}: is a folder, not a file")
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
-        # the decompression of the stream reader (iter_file_bytes), in one read: the same
-        # decompressors and the same messages for a damaged file
-        return b"".join(iter_file_bytes(path, -1))
+        # the decompression of the stream reader (iter_file_bytes): the same decompressors, the
+        # same messages for a damaged file and the same limits (a plain file in one read; a
+        # compressed one in pieces, so that a decompression bomb is stopped at its limit)
+        pieces = list(iter_file_bytes(path, -1 if _compression_of(path) is None else _BLOCK_BYTES))
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
     data = source.read()  # file-like
     if isinstance(data, str):
         return data.encode("utf-8", errors="surrogateescape")
     return _decompress(bytes(data), None, source_name(source))
+
+
+def read_line_bytes(source: Source, problems: list[Problem], max_line_bytes: int | None = None) -> bytes:
+    """The bytes of a run or qrels file as `read_source_bytes` gives them, with every line
+    longer than ``max_line_bytes`` (None: the `current_limits` value, 1 MiB by default; 0: no
+    limit) left empty and reported in ``problems`` (kind ``long_line``), read piece by piece so
+    that such a line is never held whole."""
+    limit = current_limits().max_line_bytes if max_line_bytes is None else (max_line_bytes or None)
+    data = read_source_bytes(source)
+    if not limit or len(data) <= limit or not _has_long_line(data, limit):
+        return data
+    windows = (data[i: i + _BLOCK_BYTES] for i in range(0, len(data), _BLOCK_BYTES))
+    return b"".join(guard_long_lines(windows, limit, source_name(source), problems))
+
+
+def _has_long_line(data: bytes, limit: int) -> bool:
+    """Whether a line of ``data`` is longer than ``limit`` bytes, without allocating: from each
+    line start, the last newline within ``limit`` bytes (a C search) starts the next step, so a
+    file is crossed in about ``len(data) / limit`` searches."""
+    start, n = 0, len(data)
+    while n - start > limit:
+        nl = data.rfind(b"\n", start, start + limit + 1)
+        if nl < 0:
+            return True
+        start = nl + 1
+    return False
 
 
 def line_blocks(data: bytes, block_bytes: int = _BLOCK_BYTES, *, strip_bom: bool = True,
@@ -189,25 +219,38 @@ def iter_file_bytes(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) ->
         raise FileNotFoundError(f"{p}: no such file")
     suffix = _compression_of(p)
     opener = _OPENERS[suffix] if suffix is not None else open
+    limits = current_limits()
+    size = p.stat().st_size
+    counter = ByteCounter(str(p), max_lines=limits.max_lines, max_unpacked=limits.max_unpacked,
+                          max_ratio=limits.max_ratio, packed=size if suffix is not None else None)
+    if suffix is None and limits.max_unpacked is not None and size > limits.max_unpacked:
+        raise counter.refuse(f"{format_size(size)}, more than {format_size(limits.max_unpacked)}, the limit for one "
+                             f"file; if the file is right, raise it with {counter.hint['max_unpacked']}")
     try:
         with opener(p, "rb") as f:
             while True:
                 piece = f.read(chunk_bytes)
                 if not piece:
                     return
+                counter.add(piece)
                 yield piece
+    except InputTooLargeError:
+        raise
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
         if suffix is None:
             raise
         raise DataFormatError([Problem(f"not a readable {suffix} file ({exc})", path=str(p), kind="encoding")]) from None
 
 
-def iter_text_chunks(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
+def iter_text_chunks(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES, *,
+                     max_line_bytes: int | None = None) -> Iterator[bytes]:
     """The bytes of a file (decompressed on the fly as `iter_file_bytes` does) in chunks
     of whole lines of about ``chunk_bytes`` (a longer line makes a longer chunk); the chunks
-    joined are the file. For reading large files without holding them whole."""
+    joined are the file. For reading large files without holding them whole. With
+    ``max_line_bytes``, a longer line comes out empty (`guard_long_lines`; its problem is made
+    by `read_line_bytes`)."""
     rest: list[bytes] = []  # the pieces of an unfinished line (joined once: linear in its length)
-    for chunk in iter_file_bytes(path, chunk_bytes):
+    for chunk in guard_long_lines(iter_file_bytes(path, chunk_bytes), max_line_bytes):
         cut = chunk.rfind(b"\n") + 1
         if cut == 0:
             rest.append(chunk)

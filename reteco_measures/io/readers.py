@@ -29,7 +29,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pv
 
-from ..errors import MAX_PROBLEMS_PER_KIND, Problem, cap_problems, report_problems
+from ..errors import (
+    MAX_PROBLEMS_PER_KIND,
+    InputTooLargeError,
+    Problem,
+    cap_problems,
+    display,
+    report_problems,
+)
 from ._lines import (
     Source,
     _split_chunk,
@@ -38,11 +45,12 @@ from ._lines import (
     is_inline_text,
     iter_text_chunks,
     line_blocks,
-    read_source_bytes,
+    read_line_bytes,
     source_name,
     strip_compression_suffix,
 )
 from .jsonl import iter_json_records, json_id, json_number
+from .limits import current_limits
 
 __all__ = [
     "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS", "MAX_GRADE",
@@ -176,6 +184,23 @@ def _score_fault(text: str) -> str:
 def _str_array(values: pa.ChunkedArray | pa.Array) -> pd.api.extensions.ExtensionArray:
     """An arrow string array as a pandas string column without copying through Python objects."""
     return pd.Series(pa.table({"v": values}).to_pandas()["v"]).array
+
+
+def out_of_memory(source: Source, what: str) -> InputTooLargeError:
+    """The error for a file the machine's memory could not hold while it was read or scored."""
+    name = source_name(source)
+    return InputTooLargeError([Problem(
+        f"the {what} did not fit in memory while it was read: free memory (or raise the process's memory limit), "
+        "read a smaller file, or lower the reading limits (--max-lines, --max-line-bytes); "
+        "'eval --stream' reads a run in blocks", path=name, kind="too_large")])
+
+
+def _with_long_lines(problems: list[Problem], long_lines: list[Problem]) -> list[Problem]:
+    """The reader's problems and the over-long lines, in line order (the long ones capped)."""
+    if not long_lines:
+        return problems
+    capped = cap_problems(long_lines, path=long_lines[0].path)
+    return sorted([*problems, *capped], key=lambda p: (p.line is None, p.line or 0))
 
 
 # --------------------------------------------------------------------------------------------
@@ -344,7 +369,7 @@ def _check_run_block(block: pa.Array, first_line: int | np.ndarray, path: str | 
     for i in extra_at.tolist():
         problems.append(Problem(f"found {int(n[i])} fields: the fields after the sixth (the run id) are ignored, as "
                                 "trec_eval ignores them", line=int(numbers[i]), query_id=_clip(cols[0][i].as_py()),
-                                path=path, kind="extra_fields", severity="note"))
+                                path=path, kind="extra_fields", severity="warning"))
     keep = (n > 0) & ~comment & ~wrong
     if not keep.all():
         cols = [c.filter(pa.array(keep)) for c in cols]
@@ -444,8 +469,8 @@ def _block_problems(parts: list, path: Any) -> list[Problem]:
     return cap_problems(kept, uncounted, path=path)
 
 
-def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True
-                   ) -> tuple[pd.DataFrame, list[Problem]]:
+def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True, reread_guarded: bool = False,
+                   max_line_bytes: int | None = None) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
     lines are parsed (peak memory on large files)."""
     is_file = isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source)
@@ -459,7 +484,8 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
         # a file: read it again block by block (from the page cache), so that its bytes are
         # never held whole while the lines are checked (peak memory on large files)
         box.clear()
-        chunks = iter_text_chunks(source, _CHECK_CHUNK_BYTES)
+        limit = current_limits().max_line_bytes if max_line_bytes is None else (max_line_bytes or None)
+        chunks = iter_text_chunks(source, _CHECK_CHUNK_BYTES, max_line_bytes=limit if reread_guarded else None)
     else:
         chunks = _byte_chunks(box.pop())
     parts: list[tuple[dict[str, Any], list[Problem], dict[str, int]]] = []
@@ -594,20 +620,27 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def read_run_with_problems(source: Source, format: Format = "auto", *, line_numbers: bool = True
-                           ) -> tuple[pd.DataFrame, list[Problem]]:
+def read_run_with_problems(source: Source, format: Format = "auto", *, line_numbers: bool = True,
+                           max_line_bytes: int | None = None) -> tuple[pd.DataFrame, list[Problem]]:
     """Like `read_run`, returning ``(frame with a 'line' column, problems)``; never raises
-    on malformed content (only on a missing file or a folder). ``line_numbers=False`` may leave
+    on malformed content (only on a missing file or a folder, a file beyond a reading limit or
+    beyond the memory: `InputTooLargeError`). ``line_numbers=False`` may leave
     the ``line`` column out (it is then dropped if present)."""
-    data = read_source_bytes(source)
-    fmt = _detect_format(source, data) if format == "auto" else format
-    if fmt == "trec":
-        holder = [data]
-        del data  # the reader frees the bytes once parsed
-        return _read_trec_run(source, holder, line_numbers)
-    if fmt == "jsonl":
-        return _read_jsonl_run(source, data)
-    raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
+    long_lines: list[Problem] = []
+    try:
+        data = read_line_bytes(source, long_lines, max_line_bytes)
+        fmt = _detect_format(source, data) if format == "auto" else format
+        if fmt == "trec":
+            holder = [data]
+            del data  # the reader frees the bytes once parsed
+            frame, problems = _read_trec_run(source, holder, line_numbers, bool(long_lines), max_line_bytes)
+        elif fmt == "jsonl":
+            frame, problems = _read_jsonl_run(source, data)
+        else:
+            raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
+    except MemoryError:
+        raise out_of_memory(source, "run") from None
+    return frame, _with_long_lines(problems, long_lines)
 
 
 def read_run(
@@ -616,6 +649,7 @@ def read_run(
     *,
     on_bad_lines: Literal["warn", "error", "skip"] = "warn",
     line_numbers: bool = False,
+    max_line_bytes: int | None = None,
 ) -> pd.DataFrame:
     """Read a run: TREC 6-column text or JSONL results.
 
@@ -632,13 +666,16 @@ def read_run(
             ``'error'`` (raise `DataFormatError` listing all of
             them) or ``'skip'``.
         line_numbers: keep a ``line`` column (1-based line of each row in the file).
+        max_line_bytes: a line longer than this is a ``long_line`` problem and is skipped without
+            being split (None: the limit in force, 1 MiB unless changed with
+            ``reteco_measures.io.limits.read_limits``; 0: no limit).
 
     Returns:
         DataFrame with columns ``query_id, doc_id, score, rank, run_id`` (+ ``line``) in file
         order. For JSONL, ``rank`` is the 1-based position in the results list. Duplicates are
         *not* removed here: that is a run contract's job (`validate_run`).
     """
-    frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers)
+    frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers, max_line_bytes=max_line_bytes)
     report_problems(problems, on_bad_lines, source_name(source) or "run")
     if not line_numbers and "line" in frame.columns:
         frame = frame.drop(columns="line")
@@ -778,17 +815,71 @@ def _read_jsonl_qrels(source: Source, data: bytes) -> tuple[pd.DataFrame, list[P
     return frame, problems
 
 
-def read_qrels_with_problems(source: Source, format: Format = "auto") -> tuple[pd.DataFrame, list[Problem]]:
-    """Like `read_qrels`, returning ``(frame with a 'line' column, problems)``."""
-    data = read_source_bytes(source)
-    fmt = _detect_format(source, data) if format == "auto" else format
-    if fmt == "trec":
-        holder = [data]
-        del data  # the reader frees the bytes once cut into blocks
-        return _read_trec_qrels(source, holder)
-    if fmt == "jsonl":
-        return _read_jsonl_qrels(source, data)
-    raise ValueError(f"unknown qrels format {format!r}; use 'auto', 'trec' or 'jsonl'")
+def repeated_judgments(frame: pd.DataFrame, path: str | None) -> list[Problem]:
+    """The (query, document) pairs judged more than once in qrels read with a ``line`` column:
+    a pair judged with different grades is a ``conflicting_grade`` warning naming both lines and
+    the grade kept (the last one: the evaluation reads qrels into a dictionary, as pytrec_eval
+    does, so a later line overwrites an earlier one); an exact repeat is a ``repeated_judgment``
+    note. One vectorised pass; problems beyond `MAX_PROBLEMS_PER_KIND` per kind are counted."""
+    if len(frame) < 2:
+        return []
+    keys = frame[["query_id", "doc_id"]]
+    dup = keys.duplicated(keep=False).to_numpy()
+    if not dup.any():
+        return []
+    sub = frame.loc[dup, ["query_id", "doc_id", "relevance", "line"]]
+    grouped = sub.groupby(["query_id", "doc_id"], sort=False)
+    first_line = grouped["line"].transform("first").to_numpy()
+    first_grade = grouped["relevance"].transform("first").to_numpy()
+    last_grade = grouped["relevance"].transform("last").to_numpy()
+    prev_grade = grouped["relevance"].shift(1).to_numpy()
+    prev_line = grouped["line"].shift(1).to_numpy()
+    later = ~np.isnan(prev_line.astype(np.float64))
+    problems: list[Problem] = []
+    q, d = sub["query_id"].to_numpy(), sub["doc_id"].to_numpy()
+    g, ln = sub["relevance"].to_numpy(), sub["line"].to_numpy()
+    conflict = later & (g != prev_grade)
+    repeat = later & ~conflict
+    del first_line, first_grade
+    for kind, at in (("conflicting_grade", np.flatnonzero(conflict)), ("repeated_judgment", np.flatnonzero(repeat))):
+        for i in at[:MAX_PROBLEMS_PER_KIND].tolist():
+            if kind == "conflicting_grade":
+                msg = (f"document {display(d[i])} judged twice with different grades: line {int(prev_line[i])} grade "
+                       f"{int(prev_grade[i])}, line {int(ln[i])} grade {int(g[i])}; grade {int(last_grade[i])} (the "
+                       "last line) is used, as pytrec_eval reads qrels")
+                severity = "warning"
+            else:
+                msg = f"document {display(d[i])} judged again with the same grade as on line {int(prev_line[i])}"
+                severity = "note"
+            problems.append(Problem(msg, line=int(ln[i]), query_id=str(q[i]), path=path, kind=kind, doc_id=str(d[i]),
+                                    severity=severity))  # type: ignore[arg-type]
+        if len(at) > MAX_PROBLEMS_PER_KIND:
+            problems = cap_problems(problems, {kind: len(at) - MAX_PROBLEMS_PER_KIND}, path=path)
+    return problems
+
+
+def read_qrels_with_problems(source: Source, format: Format = "auto", *, max_line_bytes: int | None = None
+                             ) -> tuple[pd.DataFrame, list[Problem]]:
+    """Like `read_qrels`, returning ``(frame with a 'line' column, problems)``. Besides the lines
+    that were skipped (severity ``'error'``), the problems hold the pairs judged twice
+    (`repeated_judgments`: ``conflicting_grade`` warnings and ``repeated_judgment`` notes), whose
+    rows are kept."""
+    long_lines: list[Problem] = []
+    try:
+        data = read_line_bytes(source, long_lines, max_line_bytes)
+        fmt = _detect_format(source, data) if format == "auto" else format
+        if fmt == "trec":
+            holder = [data]
+            del data  # the reader frees the bytes once cut into blocks
+            frame, problems = _read_trec_qrels(source, holder)
+        elif fmt == "jsonl":
+            frame, problems = _read_jsonl_qrels(source, data)
+        else:
+            raise ValueError(f"unknown qrels format {format!r}; use 'auto', 'trec' or 'jsonl'")
+        problems = problems + repeated_judgments(frame, source_name(source))
+    except MemoryError:
+        raise out_of_memory(source, "qrels") from None
+    return frame, _with_long_lines(problems, long_lines)
 
 
 def read_qrels(
@@ -797,6 +888,7 @@ def read_qrels(
     *,
     on_bad_lines: Literal["warn", "error", "skip"] = "warn",
     line_numbers: bool = False,
+    max_line_bytes: int | None = None,
 ) -> pd.DataFrame:
     """Read relevance judgments: TREC qrels (``query_id iteration doc_id relevance``; ``#``
     comment lines skipped, as trec_eval 10 does) or JSONL.
@@ -806,9 +898,12 @@ def read_qrels(
 
     Returns a DataFrame with columns ``query_id, doc_id, relevance, iteration`` (+ ``line``),
     in file order. Repeated (query, doc) pairs are kept as they are; evaluation uses the last
-    one, as pytrec_eval's dictionaries do.
+    one, as pytrec_eval's dictionaries do. A pair judged twice with different grades is a
+    ``conflicting_grade`` warning (both lines, the grade used; warned unless
+    ``on_bad_lines='skip'``), an exact repeat a ``repeated_judgment`` note; both are in
+    ``attrs["problems"]`` and neither raises with ``on_bad_lines='error'``.
     """
-    frame, problems = read_qrels_with_problems(source, format)
+    frame, problems = read_qrels_with_problems(source, format, max_line_bytes=max_line_bytes)
     report_problems(problems, on_bad_lines, source_name(source) or "qrels")
     if not line_numbers:
         frame = frame.drop(columns="line")

@@ -208,6 +208,36 @@ def _failure_html(benchmark: str, messages: Sequence[str], limit: int = 1000) ->
                 f"<ul class=\"problems\">{items}</ul>{more}")
 
 
+#: what the participant is shown when the scorer's own set-up is at fault (the detail is in the log)
+MISCONFIGURED = ("The scorer is misconfigured: its reference data is missing or damaged. This is not a problem "
+                 "of your submission; the organisers have been told in the scoring log. Please contact them.")
+
+
+def _misconfigured(benchmark: str, detail: str, shown: str | None = None) -> dict[str, Any]:
+    """A set-up fault (exit 2): the participant's page says the scorer is misconfigured; the
+    organiser-facing ``detail`` (what is missing, where) goes to the log only."""
+    from ..report.html import _esc, page
+
+    html = page(f"{benchmark}: scorer misconfigured",
+                f"<h1>{_esc(benchmark)}</h1><p class=\"bad\">{_esc(MISCONFIGURED)}</p>")
+    return {"code": 2, "messages": [detail], "html": html, "submission": shown}
+
+
+def _setup_fault(exc: BaseException, ref: Path, sub_path: str | None) -> bool:
+    """Whether a scoring failure is the reference data's (missing or broken), not the submission's."""
+    from ..datasets.base import MissingDataError
+
+    if isinstance(exc, MissingDataError):
+        return True
+    text = str(exc)
+    if sub_path and sub_path in text:
+        return False
+    problems = getattr(exc, "problems", None) or []
+    paths = [str(getattr(p, "path", "") or "") for p in problems]
+    refs = (str(ref), str(ref.resolve()))
+    return any(r in text for r in refs) or any(path.startswith(refs) for path in paths if path)
+
+
 def _problem_lines(problems: Sequence[Any], limit: int) -> list[str]:
     lines = [f"{getattr(p, 'severity', 'error')}: {p}" for p in problems[:limit]]
     if len(problems) > limit:
@@ -220,7 +250,7 @@ def _score_submission(inp: str, benchmark: str, split: str | None, options: dict
     """Unpack and score the submission (in the bounded child process): everything the parent
     writes, as plain data. Every failure is a message for the participant."""
     from ..benchmarks import benchmark as get_benchmark
-    from ..errors import DataFormatError, DataFormatWarning
+    from ..errors import DataFormatError, DataFormatWarning, count_problems
     from ..report.html import score_html
 
     bench = get_benchmark(benchmark)
@@ -245,6 +275,8 @@ def _score_submission(inp: str, benchmark: str, split: str | None, options: dict
         limit_text = f" (limit {limits.max_memory / (1 << 30):.1f} GiB)" if limits.max_memory else ""
         return failed([f"error: scoring ran out of memory{limit_text}; submit a smaller run"])
     except (SubmissionError, DataFormatError, FileNotFoundError, ValueError, UnicodeError, OSError) as exc:
+        if _setup_fault(exc, ref, sub_path):
+            return _misconfigured(benchmark, f"set-up error: the reference data is missing or broken: {exc}", shown)
         return failed([f"error: {exc}"])
     except Exception as exc:  # noqa: BLE001  (a bug of ours: the participant still gets a page)
         return failed([f"error: the scorer failed on this submission ({type(exc).__name__}: {exc}); please "
@@ -262,6 +294,12 @@ def _score_submission(inp: str, benchmark: str, split: str | None, options: dict
         head = (f"error: {len(fmt)} format problem{'s' if len(fmt) != 1 else ''} in {shown}; the submission "
                 "is not scored — fix every line listed and upload again")
         lines = [f"error: {p}" for p in fmt]  # each fails the submission, whatever its severity elsewhere
+        if any(p.kind == "empty" for p in fmt):  # no usable row: the lines whose rows were removed say why
+            why = [p for p in problems if p.kind not in FORMAT_KINDS and p.kind != "missing_query"]
+            lines.extend(f"{p.severity}: {p}" for p in why)
+            total = count_problems(why)
+            if total > len(why):
+                lines.append(f"... and {total - sum(1 for p in why if p.count == 1):,} more row(s) removed")
         shown_lines = lines[:limit] + ([f"... and {len(lines) - limit} more (see detailed_results.html)"]
                                        if len(lines) > limit else [])
         return failed([head, *shown_lines]) | {"html": _failure_html(benchmark, [clean(m) for m in [head, *lines]])}
@@ -325,13 +363,13 @@ def score_codabench(
     ref = inp / "ref"
     if not ref.is_dir():
         msg = f"set-up error: no reference data at {ref} (the competition's reference_data)"
-        _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
+        _write(out / "detailed_results.html", _misconfigured(benchmark, msg)["html"])
         return CodabenchResult(2, messages=[msg])
     try:
         options = parse_settings(bench, settings, ref)
     except ValueError as exc:
         msg = f"set-up error: {exc}"
-        _write(out / "detailed_results.html", _failure_html(benchmark, [msg]))
+        _write(out / "detailed_results.html", _misconfigured(benchmark, msg)["html"])
         return CodabenchResult(2, messages=[msg])
     in_process = limits.max_seconds is None and limits.max_memory is None
     with tempfile.TemporaryDirectory(prefix="reteco-codabench-") as scratch:

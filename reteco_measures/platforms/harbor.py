@@ -37,9 +37,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..errors import Problem
 from .submission import Submission, SubmissionError, SubmissionLimits, read_submission
 
-__all__ = ["write_reward_files", "write_failure_reward", "details_path", "text_path", "display_reward",
+__all__ = ["rename_in_score", "write_reward_files", "write_failure_reward", "details_path", "text_path", "display_reward",
            "read_harbor_submission"]
 
 
@@ -198,3 +199,26 @@ def write_failure_reward(reward_path: str | os.PathLike, benchmark: str, reason:
     _write_reward(path, 0.0)
     _atomic_write(details, json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n")
     return path, details
+
+
+def rename_in_score(score: Any, scratch_path: str, name: str) -> Any:
+    """``score`` with the unpacked file's scratch path replaced by the participant's ``name``
+    wherever it is shown: the problems' paths and messages and the notes (what ``score`` prints
+    and ``reward_details.json`` writes). Changed in place; returned for convenience."""
+    import dataclasses
+
+    def fix(p: Any) -> Any:
+        if not isinstance(p, Problem):
+            return p
+        path = name if p.path == scratch_path else p.path
+        message = p.message.replace(scratch_path, name)
+        return p if (path, message) == (p.path, p.message) else dataclasses.replace(p, path=path, message=message)
+
+    report = getattr(score, "report", None)
+    if report is not None and getattr(report, "errors", None) is not None:
+        report.errors = [fix(p) for p in report.errors]
+    if getattr(score, "data_problems", None):
+        score.data_problems = [fix(p) for p in score.data_problems]
+    if getattr(score, "notes", None):
+        score.notes = [n.replace(scratch_path, name) if isinstance(n, str) else n for n in score.notes]
+    return score

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..io.limits import ByteCounter, format_size
+
 __all__ = [
     "SubmissionLimits",
     "SubmissionError",
@@ -137,12 +139,7 @@ class Submission:
     layers: list[str]
 
 
-def _size(n: int) -> str:
-    for unit, div in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{n} bytes"
-
+_size = format_size
 
 def _printable_name(raw: bytes, where: str) -> str:
     """A file name as text, or the participant-facing refusal of a name that is not UTF-8."""
@@ -273,26 +270,32 @@ def _sniff(path: Path) -> str | None:
 def _copy(stream: Any, dest: Path, shown: str, limits: SubmissionLimits, count_lines: bool = True
           ) -> tuple[int, int, int]:
     """Copy ``stream`` to ``dest`` in bounded chunks; (bytes, lines, crc32). Refuses past the limits."""
-    total = lines = 0
+    counter = _counter(shown, limits, count_lines)
     crc = 0
     with open(dest, "wb") as out:
         while True:
             chunk = stream.read(_CHUNK)
             if not chunk:
                 break
-            total += len(chunk)
-            if total > limits.max_bytes:
-                raise SubmissionError(f"{shown}: unpacks to more than {_size(limits.max_bytes)} (the limit for "
-                                      "one submission); submit a smaller run (fewer documents per query?)")
-            if count_lines:
-                lines += chunk.count(b"\n")
-                if lines > limits.max_lines:
-                    raise SubmissionError(f"{shown}: more than {limits.max_lines:,} lines (the limit for one "
-                                          "submission; blank lines count); remove blank lines or submit a "
-                                          "smaller run")
+            counter.add(chunk)
             crc = zlib.crc32(chunk, crc)
             out.write(chunk)
-    return total, lines, crc
+    return counter.bytes, counter.lines, crc
+
+
+def _counter(shown: str, limits: SubmissionLimits, count_lines: bool = True) -> ByteCounter:
+    """The readers' `ByteCounter` under a submission's limits, refusing with messages for the
+    participant (`SubmissionError`)."""
+    def refuse(message: str) -> SubmissionError:
+        if counter.tripped == "max_lines":
+            return SubmissionError(f"{shown}: more than {limits.max_lines:,} lines (the limit for one submission; "
+                                   "blank lines count); remove blank lines or submit a smaller run")
+        return SubmissionError(f"{shown}: unpacks to more than {_size(limits.max_bytes)} (the limit for one "
+                               "submission); submit a smaller run (fewer documents per query?)")
+
+    counter = ByteCounter(shown, max_lines=limits.max_lines if count_lines else None, max_unpacked=limits.max_bytes,
+                          refuse=refuse)
+    return counter
 
 
 def _decode_errors(shown: str, kind: str, exc: BaseException) -> SubmissionError:
@@ -487,14 +490,11 @@ def read_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike,
         if size > limits.max_bytes:
             raise SubmissionError(f"{shown}: {_size(size)}, more than {_size(limits.max_bytes)} (the limit for "
                                   "one submission)")
+        counter = _counter(shown, limits)
         with open(current, "rb") as f:
-            lines = 0
             while chunk := f.read(_CHUNK):
-                lines += chunk.count(b"\n")
-                if lines > limits.max_lines:
-                    raise SubmissionError(f"{shown}: more than {limits.max_lines:,} lines (the limit for one "
-                                          "submission; blank lines count); remove blank lines or submit a "
-                                          "smaller run")
+                counter.add(chunk)
+        lines = counter.lines
     return Submission(current, shown, size, lines, layers)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import count_problems
+from ..errors import count_problems, display_message
 from .leaderboard import TURN_SET_NOTE
 
 __all__ = ["page", "table_html", "figure_data_uri", "score_html", "leaderboard_html"]
@@ -85,7 +85,9 @@ document.querySelectorAll('table.sortable').forEach(function(table){
 
 
 def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` as HTML text: control characters written as escapes (an ESC or NUL byte never
+    reaches the page), long lines cut (`display_message`), then HTML-escaped."""
+    return html.escape(display_message(value), quote=True)
 
 
 def page(title: str, body: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from ..errors import count_problems, describe_kinds
+from ..errors import count_problems, describe_kinds, display_message
 from .text import OUTPUT_FORMATS, format_frame
 
 __all__ = ["SCORE_FORMATS", "render_score", "header", "removed_line", "print_checks"]
@@ -67,7 +67,7 @@ def print_checks(score: Any, *, table: bool, limit: int, out: TextIO, err: TextI
     stream = out if table else err
     report = score.report
     for note in score.notes:
-        print(f"note: {note}", file=stream)
+        print(f"note: {display_message(note)}", file=stream)
     for p in list(score.data_problems)[:limit]:
         print(f"data: {p}", file=stream)
     rows = "passage row(s)" if score.benchmark == "ikat-2023" else "row(s)"

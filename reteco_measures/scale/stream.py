@@ -34,7 +34,8 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import ir_measures
@@ -56,8 +57,30 @@ from ..side import load_labels, load_topics
 
 __all__ = [
     "iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "stream_frame", "unreported_metrics",
-    "per_query_weights", "aggregate_metrics", "DEFAULT_BLOCK_BYTES",
+    "per_query_weights", "aggregate_metrics", "DEFAULT_BLOCK_BYTES", "watch_blocks",
 ]
+
+#: callables shown every block of whole queries the stream evaluates (a frame of ``query_id,
+#: doc_id, score``), and ``None`` when the blocks start over (an ungrouped run, partitioned)
+_WATCHERS: list[Callable[[pd.DataFrame | None], None]] = []
+
+
+@contextmanager
+def watch_blocks(callback: Callable[[pd.DataFrame | None], None]) -> Iterator[None]:
+    """Show ``callback`` every block of whole queries a streamed evaluation reads, in this block
+    of code (the command line counts what the RETECO contract would discard, as ``eval`` does
+    for a run in memory). ``callback(None)``: the blocks so far are void and start over (the run
+    was not grouped by query and is read again, partitioned)."""
+    _WATCHERS.append(callback)
+    try:
+        yield
+    finally:
+        _WATCHERS.remove(callback)
+
+
+def _show(frame: pd.DataFrame | None) -> None:
+    for watcher in list(_WATCHERS):
+        watcher(frame)
 
 #: bytes read per block (whole lines; the last query of a block waits for the next one)
 DEFAULT_BLOCK_BYTES = 4 * 1024 * 1024
@@ -231,6 +254,7 @@ def iter_blocks(
                 if again:
                     raise _Ungrouped(str(again[0]), None)
                 finished.update(heads)
+            _show(frame)
             yield frame
             del frame
             _release_memory()
@@ -379,6 +403,7 @@ def _stream(
                          None, exc.query_id, os.fspath(run), "order")]
             ) from None
         problems = []
+        _show(None)  # the blocks read so far are read again, partitioned
         size = os.path.getsize(run)
         n_buckets = max(1, int(np.ceil(size / max(block_bytes, 1))))
         with tempfile.TemporaryDirectory(prefix="reteco-stream-") as tmp:
@@ -392,7 +417,9 @@ def _stream(
                             data = f.read()
                         # parsed as lines after the file's first (a query id that starts with a
                         # byte-order mark keeps it), by the reader; our own lines hold no problem
-                        yield _parse(data, p, 2, "trec", [])[["query_id", "doc_id", "score"]]
+                        frame = _parse(data, p, 2, "trec", [])[["query_id", "doc_id", "score"]]
+                        _show(frame)
+                        yield frame
 
             kept, seen = _evaluate_blocks(buckets(), measures, qrels_frame, kwargs)
             seen = in_file_order

@@ -21,7 +21,7 @@ from ..engine.evaluate import check_modes, qrels_order
 from ..engine.grouping import group_frame, warn_unmatched_groups
 from ..engine.results import ALL as RESULTS_ALL
 from ..engine.results import empty_value, metrics_frame
-from ..errors import EmptyInputWarning, QueryIdMismatchWarning
+from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io._lines import COMPRESSION_SUFFIXES
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..query_ids import align_runs, check_on_mismatch
@@ -376,8 +376,10 @@ def file_run_name(path: str | os.PathLike) -> str:
     ``.res``, ``.tsv``, ``.jsonl``, ``.ndjson``, ``.json``), either matched regardless of
     case; the rest keeps its case. ``bm25.run.gz`` → ``bm25``, ``bm25.txt`` → ``bm25``,
     ``dense.v2.jsonl`` → ``dense.v2``, ``bm25.trec.txt`` → ``bm25.trec``. A name that is only a
-    suffix stays as it is (``.txt`` → ``.txt``)."""
-    return _strip_one(_strip_one(Path(path).name, COMPRESSION_FILE_SUFFIXES), RUN_FORMAT_SUFFIXES)
+    suffix stays as it is (``.txt`` → ``.txt``). Control characters in the file name are written
+    as escapes (``run\\x1b[2J``, see `reteco_measures.errors.display`): the name is printed in
+    tables and pages."""
+    return display(_strip_one(_strip_one(Path(path).name, COMPRESSION_FILE_SUFFIXES), RUN_FORMAT_SUFFIXES), None)
 
 
 def _run_items(runs: Any) -> list[tuple[str, Any]]:

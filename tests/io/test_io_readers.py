@@ -92,7 +92,7 @@ def test_free_text_after_the_run_id_is_still_ignored() -> None:
     data = b"q1 Q0 d1 1 0.5 r more junk at end of lines\nq1 Q0 d2 2 0.4 r a b c d e f g\nq1 Q0 d3 3 0.3 r x y z 9 w v\n" \
            b"q1 Q0 d4 4 0.2 r 7th\n"
     frame, problems = read_run_with_problems(data)
-    assert [(p.line, p.kind, p.severity) for p in problems] == [(i, "extra_fields", "note") for i in (1, 2, 3, 4)]
+    assert [(p.line, p.kind, p.severity) for p in problems] == [(i, "extra_fields", "warning") for i in (1, 2, 3, 4)]
     assert problems[3].message.startswith("found 7 fields: the fields after the sixth (the run id) are ignored")
     assert frame["doc_id"].tolist() == ["d1", "d2", "d3", "d4"]
     assert frame["run_id"].tolist() == ["r", "r", "r", "r"]

@@ -35,7 +35,7 @@ def test_trailing_junk_fields_are_ignored(trec_eval_dir: Path) -> None:
     assert len(run) == 584  # 500 for 301 + 84 for 303 (SOURCE.md)
     assert run["query_id"].value_counts().to_dict() == {"301": 500, "303": 84}
     # every junk line is reported as a note, never as a lost row
-    assert run.attrs["problems"] and {(p.kind, p.severity) for p in run.attrs["problems"]} == {("extra_fields", "note")}
+    assert run.attrs["problems"] and {(p.kind, p.severity) for p in run.attrs["problems"]} == {("extra_fields", "warning")}
 
 
 def test_hash_inside_doc_ids_is_not_a_comment(trec_eval_dir: Path) -> None:
@@ -59,7 +59,7 @@ def test_odd_whitespace_and_line_numbers() -> None:
     text = "q1 Q0 d1 1 2.5 run\n\n  q1\tQ0   d2 2 1.5 run extra junk\n# a comment\nq2 Q0 d3 1 -1e-3 r\n"
     frame, problems = read_run_with_problems(text)
     # the fields after the run id are ignored, and said (a note: nothing is lost)
-    assert [(p.line, p.kind, p.severity) for p in problems] == [(3, "extra_fields", "note")]
+    assert [(p.line, p.kind, p.severity) for p in problems] == [(3, "extra_fields", "warning")]
     assert frame["doc_id"].tolist() == ["d1", "d2", "d3"]
     assert frame["line"].tolist() == [1, 3, 5]
     assert frame["score"].tolist() == [2.5, 1.5, -0.001]

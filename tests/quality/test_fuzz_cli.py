@@ -92,3 +92,33 @@ def test_cli_hostile_paths(tmp_path: Path, capsys: pytest.CaptureFixture, bad: s
         target.write_bytes(bytes(range(256)) * 64)
     assert run_cli(["eval", str(qrels), str(target), "nDCG@10"], capsys) != 0
     assert run_cli(["validate", str(target), "--contract", "reteco"], capsys) != 0
+
+
+def test_eval_stream_prints_the_notes_of_eval(seeds: dict[str, list[bytes]], capsys: pytest.CaptureFixture) -> None:
+    """``eval --stream`` said nothing where ``eval`` notes the rows the RETECO contract would discard
+    (a repeated document): on the fuzz corpus' runs with duplicate lines, stderr is the same."""
+    rng = random.Random(31)
+    compared = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels = Path(tmp) / "qrels.txt"
+        qrels.write_bytes(b"\n".join(seeds["qrels"]) + b"\n")
+        for case in range(12):
+            lines = list(seeds["run"][:300])
+            mutated = mutate_lines(lines, rng, case % 4).lines
+            for _ in range(1 + case % 3):  # duplicate lines: a line repeated right after itself
+                i = rng.randrange(len(mutated))
+                mutated.insert(i + 1, mutated[i])
+            run = Path(tmp) / f"run{case}.txt"
+            run.write_bytes(b"\n".join(mutated) + b"\n")
+            outputs = []
+            for extra in ([], ["--stream"]):
+                capsys.readouterr()
+                code = main(["eval", str(qrels), str(run), "nDCG@10", "P@5", *extra])
+                out, err = capsys.readouterr()
+                outputs.append((code, out, err))
+            (code_a, out_a, err_a), (code_b, out_b, err_b) = outputs
+            assert (code_a, err_a) == (code_b, err_b), (case, err_a, err_b)
+            if code_a == 0:
+                assert out_a == out_b
+                compared += "would be discarded by the RETECO contract" in err_a
+    assert compared >= 6
