@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFormatWarning, Problem, user_stacklevel
-from .aggregate import _DIM_SCALE, SCALES, _int_score, read_judgments
+from ..io.judgments import DIM_SCALE, SCALES, int_score, read_judgments
 from .prompts import canonical
 
 __all__ = [
@@ -205,7 +205,7 @@ def _item_ids(frame: pd.DataFrame) -> pd.Series:
 def _scale(dimension: str, scale: str | tuple[int, int] | None) -> tuple[int, int]:
     if isinstance(scale, tuple):
         return int(scale[0]), int(scale[1])
-    name = scale or _DIM_SCALE.get(dimension)
+    name = scale or DIM_SCALE.get(dimension)
     if name is None or name not in SCALES:
         raise ValueError(f"no scale known for dimension {dimension!r}: pass scale='reteco', 'ikat', 'binary' "
                          "or (low, high)")
@@ -314,7 +314,7 @@ def judge_scores(
     _report(found, problems)
     return pd.DataFrame({"turn_id": frame["turn_id"].astype(str), "dimension": frame["dimension"].astype(str),
                          "repeat": frame["repeat"].astype(np.int64),
-                         "score": np.array([_int_score(v) for v in frame["score"]], dtype=np.int64)},
+                         "score": np.array([int_score(v) for v in frame["score"]], dtype=np.int64)},
                         columns=JUDGE_SCORE_COLUMNS)
 
 

@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
-from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
+from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, collapse_repeats, read_judgments
 from .agreement import _read_table, _report, _scale, read_ratings
 from .prompts import canonical
 
@@ -457,8 +457,8 @@ def calibration_section(
     dims, skipped = None, []
     if isinstance(judge, pd.DataFrame) and "dimension" in judge.columns:  # custom prompts have no known scale
         present = [canonical(str(d)) for d in dict.fromkeys(judge["dimension"].tolist())]
-        dims = [d for d in present if d in _DIM_SCALE]
-        skipped = [d for d in present if d not in _DIM_SCALE]
+        dims = [d for d in present if d in DIM_SCALE]
+        skipped = [d for d in present if d not in DIM_SCALE]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataFormatWarning)
         table = calibrate(judge, human, method=method, ci=ci, aggregate=aggregate, dimensions=dims,

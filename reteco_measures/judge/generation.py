@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..io.judgments import judgment_row
 from .cache import atomic_write_text
 from .inputs import Answer, Context, render_history, render_passages
 from .prompts import FAMILIES, Prompt, canonical, family_of, load_prompt
@@ -118,26 +119,13 @@ def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> l
     rows = []
     for o in outcomes:
         v = o.verdict
-        row = {
-            "turn_id": o.item.meta["turn_id"],
-            "dimension": o.item.meta["dimension"],
-            "score": v.score,
-            "normalized": o.normalized,
-            "model": o.model,
-            "prompt_sha256": o.item.prompt.sha256,
-            "error": v.error,
-            "rationale": v.rationale,
-            "repeat": o.item.repeat,
-            "error_kind": None if v.valid else v.kind,
-            "attempts": v.attempts,
-            "retry_causes": list(v.causes),
-            "prompt_tokens": v.prompt_tokens,
-            "completion_tokens": v.completion_tokens,
-            "response_model": v.response_model,
-            "served_model": v.served_model,
-        }
-        if with_inputs and o.item.repeat == 0 and o.item.inputs:
-            row["inputs"] = dict(o.item.inputs)
+        row = judgment_row(
+            turn_id=o.item.meta["turn_id"], dimension=o.item.meta["dimension"], score=v.score,
+            normalized=o.normalized, model=o.model, prompt_sha256=o.item.prompt.sha256, error=v.error,
+            rationale=v.rationale, repeat=o.item.repeat, error_kind=None if v.valid else v.kind,
+            attempts=v.attempts, retry_causes=list(v.causes), prompt_tokens=v.prompt_tokens,
+            completion_tokens=v.completion_tokens, response_model=v.response_model, served_model=v.served_model,
+            inputs=o.item.inputs if with_inputs and o.item.repeat == 0 else None)
         rows.append(row)
     return rows
 

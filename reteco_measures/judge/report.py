@@ -44,8 +44,8 @@ import pandas as pd
 
 from ..errors import Problem
 from ..io.jsonl import iter_jsonl
+from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, collapse_repeats, read_judgments
 from ..report.text import frame_records
-from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
 from .agreement import agreement, read_ratings, self_consistency
 from .calibrate import calibration_section
 from .client import clean_text
@@ -114,7 +114,7 @@ def _dimension_stats(rows: pd.DataFrame, targets: Sequence[str] | None, how: str
     rows = rows.copy()
     rows["repeat"] = pd.to_numeric(rows.get("repeat", 0), errors="coerce").fillna(0).astype(int)
     for dim, part in rows.groupby("dimension", sort=False):
-        scale = _DIM_SCALE.get(str(dim))
+        scale = DIM_SCALE.get(str(dim))
         low, high = SCALES[scale] if scale else (None, None)
         valid = part["valid"].astype(bool)
         score = pd.to_numeric(part["score"].where(valid), errors="coerce")
