@@ -2,8 +2,9 @@
 generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels).
 
 * `.prompts` — versioned prompt files, one per dimension, identified by sha256;
-* `.client` — an OpenAI-compatible chat-completions client (httpx, imported lazily) with
-  retries, backoff, ``Retry-After`` and strict reply parsing;
+* `.client` — a thin adapter over the official ``openai`` client (imported lazily) for any
+  OpenAI-compatible chat-completions endpoint: counted attempts, backoff, ``Retry-After`` and
+  strict reply parsing;
 * `.cache` / `.runner` — a disk cache keyed by (prompt hash, model, input), bounded
   concurrency, resumable runs;
 * `.generation` / `.temporal` — RETECO / iKAT generation judgments and TEMPO temporal
@@ -17,7 +18,7 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * `.ledger` / `.report` — token and cost totals; the disclosure for a task report;
 * `.batch` — large jobs through the OpenAI-compatible Batch API.
 
-Importing this package does not import httpx or tqdm.
+Importing this package does not import openai or tqdm.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .cache import JudgmentCache, atomic_write_text
-from .client import JudgeClient, JudgeFatalError, ReplyError, Verdict, _loads, parse_reply
+from .client import JudgeClient, JudgeFatalError, ReplyError, Verdict, _loads, clean_text, parse_reply
 from .runner import (
     JudgeItem,
     Outcome,
@@ -89,57 +89,64 @@ def _folder_lock(folder: Path):
 
 
 class _Api:
-    """The Batch API calls over the client's connection pool (its key, base URL and timeout)."""
+    """The Batch API calls through the client's openai connection (its key, base URL and
+    timeout): ``files.create``, ``batches.create``, ``batches.retrieve``, ``files.content``. The
+    replies are read raw and parsed here, so a body that is not JSON is a clear error."""
 
     def __init__(self, client: JudgeClient) -> None:
         self.client = client
-        self.http = client._client
-        self.base = client.base_url
+        self.openai = client._openai_module
+        self.api = client._client
+        self.headers = client._headers
 
-    def _check(self, response, what: str) -> Any:
-        status = response.status_code
-        text = response.text[:300].strip()
-        if status in (401, 403):
-            raise JudgeFatalError(self.client.redact(f"{self.client.display_url}: {what} answered HTTP {status}: "
-                                                     f"{text} (check OPENAI_API_KEY)"))
-        if status >= 400:
-            raise RuntimeError(self.client.redact(f"{what} answered HTTP {status}: {text}"))
+    def _call(self, what: str, call: Callable[..., Any], *args: Any, unsupported: bool = False,
+              **kwargs: Any) -> bytes:
+        """The raw reply body of ``call`` (an openai ``with_raw_response`` method). A server
+        without the Batch API (404, 405, 501 to a POST: ``unsupported``) raises
+        `BatchUnsupported`; 401/403 raise `JudgeFatalError`; other errors RuntimeError."""
+        openai = self.openai
         try:
-            return _loads(response.content)
+            return call(*args, extra_headers=self.headers, **kwargs).http_response.content
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            text = clean_text(exc.response.content[:300].decode("utf-8", "replace").strip())
+            if unsupported and status in (404, 405, 501):
+                raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API ({what} answered "
+                                       f"HTTP {status})") from None
+            if status in (401, 403):
+                raise JudgeFatalError(self.client.redact(f"{self.client.display_url}: {what} answered HTTP {status}: "
+                                                         f"{text} (check OPENAI_API_KEY)")) from None
+            raise RuntimeError(self.client.redact(f"{what} answered HTTP {status}: {text}")) from None
+        except openai.APIError as exc:
+            cause = exc.__cause__ or exc
+            raise RuntimeError(self.client.redact(f"{what} failed: {type(cause).__name__}: {cause}")) from None
+
+    def _object(self, what: str, data: bytes, id_of: str | None = None) -> dict[str, Any]:
+        try:
+            obj = _loads(data)
         except ValueError as exc:
             raise RuntimeError(f"{what}: the reply is not JSON ({exc})") from None
-
-    def _post(self, path: str, what: str, **request: Any) -> dict[str, Any]:
-        """POST ``path``; the reply object, which must carry the new ``what``'s id. A server
-        without the Batch API (404, 405, 501) raises `BatchUnsupported`."""
-        r = self.http.post(f"{self.base}{path}", **request)
-        if r.status_code in (404, 405, 501):
-            raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API (POST {path} answered "
-                                   f"HTTP {r.status_code})")
-        obj = self._check(r, f"POST {path}")
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-            raise RuntimeError(f"POST {path}: no {what} id in the reply")
+        if not isinstance(obj, dict) or (id_of is not None and not isinstance(obj.get("id"), str)):
+            raise RuntimeError(f"{what}: no {id_of} id in the reply" if id_of else f"{what}: not a batch object")
         return obj
 
     def upload(self, data: bytes) -> str:
-        return self._post("/files", "file", data={"purpose": "batch"},
-                          files={"file": ("judgments.jsonl", data, "application/jsonl")})["id"]
+        raw = self._call("POST /files", self.api.files.with_raw_response.create, unsupported=True,
+                         file=("judgments.jsonl", data, "application/jsonl"), purpose="batch")
+        return self._object("POST /files", raw, "file")["id"]
 
     def create(self, file_id: str, window: str, metadata: dict[str, str]) -> dict[str, Any]:
-        return self._post("/batches", "batch", json={"input_file_id": file_id, "endpoint": "/v1/chat/completions",
-                                                     "completion_window": window, "metadata": metadata})
+        raw = self._call("POST /batches", self.api.batches.with_raw_response.create, unsupported=True,
+                         input_file_id=file_id, endpoint="/v1/chat/completions", completion_window=window,
+                         metadata=metadata)
+        return self._object("POST /batches", raw, "batch")
 
     def get(self, batch_id: str) -> dict[str, Any]:
-        obj = self._check(self.http.get(f"{self.base}/batches/{batch_id}"), f"GET /batches/{batch_id}")
-        if not isinstance(obj, dict):
-            raise RuntimeError(f"GET /batches/{batch_id}: not a batch object")
-        return obj
+        what = f"GET /batches/{batch_id}"
+        return self._object(what, self._call(what, self.api.batches.with_raw_response.retrieve, batch_id))
 
     def content(self, file_id: str) -> bytes:
-        r = self.http.get(f"{self.base}/files/{file_id}/content")
-        if r.status_code >= 400:
-            self._check(r, f"GET /files/{file_id}/content")
-        return r.content
+        return self._call(f"GET /files/{file_id}/content", self.api.files.with_raw_response.content, file_id)
 
 
 def _result_verdict(client: JudgeClient, line: dict[str, Any], low: int, high: int,

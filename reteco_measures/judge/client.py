@@ -1,12 +1,19 @@
-"""A small client for any OpenAI-compatible chat-completions endpoint, and strict reply parsing.
+"""A thin adapter over the official ``openai`` Python client for any OpenAI-compatible
+chat-completions endpoint (OpenAI, vLLM, llama.cpp's ``llama-server``, Ollama ...), and strict
+reply parsing.
 
 The endpoint follows the OpenAI client conventions: ``OPENAI_BASE_URL`` (default
 ``https://api.openai.com/v1``) and ``OPENAI_API_KEY`` from the environment (no ``Authorization``
 header when the key is unset, for local servers). Requests are sent with temperature 0 unless
 another temperature is asked for.
 
-httpx (the ``judge`` extra) is imported only when a client is created, so importing
-reteco_measures never needs it.
+The HTTP work is the ``openai`` client's (the ``judge`` extra): its ``base_url``, authentication,
+connection pool, timeouts and error classes; it is imported only when a client is created, so
+importing reteco_measures never needs it. Its own retries are off (``max_retries=0``): every
+attempt is made here, because each one is counted against the run's request budget
+(``--max-requests``), its cause is recorded for the disclosure report, a ``Retry-After`` is
+capped at ``--max-wait`` and pauses every worker, and an invalid reply is re-asked with a repair
+message, none of which the client's built-in retry loop can do.
 
 Outcome of one judgment (`Verdict`), never an exception for a single bad item:
 
@@ -426,6 +433,45 @@ class _TooLarge(Exception):
     pass
 
 
+class _Unreachable(Exception):
+    """The endpoint could not be connected to (the message names the underlying error)."""
+
+
+class _Broken(Exception):
+    """The connection broke after it was made (reset, closed mid-reply)."""
+
+
+def _transport_error(exc: BaseException, openai: Any) -> BaseException:
+    """The attempt-level exception for what the openai client (or the reply's reading) raised:
+    `_AttemptTimeout`, `_Unreachable`, `_Broken`, or ``exc`` itself when it is none of those."""
+    if isinstance(exc, (_AttemptTimeout, _TooLarge)):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return _AttemptTimeout()
+    cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) and exc.__cause__ is not None else exc
+    name = type(cause).__name__
+    if name.endswith("Timeout") or name == "TimeoutException":
+        return _AttemptTimeout()
+    text = f"{name}: {cause}"
+    if name in ("ConnectError", "UnsupportedProtocol", "InvalidURL") or isinstance(cause, ConnectionRefusedError):
+        return _Unreachable(text)
+    if (isinstance(exc, openai.APIConnectionError) or isinstance(cause, OSError)
+            or type(cause).__module__.startswith("httpx")):
+        return _Broken(text)
+    return exc
+
+
+def _shutdown(response: Any) -> None:
+    """Shut the socket under an HTTP response down, when it can be found (ends a trickle)."""
+    try:
+        stream = response.extensions.get("network_stream") if response is not None else None
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12 else 0
 
@@ -487,9 +533,9 @@ class JudgeClient:
         repair: bool = True,
     ) -> None:
         try:
-            import httpx
+            import openai
         except ImportError:
-            raise ImportError(f"the LLM judge needs httpx: {INSTALL_HINT}") from None
+            raise ImportError(f"the LLM judge needs the openai client: {INSTALL_HINT}") from None
         if not model:
             raise ValueError("a judge model name is required (--model)")
         if retries < 0:
@@ -502,7 +548,7 @@ class JudgeClient:
             raise ValueError(f"structured output must be one of {', '.join(STRUCTURED_MODES)}, not {structured!r}")
         if top_p is not None and not 0 < top_p <= 1:
             raise ValueError("top_p must be in (0, 1]")
-        self._httpx = httpx
+        self._openai_module = openai
         self.model = model
         base = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -521,9 +567,8 @@ class JudgeClient:
         self.base_url = base
         #: the base URL with credentials removed, for messages and reports
         self.display_url = self.redact(base)
-        headers: dict[str, str] = {}  # httpx sets the Content-Type of JSON and multipart bodies
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+        # without a key (a local server) the Authorization header is left out of every request
+        self._headers: dict[str, Any] | None = None if key else {"Authorization": openai.Omit()}
         self.timeout = float(timeout)
         self.retries = int(retries)
         self.backoff = float(backoff)
@@ -538,13 +583,8 @@ class JudgeClient:
         self.extra_body = dict(extra_body or {})
         self.budget = budget
         self.unreachable_after = int(unreachable_after)
-        n = max(1, concurrency)
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(self.timeout),
-            # abandoned attempts (past their deadline) may hold a connection a little longer
-            limits=httpx.Limits(max_connections=2 * n + 2, max_keepalive_connections=n),
-        )
+        self.concurrency = max(1, concurrency)
+        self._client = openai.OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout)
         # a 429 with Retry-After pauses every thread, not just the one that got it
         self._pause_until = 0.0
         self._pause_lock = threading.Lock()
@@ -588,16 +628,18 @@ class JudgeClient:
 
     def _ask_models(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ids": [], "owned_by": [], "served_model": None, "error": None}
+        openai = self._openai_module
         try:
-            r = self._client.get(f"{self.base_url}/models", timeout=min(self.timeout, 10.0))
-        except self._httpx.HTTPError as exc:
-            out["error"] = clean_text(self.redact(f"GET /models failed: {type(exc).__name__}"), 200)
+            r = self._client.models.with_raw_response.list(extra_headers=self._headers,
+                                                           timeout=min(self.timeout, 10.0))
+        except openai.APIStatusError as exc:
+            out["error"] = f"GET /models answered HTTP {exc.status_code}"
             return out
-        if r.status_code != 200:
-            out["error"] = f"GET /models answered HTTP {r.status_code}"
+        except openai.APIError as exc:
+            out["error"] = clean_text(self.redact(f"GET /models failed: {type(exc.__cause__ or exc).__name__}"), 200)
             return out
         try:
-            data = _loads(r.content[:MAX_BODY_BYTES]).get("data")
+            data = _loads(r.http_response.content[:MAX_BODY_BYTES]).get("data")
             models = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)][:50]
         except (ValueError, AttributeError, TypeError):
             out["error"] = "GET /models did not answer a model list"
@@ -712,34 +754,33 @@ class JudgeClient:
                 "copied from the instructions.")
         return [*messages, {"role": "assistant", "content": content[:2000]}, {"role": "user", "content": note}]
 
-    def _post(self, url: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
-        """POST with a total deadline of ``timeout`` seconds; returns (status, headers, body).
+    def _create_kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The ``chat.completions.create`` arguments that send exactly ``body``: the model and
+        the messages as arguments, every other field through ``extra_body`` (so a server-specific
+        form such as llama-cpp-python's schema inside ``json_object`` is sent as written)."""
+        rest = {k: v for k, v in body.items() if k not in ("model", "messages")}
+        return {"model": body["model"], "messages": body["messages"], "extra_body": rest,
+                "extra_headers": self._headers}
 
-        The request runs in a helper thread so the deadline holds however the server dribbles its
-        bytes; at the deadline the socket is shut down (when known) and the helper gives up.
+    def _post(self, body: dict[str, Any]) -> tuple[int, Any, bytes]:
+        """One chat-completions request through the openai client, with a total deadline of
+        ``timeout`` seconds; returns (status, headers, body bytes) for any HTTP answer.
+
+        The client's own timeout bounds each read; the total deadline holds however the server
+        dribbles its bytes: the request runs in a helper thread, and at the deadline the socket is
+        shut down (when known) and the helper is given up.
 
         Raises:
-            _AttemptTimeout, _TooLarge, httpx.TransportError.
+            _AttemptTimeout, _TooLarge, _Unreachable (could not connect), _Broken (the connection
+            broke after it was made).
         """
-        httpx = self._httpx
         box: dict[str, Any] = {}
         done = threading.Event()
         abort = threading.Event()
 
         def run() -> None:
             try:
-                with self._client.stream("POST", url, json=body) as r:
-                    box["stream"] = r.extensions.get("network_stream")
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in r.iter_bytes():
-                        if abort.is_set():
-                            return
-                        size += len(chunk)
-                        if size > MAX_BODY_BYTES:
-                            raise _TooLarge()
-                        chunks.append(chunk)
-                    box["result"] = (r.status_code, r.headers, b"".join(chunks))
+                box["result"] = self._send(body, box, abort)
             except BaseException as exc:  # handed to the waiting thread
                 box["exc"] = exc
             finally:
@@ -749,20 +790,31 @@ class JudgeClient:
         helper.start()
         if not done.wait(self.timeout):
             abort.set()
-            stream = box.get("stream")
-            try:
-                sock = stream.get_extra_info("socket") if stream is not None else None
-                if sock is not None:
-                    sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, AttributeError, ValueError):
-                pass
+            _shutdown(box.get("response"))
             raise _AttemptTimeout()
         if "exc" in box:
-            exc = box["exc"]
-            if isinstance(exc, httpx.TimeoutException):
-                raise _AttemptTimeout() from None
-            raise exc
+            raise _transport_error(box["exc"], self._openai_module)
         return box["result"]
+
+    def _send(self, body: dict[str, Any], box: dict[str, Any], abort: threading.Event) -> tuple[int, Any, bytes]:
+        """The request itself (in the helper thread of `_post`): the reply read in chunks up to
+        `MAX_BODY_BYTES`; an HTTP error status is an answer too."""
+        openai = self._openai_module
+        try:
+            with self._client.chat.completions.with_streaming_response.create(**self._create_kwargs(body)) as r:
+                box["response"] = r.http_response
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in r.iter_bytes():
+                    if abort.is_set():
+                        raise _AttemptTimeout()
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise _TooLarge()
+                    chunks.append(chunk)
+                return r.status_code, r.headers, b"".join(chunks)
+        except openai.APIStatusError as exc:
+            return exc.status_code, exc.response.headers, exc.response.content[:MAX_BODY_BYTES]
 
     def _note_unreachable(self, all_connection: bool, error: str) -> None:
         with self._state_lock:
@@ -787,8 +839,6 @@ class JudgeClient:
         ``placeholders``: the ``<...>`` texts of the prompt's reply format; a rationale that copies
         one is invalid (see `parse_reply`).
         """
-        httpx = self._httpx
-        url = f"{self.base_url}/chat/completions"
         served = self.identify().get("served_model")
         body = self._body(messages, low, high)
         last_error = "no attempt made"
@@ -817,18 +867,18 @@ class JudgeClient:
             stop_retrying = False
             sent = time.monotonic()
             try:
-                status, headers, data = self._post(url, body)
+                status, headers, data = self._post(body)
             except _AttemptTimeout:
                 last_error, last_kind, cause = f"timeout after {self.timeout:g}s (total per attempt)", "transport", \
                     "timeout"
             except _TooLarge:
                 last_error, last_kind, cause = (f"reply larger than {MAX_BODY_BYTES} bytes", "transport",
                                                 "too_large")
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
-                last_error, last_kind = f"connection error: {type(exc).__name__}: {exc}", "transport"
+            except _Unreachable as exc:
+                last_error, last_kind = f"connection error: {exc}", "transport"
                 cause = "connection"
-            except httpx.TransportError as exc:  # connected, then the connection broke (reset, closed)
-                last_error = f"connection error (reset after connecting): {type(exc).__name__}: {exc}"
+            except _Broken as exc:  # connected, then the connection broke (reset, closed)
+                last_error = f"connection error (reset after connecting): {exc}"
                 last_kind, cause = "transport", "reset"
             else:
                 with self._state_lock:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openai")
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
 from judge_server import generation_argv, write_jsonl  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openai")
 
 from judge_server import (  # noqa: E402
     JudgeServer,
