@@ -16,7 +16,9 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * `.calibrate` — judge means calibrated by a human spot-check (prediction-powered inference);
 * `.sampling` — reproducible stratified rating sheets;
 * `.ledger` / `.report` — token and cost totals; the disclosure for a task report;
-* `.batch` — large jobs through the OpenAI-compatible Batch API.
+* `.batch` — large jobs through the OpenAI-compatible Batch API;
+* `.session` — one judging session (`JudgeSession`: batch-then-fallback, limits, resume, exit
+  codes) and the ``OUT.run.json`` record it leaves (written and read there).
 
 Importing this package does not import openai or tqdm.
 """
@@ -52,6 +54,7 @@ from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_pro
 from .report import build_report, report_json, report_markdown
 from .runner import JudgeItem, Outcome, RunStats, run_items
 from .sampling import rating_sheet, sample_items
+from .session import BatchOptions, JudgeSession, RunResult, read_run_records, run_record, write_run_record
 from .temporal import label_rows, pool_pairs, temporal_items
 
 __all__ = [
@@ -103,4 +106,10 @@ __all__ = [
     "report_markdown",
     "sample_items",
     "rating_sheet",
+    "JudgeSession",
+    "BatchOptions",
+    "RunResult",
+    "run_record",
+    "write_run_record",
+    "read_run_records",
 ]

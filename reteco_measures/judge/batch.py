@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -68,10 +67,6 @@ class BatchUnsupported(RuntimeError):
 class BatchPending(RuntimeError):
     """Batches are still running (their ids are recorded in the cache): run the same command again
     to collect them."""
-
-
-def _log(msg: str) -> None:
-    print(f"reteco-measures: batch: {msg}", file=sys.stderr)
 
 
 @contextmanager
@@ -203,7 +198,7 @@ def run_batch(
     max_requests_per_batch: int = MAX_BATCH_REQUESTS,
     refresh_invalid: bool = False,
     stats: RunStats | None = None,
-    log: Callable[[str], None] = _log,
+    log: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
     """Judge ``items`` through the Batch API; one `Outcome` per item, in order.
 
@@ -217,7 +212,7 @@ def run_batch(
         max_requests_per_batch: requests per input file (at most 50 000).
         refresh_invalid: re-ask items whose cached outcome is an invalid model reply.
         stats: filled with counts.
-        log: receives progress messages.
+        log: receives progress notes (None: none are made; nothing is printed here).
 
     Raises:
         BatchUnsupported: the endpoint has no Batch API (nothing was submitted).
@@ -342,7 +337,8 @@ def run_batch(
             atomic_write_text(folder / f"{batch['id']}.json", json.dumps(
                 {"batch_id": batch["id"], "input_file_id": file_id, "model": model, "submitted": time.time(),
                  "keys": index}), fsync=True)
-            log(f"submitted {batch['id']} ({len(chunk)} request(s))")
+            if log is not None:
+                log(f"submitted {batch['id']} ({len(chunk)} request(s))")
 
     while True:
         with _folder_lock(folder):

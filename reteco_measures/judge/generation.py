@@ -9,12 +9,14 @@ written out and counted, never dropped.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ..errors import Problem
 from ..io.judgments import judgment_row
 from .cache import atomic_write_text
 from .inputs import Answer, Context, render_history, render_passages
@@ -23,6 +25,7 @@ from .runner import JudgeItem, Outcome
 
 __all__ = [
     "PASSAGE_DIMENSIONS",
+    "untargeted_answers",
     "resolve_dimensions",
     "generation_items",
     "judgment_rows",
@@ -106,6 +109,17 @@ def generation_items(
             for r in range(repeats):
                 items.append(JudgeItem(prompt, inputs, {**meta, "repeat": r}, invalid=reason, repeat=r))
     return items
+
+
+def untargeted_answers(answers: dict[str, Answer], contexts: dict[str, Context], targets: Sequence[str] | None,
+                       path: str | os.PathLike) -> list[Problem]:
+    """A problem (kind ``unknown_query``, at its line of ``path``) for every answer whose turn is
+    not a target turn: ``targets`` when given, else the turns of the context file. Such answers
+    are not judged."""
+    wanted = set(targets) if targets is not None else set(contexts)
+    return [Problem("answer for a turn that is not a target turn; not judged", line=ans.line, path=os.fspath(path),
+                    query_id=tid, kind="unknown_query")
+            for tid, ans in answers.items() if tid not in wanted]
 
 
 def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> list[dict[str, Any]]:

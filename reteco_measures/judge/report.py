@@ -51,6 +51,7 @@ from .calibrate import calibration_section
 from .client import clean_text
 from .ledger import token_totals
 from .prompts import prompt_index
+from .session import read_run_records
 
 __all__ = ["build_report", "report_markdown", "report_json", "read_judgment_rows", "escape_markdown", "escape_json"]
 
@@ -72,20 +73,6 @@ def read_judgment_rows(paths: PathLike | Sequence[PathLike | pd.DataFrame], prob
     frame, found = read_judgments(sources, all_fields=True)
     problems.extend(found)
     return frame
-
-
-def _run_records(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
-    out = []
-    for p in paths:
-        rec = Path(f"{p}.run.json")
-        if rec.is_file():
-            try:
-                data = json.loads(rec.read_text(encoding="utf-8"))
-            except (ValueError, OSError, RecursionError):
-                continue
-            if isinstance(data, dict):
-                out.append(data)
-    return out
 
 
 def _reason(error: str) -> str:
@@ -237,7 +224,7 @@ def build_report(
     for col in ("score", "error", "model", "prompt_sha256", "response_model", "repeat"):
         if col not in rows:
             rows[col] = None
-    records = _run_records(paths)
+    records = read_run_records(paths)
     rec = records[0] if records else {}
     how = aggregate or rec.get("aggregate") or "mean"
     if how not in AGGREGATES:

@@ -18,9 +18,7 @@ Two runs sharing one cache folder coordinate through a lock per judgment
 
 from __future__ import annotations
 
-import sys
 import threading
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -39,7 +37,7 @@ from .client import (
 )
 from .prompts import Prompt
 
-__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key"]
+__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key", "ProgressCallback"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +123,10 @@ class RunStats:
         self.completion_tokens += verdict.completion_tokens
         for c in verdict.causes:
             self.causes[c] = self.causes.get(c, 0) + 1
+
+
+#: ``on_progress(done, total, stats)``: judgments finished so far, all judgments, the run's counts
+ProgressCallback = Callable[[int, int, RunStats], None]
 
 
 class _Judge:
@@ -235,11 +237,10 @@ def run_items(
     cache: JudgmentCache | None = None,
     *,
     concurrency: int = 4,
-    progress: bool | None = None,
     refresh_invalid: bool = False,
     stats: RunStats | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
-    report_every: float | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> list[Outcome]:
     """Judge every item; return one `Outcome` per item, in the items' order.
 
@@ -249,12 +250,11 @@ def run_items(
             and ``judge``).
         cache: where outcomes are cached (None: no cache).
         concurrency: number of worker threads (requests in flight).
-        progress: show a tqdm progress bar on stderr (None: only when stderr is a terminal).
         refresh_invalid: re-ask items whose cached outcome is an invalid model reply.
         stats: filled with counts when given.
         on_outcome: called (in the calling thread) for every outcome as it becomes known.
-        report_every: without a progress bar, print the running totals (judgments done, requests,
-            tokens) on stderr every this many seconds.
+        on_progress: called (in the calling thread) with ``(done, total, stats)`` once the cached
+            judgments are known and whenever more finish; nothing is printed here.
 
     Raises:
         JudgeFatalError: the endpoint refused the configuration or cannot be reached (outcomes
@@ -278,9 +278,10 @@ def run_items(
     pending = _split_items(items, cache, model, settings, refresh_invalid, stats, finish)
 
     if pending:
-        bar = _progress(len(items), len(items) - sum(len(v) for v in pending.values()), progress)
+        done_n = len(items) - sum(len(v) for v in pending.values())
+        if on_progress is not None:
+            on_progress(done_n, len(items), stats)
         stop = threading.Event()
-        last_report = time.monotonic()
 
         def work(key: str, i: int) -> tuple[Verdict, bool]:
             item = items[i]
@@ -324,18 +325,11 @@ def run_items(
                             stats.limited += 1
                     for i in pending[key]:
                         finish(i, verdict, cached)
-                    if bar is not None:
-                        bar.update(len(pending[key]))
-                        bar.set_postfix_str(f"tokens {stats.prompt_tokens}+{stats.completion_tokens}", refresh=False)
+                    done_n += len(pending[key])
+                if done and on_progress is not None:
+                    on_progress(done_n, len(items), stats)
                 if done and not decided:
                     decided = check_queueing(client, concurrency, stats)
-                quiet = bar is None or bool(getattr(bar, "disable", False))
-                if quiet and report_every is not None and time.monotonic() - last_report >= report_every:
-                    last_report = time.monotonic()
-                    done_n = sum(1 for r in results if r is not None)
-                    print(f"judging: {done_n}/{len(items)} done, {stats.requests} request(s), "
-                          f"{stats.prompt_tokens} prompt + {stats.completion_tokens} completion tokens so far",
-                          file=sys.stderr, flush=True)
         except BaseException:
             stop.set()
             cancel = getattr(client, "cancel", None)
@@ -343,21 +337,7 @@ def run_items(
                 cancel()
             executor.shutdown(wait=False, cancel_futures=True)
             raise
-        finally:
-            if bar is not None:
-                bar.close()
         executor.shutdown(wait=True)
         check_queueing(client, concurrency, stats, warn=not decided)  # the whole run's throughput
     return [r for r in results if r is not None]
 
-
-def _progress(total: int, initial: int, enabled: bool | None):
-    if enabled is False:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is part of the judge extra
-        return None
-    disable = None if enabled is None else False
-    return tqdm(total=total, initial=initial, desc="judging", unit="judgment", file=sys.stderr,
-                disable=disable, dynamic_ncols=True)

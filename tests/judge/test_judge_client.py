@@ -188,7 +188,7 @@ def test_seed_top_p_reply_tokens_and_structured_mode_enter_the_cache_key(server,
             dict(structured="json_schema"), dict()]
     for kw in runs:
         with client(**kw) as c:
-            run_items(its, c, cache, progress=False)
+            run_items(its, c, cache)
     # asked: default, seed 1, seed 2, top_p, max_tokens, json_schema; served from the cache: seed 1 again, default
     assert len(server.requests) == 6
     bodies = [r["body"] for r in server.requests]
@@ -216,7 +216,7 @@ def test_a_server_that_answers_one_request_at_a_time_is_detected(server):
     server.serial, server.delay = True, 0.12
     stats = RunStats()
     with client() as c, pytest.warns(JudgeQueueingWarning, match="one request at a time"):
-        run_items(items([f"t{i} SCORE=3" for i in range(10)]), c, None, concurrency=4, progress=False, stats=stats)
+        run_items(items([f"t{i} SCORE=3" for i in range(10)]), c, None, concurrency=4, stats=stats)
     t = stats.throughput
     assert server.max_inflight == 4  # four were sent at once ...
     assert t["queueing"] is True and t["parallelism"] < 1.5  # ... and answered one after another
@@ -229,7 +229,7 @@ def test_a_parallel_server_gives_no_warning(server):
     stats = RunStats()
     with client() as c, warnings.catch_warnings():
         warnings.simplefilter("error", JudgeQueueingWarning)
-        run_items(items([f"t{i} SCORE=3" for i in range(12)]), c, None, concurrency=4, progress=False, stats=stats)
+        run_items(items([f"t{i} SCORE=3" for i in range(12)]), c, None, concurrency=4, stats=stats)
     assert stats.throughput["queueing"] is False and stats.throughput["parallelism"] > 2.5
 
 
