@@ -418,7 +418,8 @@ def _human_table(human: Any, names: list[str]) -> dict[str, pd.DataFrame]:
     """``{run: read_ratings frame}``: a mapping as given; a table with a ``run`` column split by it;
     otherwise the same ratings for every run (as calibrate uses them)."""
     if isinstance(human, Mapping):
-        return {str(k): read_ratings(v, []) for k, v in human.items()}
+        return {str(k): read_ratings(v, [], keep_lines=True) for k, v in human.items()}
+    path = None
     if isinstance(human, pd.DataFrame):
         frame = human
     else:
@@ -428,10 +429,11 @@ def _human_table(human: Any, names: list[str]) -> dict[str, pd.DataFrame]:
                                 keep_default_na=False, encoding="utf-8-sig")
         else:
             frame = pd.read_json(path, lines=True, dtype=False)
+    # the ratings keep the file and line each came from: a problem found later names them
     if "run" not in frame.columns:
-        shared = read_ratings(frame, [])
+        shared = read_ratings(frame, [], keep_lines=True, path=path)
         return {r: shared for r in names}
-    return {str(k): read_ratings(part.drop(columns=["run"]).reset_index(drop=True), [])
+    return {str(k): read_ratings(part.drop(columns=["run"]), [], keep_lines=True, path=path)
             for k, part in frame.groupby(frame["run"].astype(str), sort=False)}
 
 
@@ -451,7 +453,7 @@ def _calibrated_resamples(res: Resamples, scores: dict[str, Score], names: list[
         part = ratings.get(r)
         if part is None or not len(part):
             continue
-        part = part[part["dimension"] == dim]
+        part = part[(part["dimension"] == dim) & part["score"].between(low, high)]  # as calibrate: off-scale left out
         item = ((part["score"].astype(np.float64) - low) / (high - low)).groupby(part["turn_id"]).mean()
         Y[i] = item.reindex(units).to_numpy(dtype=np.float64)
     has_f = ~np.isnan(f)

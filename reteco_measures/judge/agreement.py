@@ -43,6 +43,7 @@ from ..io.judgments import DIM_SCALE, SCALES, int_score, read_judgments
 from .prompts import canonical
 
 __all__ = [
+    "out_of_scale",
     "AGREEMENT_COLUMNS",
     "agreement",
     "agreement_and_confusion",
@@ -249,48 +250,105 @@ def _report(found: list[Problem], problems: list[Problem] | None) -> None:
                   stacklevel=user_stacklevel())
 
 
-def read_ratings(source: Frame, problems: list[Problem] | None = None) -> pd.DataFrame:
+def read_ratings(source: Frame, problems: list[Problem] | None = None, *, keep_lines: bool = False,
+                 path: str | os.PathLike | None = None) -> pd.DataFrame:
     """Human ratings as a long frame ``turn_id, dimension, rater, score`` (integer scores).
 
     ``source`` is a DataFrame or a CSV/TSV/JSONL file, either long (``turn_id`` — or ``query_id``
     and ``doc_id`` — , ``dimension``, ``rater``, ``score``) or a filled-in rating sheet from
     ``judge sample`` (one ``score_<rater>`` column per rater). Empty cells are "not rated"; a
     score that is not an integer is a problem (the row is left out), never a number guessed.
+
+    Args:
+        source: the ratings.
+        problems: receives the rows left out (default: a `DataFormatWarning`).
+        keep_lines: also return ``line`` and ``path`` columns (where each rating was read), so
+            later checks (a score off the scale) can name them.
+        path: the file a DataFrame ``source`` was read from: its index is then the row position
+            in that file, and problems name it (a frame with ``line`` and ``path`` columns, as
+            ``keep_lines`` returns, names its own).
     """
     frame = source.copy() if isinstance(source, pd.DataFrame) else _read_table(source)
-    path = None if isinstance(source, pd.DataFrame) else str(source)
+    if not isinstance(source, pd.DataFrame):
+        path = str(source)
+    path = None if path is None else os.fspath(path)
+    label = path or "ratings"
     if "dimension" not in frame.columns:
-        raise ValueError(f"{path or 'ratings'}: a 'dimension' column is required")
+        raise ValueError(f"{label}: a 'dimension' column is required")
+    offset = 2 if path and path.lower().endswith((".csv", ".tsv")) else 1
+    if {"line", "path"} <= set(frame.columns):  # already read, with where each rating came from
+        lines, paths = frame["line"].to_numpy(), frame["path"].to_numpy(dtype=object)
+        frame = frame.drop(columns=["line", "path"])
+    elif isinstance(source, pd.DataFrame) and path is not None:
+        lines, paths = frame.index.to_numpy() + offset, np.full(len(frame), path, dtype=object)
+    else:
+        lines, paths = np.arange(len(frame)) + offset, np.full(len(frame), path, dtype=object)
     frame = frame.reset_index(drop=True)
-    frame["_line"] = np.arange(len(frame)) + (2 if path and path.lower().endswith((".csv", ".tsv")) else 1)
+    frame["_line"], frame["_path"] = lines, paths
     frame["turn_id"] = _item_ids(frame)
     if "rater" not in frame.columns:
         raters = [c for c in frame.columns if str(c).startswith("score_")]
         if not raters:
-            raise ValueError(f"{path or 'ratings'}: need 'rater' and 'score' columns, or 'score_<rater>' columns "
+            raise ValueError(f"{label}: need 'rater' and 'score' columns, or 'score_<rater>' columns "
                              "(a rating sheet)")
-        frame = frame.melt(id_vars=["turn_id", "dimension", "_line"], value_vars=raters, var_name="rater",
+        frame = frame.melt(id_vars=["turn_id", "dimension", "_line", "_path"], value_vars=raters, var_name="rater",
                            value_name="score")
         frame["rater"] = frame["rater"].str.slice(len("score_"))
     elif "score" not in frame.columns:
-        raise ValueError(f"{path or 'ratings'}: a 'score' column is required")
+        raise ValueError(f"{label}: a 'score' column is required")
     score = frame["score"]
     blank = score.isna() | (score.astype(str).str.strip() == "")
     frame = frame[~blank]
     arr, ok = _int_scores(frame["score"])
-    found = [Problem(f"score {v!r} is not an integer; left out", line=int(ln), path=path, query_id=str(t),
+    bad = frame[~ok]
+    found = [Problem(f"score {v!r} is not an integer; left out", line=_line_of(ln), path=pa, query_id=str(t),
                      kind="score")
-             for v, ln, t in zip(frame["score"][~ok], frame["_line"][~ok], frame["turn_id"][~ok], strict=True)]
+             for v, ln, pa, t in zip(bad["score"], bad["_line"], bad["_path"], bad["turn_id"], strict=True)]
     _report(found, problems)
     out = pd.DataFrame({"turn_id": frame["turn_id"][ok].astype(str),
                         "dimension": [canonical(str(d)) for d in frame["dimension"][ok]],
-                        "rater": frame["rater"][ok].astype(str), "score": arr[ok].astype(np.int64)})
+                        "rater": frame["rater"][ok].astype(str), "score": arr[ok].astype(np.int64),
+                        "line": frame["_line"][ok], "path": frame["_path"][ok]})
     dup = out.duplicated(["turn_id", "dimension", "rater"], keep="first")
     if dup.any():
-        _report([Problem(f"rater {r!r} rated {d!r} twice; the first is kept", query_id=t, path=path, kind="duplicate")
-                 for t, d, r in zip(out["turn_id"][dup], out["dimension"][dup], out["rater"][dup], strict=True)],
-                problems)
-    return out[~dup].reset_index(drop=True)
+        d = out[dup]
+        _report([Problem(f"rater {r!r} rated {dim!r} twice; the first is kept", query_id=t, path=pa,
+                         line=_line_of(ln), kind="duplicate")
+                 for t, dim, r, ln, pa in zip(d["turn_id"], d["dimension"], d["rater"], d["line"], d["path"],
+                                              strict=True)], problems)
+    out = out[~dup].reset_index(drop=True)
+    return out if keep_lines else out.drop(columns=["line", "path"])
+
+
+def _line_of(value: Any) -> int | None:
+    """A line number from a ``line`` cell (None when unknown)."""
+    try:
+        return None if value is None or pd.isna(value) else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def out_of_scale(ratings: pd.DataFrame, bounds: dict[str, tuple[int, int]], who: str = "human",
+                 hint: str = "") -> tuple[pd.DataFrame, list[Problem]]:
+    """``ratings`` without the scores off their dimension's scale (``bounds``: dimension ->
+    (low, high)), and a problem for each one left out, naming its file and line when the frame
+    has ``line`` and ``path`` columns (`read_ratings` with ``keep_lines``)."""
+    low = ratings["dimension"].map(lambda d: bounds[d][0]).to_numpy(dtype=np.float64)
+    high = ratings["dimension"].map(lambda d: bounds[d][1]).to_numpy(dtype=np.float64)
+    score = ratings["score"].to_numpy(dtype=np.float64)
+    off = (score < low) | (score > high)
+    if not off.any():
+        return ratings, []
+    bad = ratings[off]
+    lines = bad["line"] if "line" in bad else [None] * len(bad)
+    paths = bad["path"] if "path" in bad else [None] * len(bad)
+    raters = bad["rater"] if "rater" in bad else [None] * len(bad)
+    found = [Problem(f"{who} score {int(s)} for {d!r}" + (f" by rater {r!r}" if r is not None else "")
+                     + f" is outside the {bounds[d][0]}-{bounds[d][1]} scale; left out{hint}",
+                     path=pa, line=_line_of(ln), query_id=str(t), kind="score")
+             for t, d, r, s, ln, pa in zip(bad["turn_id"], bad["dimension"], raters, bad["score"], lines, paths,
+                                           strict=True)]
+    return ratings[~off], found
 
 
 def judge_scores(
@@ -350,7 +408,7 @@ def _dimensions(judge, human, scale, dimensions, problems):
     """Per dimension to report: (dimension, low, high, items, judge scores, human matrix, human
     consensus) over the compared items whose scores are on the scale."""
     j = _judge_consensus(judge_scores(judge, problems, scale=scale))
-    h = read_ratings(human, problems)
+    h = read_ratings(human, problems, keep_lines=True)
     dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
     for dim in dims:
         low, high = _scale(dim, scale)
@@ -461,15 +519,14 @@ def _agreement_table(dims: list, bootstrap: int, ci: float, seed: int, pooled: b
 
 
 def _in_scale(jd, hd, low, high, dim, problems):
-    found = []
+    found: list[Problem] = []
+    out = []
     for name, f in (("judge", jd), ("human", hd)):
-        bad = (f["score"] < low) | (f["score"] > high)
-        for t, s in zip(f["turn_id"][bad], f["score"][bad], strict=True):
-            found.append(Problem(f"{name} score {s} for {dim!r} is outside {low}-{high}; left out", query_id=t,
-                                 kind="score"))
+        kept, bad = out_of_scale(f.assign(dimension=dim) if len(f) else f, {dim: (low, high)}, who=name)
+        out.append(kept if len(f) else f)
+        found += bad
     _report(found, problems)
-    return (jd[(jd["score"] >= low) & (jd["score"] <= high)],
-            hd[(hd["score"] >= low) & (hd["score"] <= high)])
+    return out[0], out[1]
 
 
 def _matrices(jd: pd.DataFrame, hd: pd.DataFrame):

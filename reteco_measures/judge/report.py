@@ -289,7 +289,7 @@ def build_report(
         sc = self_consistency(judge, problems=found)
         report["repeats"]["self_consistency"] = frame_records(sc)
     if human is not None:
-        ratings = read_ratings(human, found)
+        ratings = read_ratings(human, found, keep_lines=True)
         table = agreement(judge, ratings, bootstrap=bootstrap, seed=seed, problems=found)
         report["agreement"] = {
             "ratings": str(human) if not isinstance(human, pd.DataFrame) else "(DataFrame)",
@@ -306,6 +306,9 @@ def build_report(
         report["calibration"] = calibration_section(judge, ratings, aggregate=how, problems=found)
     if golden is not None:
         report["golden"] = _golden(golden, found)
+    # the agreement and the calibration check the same ratings: a rating they both leave out is one problem
+    found = list({(p.path, p.line, p.query_id, p.kind, p.message.split(";")[0]): p for p in reversed(found)}
+                 .values())[::-1]
     report["problems"] = [p.as_dict() for p in found[:50]]
     if problems is not None:
         problems.extend(found)
