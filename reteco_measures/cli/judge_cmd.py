@@ -39,7 +39,19 @@ def _print_problems(problems: Sequence[Problem], limit: int = 20) -> None:
         print(f"warning: ... and {len(problems) - limit} more problem(s)", file=sys.stderr)
 
 
+#: the environment a judging command reads (its ``--help`` epilog)
+ENVIRONMENT_HELP = (
+    "Environment: OPENAI_API_KEY, the endpoint's key, sent as 'Authorization: Bearer ...' (unset: no "
+    "Authorization header, for local servers); OPENAI_BASE_URL, the endpoint (default https://api.openai.com/v1; "
+    "--base-url overrides it), e.g. http://localhost:8000/v1 for vLLM, http://localhost:8080/v1 for llama.cpp's "
+    "llama-server, http://localhost:11434/v1 for Ollama; OPENAI_ORG_ID and OPENAI_PROJECT_ID, sent as the "
+    "OpenAI-Organization / OpenAI-Project headers by the openai client when set; HTTPS_PROXY, HTTP_PROXY and "
+    "NO_PROXY, honoured by its HTTP connections. The key and URL credentials are never written to an output, "
+    "cache or message.")
+
+
 def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats: bool = False) -> None:
+    p.epilog = ENVIRONMENT_HELP
     g = p.add_argument_group("judge endpoint and run")
     g.add_argument("--model", required=True, help="judge model name (sent to the endpoint)")
     g.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL, else the OpenAI API)")

@@ -336,3 +336,14 @@ def test_limit_stop_and_internal_error_have_distinct_exit_codes(server, files, m
     monkeypatch.setattr("reteco_measures.judge.generation.judgment_rows", boom)
     assert cli_main(argv(tmp, ans, ctx)) == 3
     assert "internal error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["generation", "ikat", "temporal", "meta-eval"])
+def test_help_of_a_judging_command_documents_the_environment(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli_main(["judge", command, "--help"])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "HTTPS_PROXY"):
+        assert name in out, name
+    assert "unset: no Authorization header" in out
