@@ -31,7 +31,7 @@ in a resample takes the last places there. Ties are exact equality of the resamp
 
 **Calibrated leaderboards** (the generation tracks, ``human=`` / ``--human``). The board ranks by
 the prediction-powered mean of each run's human-equivalent score
-(`reteco_measures.judge.calibrate`, ``calibration="ppi++"`` or ``"ppi"``, ``by="run"``):
+(`reteco_measures.stats.calibrate`, ``calibration="ppi++"`` or ``"ppi"``, ``by="run"``):
 ``value, ci_low, ci_high`` are the calibrated mean and its normal interval, beside the raw judge
 mean ``judge_mean`` with its bootstrap interval ``judge_ci_low, judge_ci_high``, and ``n_human``,
 ``bias``, ``lam``. The ratings are per run: a ``run`` column (or a ``{run: ratings}`` mapping);
@@ -63,11 +63,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning
-from ..judge import SCALES, calibrate, read_ratings
-from ..judge.calibrate import METHODS
+from ..io.judgments import SCALES
+from ..io.ratings import read_ratings
 from ..query_ids import check_on_mismatch
 from ..report.text import frame_records
 from ..stats import Comparison, adjust, compare_frame, has_ties, unit_columns
+from ..stats.calibrate import METHODS, calibrate
 from ..stats.compare import Resamples, file_run_name
 from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
@@ -248,7 +249,7 @@ def leaderboard(
             are at least 8 submissions; 1 = in this process). The numbers do not depend on it.
         human: generation tracks only: human ratings of some judged turns (a CSV/TSV/JSONL file or
             DataFrame ``run, turn_id, dimension, rater, score``, or ``{run: ratings}``; see
-            `reteco_measures.judge.calibrate`): rank by the calibrated means (module docs).
+            `reteco_measures.stats.calibrate`): rank by the calibrated means (module docs).
         calibration: the calibration estimator with ``human``: ``"ppi++"`` (default) or ``"ppi"``.
         on_mismatch: ``'error'`` (default): a submission whose query ids do not meet the
             benchmark's (`QueryIdMismatchWarning`'s cases: also

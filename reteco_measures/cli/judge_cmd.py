@@ -515,12 +515,12 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     from ..judge.sampling import rating_sheet, sample_items, write_sheet
 
     problems: list[Problem] = []
-    from ..judge.agreement import _item_ids
+    from ..io.ratings import item_ids
 
     rows = read_judgment_rows(args.judgments, problems)
     if rows.empty or not {"dimension", "score"} <= set(rows.columns):
         raise ValueError(f"{', '.join(args.judgments)}: no judgment rows (turn_id, dimension, score)")
-    rows["turn_id"] = _item_ids(rows)  # TEMPO judgments: "<query_id> <doc_id> [<period>]"
+    rows["turn_id"] = item_ids(rows)  # TEMPO judgments: "<query_id> <doc_id> [<period>]"
     topics = None
     if args.topics:
         from ..side import load_topics
@@ -664,7 +664,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..judge.calibrate import calibrate
+    from ..stats.calibrate import calibrate
 
     problems: list[Problem] = []
     judge = args.judgments if len(args.judgments) > 1 or args.by else args.judgments[0]

@@ -17,9 +17,10 @@ declared here too; `reteco_measures.judge.prompts` holds the prompts written for
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from .jsonl import iter_jsonl
 
 __all__ = ["FAMILIES", "ALIASES", "SCALES", "DIM_SCALE", "AGGREGATES", "JUDGMENT_COLUMNS", "JUDGMENT_FIELDS",
            "canonical", "family_of", "read_judgments", "normalize_scores", "collapse_repeats", "int_score",
-           "scale_for"]
+           "scale_for", "read_targets", "text_lines"]
 
 #: dimension families: name -> (dimensions in report order, score range, normalisation)
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -409,3 +410,45 @@ def collapse_repeats(frame: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
         out["value"] = top.reindex(out.index)
     out["valid"] = out["n_valid_repeats"] > 0
     return out.reset_index()
+
+
+# ------------------------------------------------------------------------------------------------
+# target items
+
+
+def text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(line number, stripped text) of the non-blank lines of a UTF-8 file (a BOM is dropped);
+    an undecodable line raises ValueError naming the file and line."""
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            try:
+                s = raw.decode("utf-8-sig" if i == 1 else "utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}:{i}: not valid UTF-8 ({exc.reason})") from None
+            if s:
+                yield i, s
+
+
+def read_targets(path: str | os.PathLike) -> list[str]:
+    """Target turn ids from JSONL (``turn_id``/``query_id``/``id``), TREC qrels or one id per line,
+    in first-seen order.
+
+    Raises:
+        ValueError: naming the file and line of an undecodable or malformed line.
+    """
+    seen: dict[str, None] = {}
+    for i, s in text_lines(path):
+        if s.startswith("{"):
+            try:
+                obj = json.loads(s)
+            except (ValueError, RecursionError):
+                raise ValueError(f"{path}:{i}: a line starting with '{{' is not valid JSON") from None
+            tid = next((str(obj[k]) for k in ("turn_id", "query_id", "id") if isinstance(obj, dict)
+                        and isinstance(obj.get(k), (str, int)) and not isinstance(obj.get(k), bool) and str(obj[k]) != ""),
+                       None)
+            if tid is None:
+                raise ValueError(f"{path}:{i}: a JSON line has no turn_id/query_id/id")
+        else:
+            tid = s.split()[0]
+        seen.setdefault(tid, None)
+    return list(seen)

@@ -25,6 +25,8 @@ Importing this package does not import openai or tqdm.
 
 from __future__ import annotations
 
+from ..io.ratings import read_ratings
+from ..stats.calibrate import calibrate
 from .aggregate import (
     AGGREGATES,
     SCALES,
@@ -33,9 +35,8 @@ from .aggregate import (
     normalize_scores,
     read_judgments,
 )
-from .agreement import agreement, confusion_matrices, read_ratings, self_consistency
+from .agreement import agreement, confusion_matrices, self_consistency
 from .cache import JudgmentCache, cache_key
-from .calibrate import calibrate
 from .client import (
     STRUCTURED_MODES,
     Budget,

@@ -46,8 +46,8 @@ from ..errors import Problem
 from ..io.jsonl import iter_jsonl
 from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, collapse_repeats, read_judgments
 from ..report.text import frame_records
+from ..stats.calibrate import calibration_section
 from .agreement import agreement, read_ratings, self_consistency
-from .calibrate import calibration_section
 from .client import clean_text
 from .ledger import token_totals
 from .prompts import prompt_index

@@ -1,4 +1,4 @@
-"""Prediction-powered judge means (``reteco_measures.judge.calibrate``) against the ``ppi-python``
+"""Prediction-powered judge means (``reteco_measures.stats.calibrate``) against the ``ppi-python``
 package (``ppi_py.ppi_mean_pointestimate`` / ``ppi_mean_ci``, run side by side), a simulation with
 a known truth, hand computations of the degenerate cases, and the command line."""
 
@@ -16,8 +16,8 @@ ppi_py = pytest.importorskip("ppi_py")
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.errors import DataFormatWarning  # noqa: E402
 from reteco_measures.judge import calibrate  # noqa: E402
-from reteco_measures.judge.calibrate import CALIBRATION_COLUMNS, ppi_mean  # noqa: E402
 from reteco_measures.judge.report import build_report, report_markdown  # noqa: E402
+from reteco_measures.stats.calibrate import CALIBRATION_COLUMNS, ppi_mean  # noqa: E402
 
 
 def likert_case(seed: int, n_items: int, n_rated: int, low: int, high: int, raters: int = 2,

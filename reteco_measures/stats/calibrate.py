@@ -59,9 +59,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFormatWarning, Problem, user_stacklevel
-from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, collapse_repeats, read_judgments
-from .agreement import _read_table, _report, _scale, out_of_scale, read_ratings
-from .prompts import canonical
+from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, canonical, collapse_repeats, read_judgments
+from ..io.ratings import out_of_scale, read_ratings, read_table, report_problems, scale_bounds
 
 __all__ = ["METHODS", "CALIBRATION_COLUMNS", "PPIResult", "ppi_mean", "calibrate", "calibration_section"]
 
@@ -229,7 +228,7 @@ def _human_groups(human: Any, by: str | None, keys: list[Any],
     path = None
     if frame is None:
         path = str(human)
-        frame = _read_table(human)
+        frame = read_table(human)
     if by not in frame.columns:
         return {None: read_ratings(human if path is None else path, problems, keep_lines=True)}, True
     out = {}
@@ -262,7 +261,7 @@ def _judge_values(source: Any, scale, aggregate: str, problems: list[Problem], r
                          message=f"{label}: {p.message}") for p in found]
     problems.extend(found)
     for dim in dict.fromkeys(frame["dimension"].tolist()):
-        _scale(dim, scale)  # a dimension without a known scale is an error here: no normalised value
+        scale_bounds(dim, scale)  # a dimension without a known scale is an error here: no normalised value
     items = collapse_repeats(frame, aggregate)
     return items.loc[items["valid"], ["turn_id", "dimension", "value"]]
 
@@ -272,7 +271,7 @@ def _human_values(ratings: pd.DataFrame, scale, found: list[Problem]) -> pd.Data
     off its dimension's scale is left out, with a problem in ``found`` naming its file and line."""
     if ratings.empty:
         return pd.DataFrame({"turn_id": [], "dimension": [], "value": []})
-    bounds = {d: _scale(d, scale) for d in dict.fromkeys(ratings["dimension"].tolist())}
+    bounds = {d: scale_bounds(d, scale) for d in dict.fromkeys(ratings["dimension"].tolist())}
     ratings, off = out_of_scale(ratings, bounds, hint=" (ratings on another scale? give their scale: --scale on "
                                                       "the command line, scale= in Python)")
     found.extend(off)
@@ -370,7 +369,7 @@ def calibrate(
         h = rated[None] if shared else rated.get(k, _human_values(pd.DataFrame(), scale, found))
         where = f" ({by} {k})" if by is not None else ""
         for dim in dims:
-            _scale(dim, scale)
+            scale_bounds(dim, scale)
             row, note = _one(j[j["dimension"] == dim], h[h["dimension"] == dim], method, ci, found, dim, where)
             rows.append(({by: k} if by is not None else {}) | row)
             if note:
@@ -380,7 +379,7 @@ def calibrate(
         notes.append(f"human ratings for {by} {', '.join(map(str, unknown[:5]))} without judgments; not used")
     if shared and by is not None and len(keys) > 1:
         _warn_shared(judged, rated[None], by, notes)
-    _report(found, problems)
+    report_problems(found, problems)
     if notes:
         warnings.warn("calibration: " + "; ".join(notes[:20]) + (f"; and {len(notes) - 20} more" if len(notes) > 20
                                                                    else ""), DataFormatWarning, stacklevel=user_stacklevel())
