@@ -66,6 +66,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
+    "load_json",
     "JudgeClient",
     "JudgeQueueingWarning",
     "QUEUEING_PARALLELISM",
@@ -247,7 +248,7 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _loads(text: str | bytes) -> Any:
+def load_json(text: str | bytes) -> Any:
     """``json.loads`` whose every failure is a ValueError with a short reason (deep nesting,
     numbers beyond the digit limit and invalid JSON alike)."""
     try:
@@ -315,7 +316,7 @@ def parse_reply(content: str, low: int, high: int, placeholders: tuple[str, ...]
     if m:
         text = m.group(1).strip()
     try:
-        obj = _loads(text)
+        obj = load_json(text)
     except ValueError as exc:
         raise ReplyError(f"reply is not a JSON object ({exc})") from None
     if not isinstance(obj, dict):
@@ -507,6 +508,13 @@ class JudgeClient:
         top_p: the request's ``top_p`` (None: not sent).
         repair: retry an invalid reply with a repair message (the reason and the schema) after it;
             False re-sends the same request.
+
+    Attributes:
+        openai_client: the ``openai.OpenAI`` client every request goes through (its own retries
+            off; `judge` makes the attempts).
+        openai_module: the ``openai`` module (its error classes).
+        request_headers: the headers added to every request (``None``, or without a key the
+            ``Authorization`` header left out).
     """
 
     def __init__(
@@ -548,7 +556,7 @@ class JudgeClient:
             raise ValueError(f"structured output must be one of {', '.join(STRUCTURED_MODES)}, not {structured!r}")
         if top_p is not None and not 0 < top_p <= 1:
             raise ValueError("top_p must be in (0, 1]")
-        self._openai_module = openai
+        self.openai_module = openai
         self.model = model
         base = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -568,7 +576,7 @@ class JudgeClient:
         #: the base URL with credentials removed, for messages and reports
         self.display_url = self.redact(base)
         # without a key (a local server) the Authorization header is left out of every request
-        self._headers: dict[str, Any] | None = None if key else {"Authorization": openai.Omit()}
+        self.request_headers: dict[str, Any] | None = None if key else {"Authorization": openai.Omit()}
         self.timeout = float(timeout)
         self.retries = int(retries)
         self.backoff = float(backoff)
@@ -584,7 +592,7 @@ class JudgeClient:
         self.budget = budget
         self.unreachable_after = int(unreachable_after)
         self.concurrency = max(1, concurrency)
-        self._client = openai.OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout)
+        self.openai_client = openai.OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout)
         # a 429 with Retry-After pauses every thread, not just the one that got it
         self._pause_until = 0.0
         self._pause_lock = threading.Lock()
@@ -628,9 +636,9 @@ class JudgeClient:
 
     def _ask_models(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ids": [], "owned_by": [], "served_model": None, "error": None}
-        openai = self._openai_module
+        openai = self.openai_module
         try:
-            r = self._client.models.with_raw_response.list(extra_headers=self._headers,
+            r = self.openai_client.models.with_raw_response.list(extra_headers=self.request_headers,
                                                            timeout=min(self.timeout, 10.0))
         except openai.APIStatusError as exc:
             out["error"] = f"GET /models answered HTTP {exc.status_code}"
@@ -639,7 +647,7 @@ class JudgeClient:
             out["error"] = clean_text(self.redact(f"GET /models failed: {type(exc.__cause__ or exc).__name__}"), 200)
             return out
         try:
-            data = _loads(r.http_response.content[:MAX_BODY_BYTES]).get("data")
+            data = load_json(r.http_response.content[:MAX_BODY_BYTES]).get("data")
             models = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)][:50]
         except (ValueError, AttributeError, TypeError):
             out["error"] = "GET /models did not answer a model list"
@@ -704,7 +712,7 @@ class JudgeClient:
         }
 
     def close(self) -> None:
-        self._client.close()
+        self.openai_client.close()
 
     def cancel(self) -> None:
         """Stop retrying: judgments in progress end as ``limit`` (not cached) after their
@@ -729,7 +737,8 @@ class JudgeClient:
                 return
             self._stop.wait(min(remaining, 0.5))
 
-    def _body(self, messages: list[dict[str, str]], low: int | None = None, high: int | None = None) -> dict[str, Any]:
+    def request_body(self, messages: list[dict[str, str]], low: int | None = None,
+                     high: int | None = None) -> dict[str, Any]:
         """The request body; with the scale (``low``, ``high``) the schema modes send the judgment
         schema."""
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
@@ -760,7 +769,7 @@ class JudgeClient:
         form such as llama-cpp-python's schema inside ``json_object`` is sent as written)."""
         rest = {k: v for k, v in body.items() if k not in ("model", "messages")}
         return {"model": body["model"], "messages": body["messages"], "extra_body": rest,
-                "extra_headers": self._headers}
+                "extra_headers": self.request_headers}
 
     def _post(self, body: dict[str, Any]) -> tuple[int, Any, bytes]:
         """One chat-completions request through the openai client, with a total deadline of
@@ -793,15 +802,15 @@ class JudgeClient:
             _shutdown(box.get("response"))
             raise _AttemptTimeout()
         if "exc" in box:
-            raise _transport_error(box["exc"], self._openai_module)
+            raise _transport_error(box["exc"], self.openai_module)
         return box["result"]
 
     def _send(self, body: dict[str, Any], box: dict[str, Any], abort: threading.Event) -> tuple[int, Any, bytes]:
         """The request itself (in the helper thread of `_post`): the reply read in chunks up to
         `MAX_BODY_BYTES`; an HTTP error status is an answer too."""
-        openai = self._openai_module
+        openai = self.openai_module
         try:
-            with self._client.chat.completions.with_streaming_response.create(**self._create_kwargs(body)) as r:
+            with self.openai_client.chat.completions.with_streaming_response.create(**self._create_kwargs(body)) as r:
                 box["response"] = r.http_response
                 chunks: list[bytes] = []
                 size = 0
@@ -840,7 +849,7 @@ class JudgeClient:
         one is invalid (see `parse_reply`).
         """
         served = self.identify().get("served_model")
-        body = self._body(messages, low, high)
+        body = self.request_body(messages, low, high)
         last_error = "no attempt made"
         last_kind = "transport"
         raw: str | None = None
@@ -901,7 +910,7 @@ class JudgeClient:
                                 last_error = f"{exc} (the same reply again: not retried further)"
                             invalid_contents.add(text)
                             if self.repair and not stop_retrying and attempt < self.retries:
-                                body = self._body(self._repair_messages(messages, text, str(exc), low, high),
+                                body = self.request_body(self._repair_messages(messages, text, str(exc), low, high),
                                                   low, high)
                         else:
                             self._note_unreachable(False, "")
@@ -940,13 +949,14 @@ class JudgeClient:
     def _completion(self, data: bytes, usage: list[int], returned_model: list[str | None]) -> tuple[Any, str | None]:
         """(content, None) for a chat completion body, else (None, why it is not one)."""
         try:
-            obj = _loads(data)
+            obj = load_json(data)
         except ValueError as exc:
             head = data[:60].decode("utf-8", "replace").strip().replace("\n", " ")
             return None, f"endpoint reply is not a chat completion (not JSON: {exc}; starts {head!r})"
-        return self._completion_object(obj, usage, returned_model)
+        return self.completion_object(obj, usage, returned_model)
 
-    def _completion_object(self, obj: Any, usage: list[int], returned_model: list[str | None]) -> tuple[Any, str | None]:
+    def completion_object(self, obj: Any, usage: list[int],
+                          returned_model: list[str | None]) -> tuple[Any, str | None]:
         """(content, None) for a parsed chat completion, else (None, why it is not one); adds its
         token usage to ``usage`` (and the run's budget) and records the returned model name."""
         if not isinstance(obj, dict):

@@ -37,7 +37,8 @@ from .client import (
 )
 from .prompts import Prompt
 
-__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key", "ProgressCallback"]
+__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key", "ProgressCallback", "cacheable", "cached_verdict",
+           "cache_entry", "split_items", "key_settings_of", "check_queueing"]
 
 
 @dataclass(frozen=True)
@@ -138,11 +139,13 @@ class _Judge:
         raise NotImplementedError
 
 
-def _cacheable(verdict: Verdict) -> bool:
+def cacheable(verdict: Verdict) -> bool:
+    """Whether a verdict is kept in the cache: a valid judgment or an invalid model reply (a
+    transport, request or limit failure is asked again by the next run)."""
     return verdict.kind in ("ok", "response")
 
 
-def _cached_verdict(entry: dict[str, Any] | None, refresh_invalid: bool) -> Verdict | None:
+def cached_verdict(entry: dict[str, Any] | None, refresh_invalid: bool) -> Verdict | None:
     """The verdict of a cache entry, if it may be served (None: ask the judge)."""
     if entry is None or not isinstance(entry.get("verdict"), dict):
         return None
@@ -150,7 +153,7 @@ def _cached_verdict(entry: dict[str, Any] | None, refresh_invalid: bool) -> Verd
     return verdict if verdict.valid or not refresh_invalid else None
 
 
-def _cache_entry(verdict: Verdict, model: str, prompt_sha256: str | None, dimension: str | None, repeat: int,
+def cache_entry(verdict: Verdict, model: str, prompt_sha256: str | None, dimension: str | None, repeat: int,
                  inputs: dict[str, str] | None, via: str | None = None) -> dict[str, Any]:
     """The cache entry stored for a cacheable verdict."""
     entry: dict[str, Any] = {"verdict": verdict.as_dict(), "model": model, "prompt_sha256": prompt_sha256,
@@ -162,7 +165,7 @@ def _cache_entry(verdict: Verdict, model: str, prompt_sha256: str | None, dimens
     return entry
 
 
-def _split_items(items: Sequence[JudgeItem], cache: JudgmentCache, model: str, settings: dict[str, Any] | None,
+def split_items(items: Sequence[JudgeItem], cache: JudgmentCache, model: str, settings: dict[str, Any] | None,
                  refresh_invalid: bool, stats: RunStats,
                  finish: Callable[[int, Verdict, bool], None]) -> dict[str, list[int]]:
     """Finish the items that are not sent (invalid input) or served from the cache; return the
@@ -174,7 +177,7 @@ def _split_items(items: Sequence[JudgeItem], cache: JudgmentCache, model: str, s
             finish(i, Verdict(None, None, item.invalid, "input", 0, None), False)
             continue
         key = item_key(item, model, settings)
-        verdict = _cached_verdict(cache.get(key), refresh_invalid)
+        verdict = cached_verdict(cache.get(key), refresh_invalid)
         if verdict is not None:
             stats.cached += 1
             finish(i, verdict, True)
@@ -188,7 +191,7 @@ def item_key(item: JudgeItem, model: str, settings: dict[str, Any] | None = None
     return cache_key(item.prompt.sha256, model, item.inputs, item.repeat, settings)
 
 
-def _key_settings(client: Any) -> dict[str, Any] | None:
+def key_settings_of(client: Any) -> dict[str, Any] | None:
     """The cache key's settings: `JudgeClient.key_settings` (every decoding setting that
     changes the answer and is not the default), or for other judges a temperature above 0."""
     if isinstance(client, JudgeClient):
@@ -264,7 +267,7 @@ def run_items(
     stats = stats if stats is not None else RunStats()
     stats.total = len(items)
     model = client.model
-    settings = _key_settings(client)
+    settings = key_settings_of(client)
     results: list[Outcome | None] = [None] * len(items)
 
     def finish(i: int, verdict: Verdict, cached: bool) -> None:
@@ -275,7 +278,7 @@ def run_items(
         if on_outcome is not None:
             on_outcome(out)
 
-    pending = _split_items(items, cache, model, settings, refresh_invalid, stats, finish)
+    pending = split_items(items, cache, model, settings, refresh_invalid, stats, finish)
 
     if pending:
         done_n = len(items) - sum(len(v) for v in pending.values())
@@ -288,12 +291,12 @@ def run_items(
             try:
                 with cache.lock(key, stop):
                     # another process may have answered it while this one waited
-                    found = _cached_verdict(cache.get(key), refresh_invalid)
+                    found = cached_verdict(cache.get(key), refresh_invalid)
                     if found is not None:
                         return found, True
                     verdict = _ask(client, item)
-                    if _cacheable(verdict):
-                        cache.put(key, _cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension,
+                    if cacheable(verdict):
+                        cache.put(key, cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension,
                                                     item.repeat, item.inputs))
                     return verdict, False
             except (JudgeFatalError, KeyboardInterrupt):
