@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._version import __version__
 from ..errors import Problem
 from ..io.jsonl import iter_jsonl
 from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, collapse_repeats, read_judgments
@@ -214,17 +215,9 @@ def build_report(
         bootstrap, seed: bootstrap resamples and seed of the agreement intervals.
         problems: receives problems found in the inputs.
     """
-    from .._version import __version__
-
     paths = [judgments] if isinstance(judgments, (str, os.PathLike)) else list(judgments)
     found: list[Problem] = []
-    rows = read_judgment_rows(paths, found)  # TEMPO items are "<query_id> <doc_id>[ <period>]"
-    if rows.empty:
-        raise ValueError(f"{', '.join(map(str, paths))}: no judgment rows (turn_id, dimension) found")
-    for col in ("score", "error", "model", "prompt_sha256", "response_model", "repeat"):
-        if col not in rows:
-            rows[col] = None
-    records = read_run_records(paths)
+    rows, records = _read_inputs(paths, found)
     rec = records[0] if records else {}
     how = aggregate or rec.get("aggregate") or "mean"
     if how not in AGGREGATES:
@@ -232,18 +225,7 @@ def build_report(
     price_in = price_in if price_in is not None else rec.get("price_in")
     price_out = price_out if price_out is not None else rec.get("price_out")
     repeats = int(pd.to_numeric(rows["repeat"], errors="coerce").fillna(0).max()) + 1
-    retry_causes: Counter = Counter()
-    for causes in rows.get("retry_causes", pd.Series([], dtype=object)):
-        if isinstance(causes, list):
-            retry_causes.update(str(c) for c in causes)
-    attempts = pd.to_numeric(rows.get("attempts", pd.Series(dtype=float)), errors="coerce").dropna().astype(int)
     settings = rec.get("settings", {})
-    by_cause = Counter(retry_causes)
-    answered = int((rows["valid"].astype(bool) & (attempts.reindex(rows.index).fillna(0) > 0)).sum())
-    if answered:
-        by_cause["answered"] = answered
-    requested = sorted({str(m) for m in rows["model"].dropna()})
-    returned = dict(Counter(str(m) for m in rows["response_model"].dropna()).most_common())
     report: dict[str, Any] = {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "reteco_measures_version": __version__,
@@ -251,32 +233,11 @@ def build_report(
         "run_records": [f"{p}.run.json" for p in paths if Path(f"{p}.run.json").is_file()],
         "dimensions": _dimension_stats(rows, targets, how),
         "prompts": _prompts(list(dict.fromkeys(str(s) for s in rows["prompt_sha256"].dropna())), prompts_dir),
-        "model": {
-            "requested": requested,
-            "returned": returned,
-            "judgments_without_returned_model": int(rows["response_model"].isna().sum()),
-            "served": dict(Counter(str(m) for m in rows["served_model"].dropna()).most_common())
-            if "served_model" in rows else {},
-            "endpoint_models": _identity(records, requested, returned),
-        },
+        "model": _model_section(rows, records),
         "decoding": {k: settings.get(k) for k in ("temperature", "seed", "top_p", "structured", "json_mode",
                                                    "max_tokens", "extra_body") if k in settings}
         if settings else {"note": "no run record found: decoding settings unknown"},
-        "retry_procedure": {
-            **({k: settings.get(k) for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after", "repair")
-                if k in settings} if settings else {"note": "no run record found"}),
-            "description": ("each judgment gets 1 + retries attempts, each with a total deadline counted from sending "
-                            "(time queued at the server included); timeouts, connection errors and resets, HTTP 5xx "
-                            "and 429 and bodies that are not a chat completion are retried with exponential backoff "
-                            "(doubling, capped); a 429's Retry-After is honoured up to --max-wait and pauses every "
-                            "worker; a reply that is not a valid judgment (a placeholder copied as the rationale "
-                            "included) is retried with a repair message giving the reason and the schema, and an "
-                            "answer identical to an earlier invalid one ends the retries; HTTP 400-type rejections "
-                            "are not retried; 401/403/404 and an endpoint that cannot be connected to stop the run"),
-            "retry_causes": dict(retry_causes.most_common()),
-            "attempts_by_cause": dict(sorted(by_cause.items())),
-            "attempts_histogram": {int(k): int(v) for k, v in attempts.value_counts().sort_index().items()},
-        },
+        "retry_procedure": _retry_section(rows, settings),
         "echoed_placeholders": _echoes(rows),
         "throughput": [r.get("last_run", {}).get("throughput") for r in records
                        if isinstance(r.get("last_run", {}).get("throughput"), dict)],
@@ -286,23 +247,10 @@ def build_report(
     # the rows were read and their problems reported once, above: the statistics get the valid ones
     judge = rows.loc[rows["valid"], ["turn_id", "dimension", "repeat", "score"]]
     if repeats > 1:
-        sc = self_consistency(judge, problems=found)
-        report["repeats"]["self_consistency"] = frame_records(sc)
+        report["repeats"]["self_consistency"] = frame_records(self_consistency(judge, problems=found))
     if human is not None:
         ratings = read_ratings(human, found, keep_lines=True)
-        table = agreement(judge, ratings, bootstrap=bootstrap, seed=seed, problems=found)
-        report["agreement"] = {
-            "ratings": str(human) if not isinstance(human, pd.DataFrame) else "(DataFrame)",
-            "sample": {"items": int(ratings[["turn_id", "dimension"]].drop_duplicates().shape[0]),
-                       "raters": sorted(ratings["rater"].unique().tolist()),
-                       "ratings": int(len(ratings)),
-                       "items_by_dimension": {str(k): int(v) for k, v in
-                                              ratings.drop_duplicates(["turn_id", "dimension"])["dimension"]
-                                              .value_counts(sort=False).items()}},
-            "consensus": "lower median of the raters' scores",
-            "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95},
-            "table": frame_records(table),
-        }
+        report["agreement"] = _agreement_section(judge, ratings, human, bootstrap, seed, found)
         report["calibration"] = calibration_section(judge, ratings, aggregate=how, problems=found)
     if golden is not None:
         report["golden"] = _golden(golden, found)
@@ -313,6 +261,82 @@ def build_report(
     if problems is not None:
         problems.extend(found)
     return report
+
+
+def _read_inputs(paths: Sequence[PathLike], found: list[Problem]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The judgment rows of ``paths`` (every audit column present, None when the files lack it)
+    and the run records beside them."""
+    rows = read_judgment_rows(paths, found)  # TEMPO items are "<query_id> <doc_id>[ <period>]"
+    if rows.empty:
+        raise ValueError(f"{', '.join(map(str, paths))}: no judgment rows (turn_id, dimension) found")
+    for col in ("score", "error", "model", "prompt_sha256", "response_model", "repeat"):
+        if col not in rows:
+            rows[col] = None
+    return rows, read_run_records(paths)
+
+
+def _model_section(rows: pd.DataFrame, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The model requested, the names the endpoint returned and served, and its model list."""
+    requested = sorted({str(m) for m in rows["model"].dropna()})
+    returned = dict(Counter(str(m) for m in rows["response_model"].dropna()).most_common())
+    return {
+        "requested": requested,
+        "returned": returned,
+        "judgments_without_returned_model": int(rows["response_model"].isna().sum()),
+        "served": dict(Counter(str(m) for m in rows["served_model"].dropna()).most_common())
+        if "served_model" in rows else {},
+        "endpoint_models": _identity(records, requested, returned),
+    }
+
+
+#: the retry procedure, in words (what `JudgeClient.judge` does)
+RETRY_DESCRIPTION = (
+    "each judgment gets 1 + retries attempts, each with a total deadline counted from sending (time queued at the "
+    "server included); timeouts, connection errors and resets, HTTP 5xx and 429 and bodies that are not a chat "
+    "completion are retried with exponential backoff (doubling, capped); a 429's Retry-After is honoured up to "
+    "--max-wait and pauses every worker; a reply that is not a valid judgment (a placeholder copied as the "
+    "rationale included) is retried with a repair message giving the reason and the schema, and an answer "
+    "identical to an earlier invalid one ends the retries; HTTP 400-type rejections are not retried; 401/403/404 "
+    "and an endpoint that cannot be connected to stop the run")
+
+
+def _retry_section(rows: pd.DataFrame, settings: dict[str, Any]) -> dict[str, Any]:
+    """The retry settings of the run record, the procedure, and how often each cause occurred."""
+    retry_causes: Counter = Counter()
+    for causes in rows.get("retry_causes", pd.Series([], dtype=object)):
+        if isinstance(causes, list):
+            retry_causes.update(str(c) for c in causes)
+    attempts = pd.to_numeric(rows.get("attempts", pd.Series(dtype=float)), errors="coerce").dropna().astype(int)
+    by_cause = Counter(retry_causes)
+    answered = int((rows["valid"].astype(bool) & (attempts.reindex(rows.index).fillna(0) > 0)).sum())
+    if answered:
+        by_cause["answered"] = answered
+    return {
+        **({k: settings.get(k) for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after", "repair")
+            if k in settings} if settings else {"note": "no run record found"}),
+        "description": RETRY_DESCRIPTION,
+        "retry_causes": dict(retry_causes.most_common()),
+        "attempts_by_cause": dict(sorted(by_cause.items())),
+        "attempts_histogram": {int(k): int(v) for k, v in attempts.value_counts().sort_index().items()},
+    }
+
+
+def _agreement_section(judge: pd.DataFrame, ratings: pd.DataFrame, human: Any, bootstrap: int, seed: int,
+                       found: list[Problem]) -> dict[str, Any]:
+    """The rated sample and the agreement table of the judge with the human raters."""
+    table = agreement(judge, ratings, bootstrap=bootstrap, seed=seed, problems=found)
+    return {
+        "ratings": str(human) if not isinstance(human, pd.DataFrame) else "(DataFrame)",
+        "sample": {"items": int(ratings[["turn_id", "dimension"]].drop_duplicates().shape[0]),
+                   "raters": sorted(ratings["rater"].unique().tolist()),
+                   "ratings": int(len(ratings)),
+                   "items_by_dimension": {str(k): int(v) for k, v in
+                                          ratings.drop_duplicates(["turn_id", "dimension"])["dimension"]
+                                          .value_counts(sort=False).items()}},
+        "consensus": "lower median of the raters' scores",
+        "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95},
+        "table": frame_records(table),
+    }
 
 
 # ------------------------------------------------------------------------------------------------
