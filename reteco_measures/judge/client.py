@@ -840,6 +840,30 @@ class JudgeClient:
                 "every judgment the same way: check OPENAI_BASE_URL / --base-url and the network, then run "
                 "the same command again (finished judgments are cached)"))
 
+    def _transport_failure(self, exc: Exception) -> tuple[str, str]:
+        """(error, cause) of an attempt that got no HTTP answer."""
+        if isinstance(exc, _AttemptTimeout):
+            return f"timeout after {self.timeout:g}s (total per attempt)", "timeout"
+        if isinstance(exc, _TooLarge):
+            return f"reply larger than {MAX_BODY_BYTES} bytes", "too_large"
+        if isinstance(exc, _Unreachable):
+            return f"connection error: {exc}", "connection"
+        return f"connection error (reset after connecting): {exc}", "reset"  # connected, then it broke
+
+    def _overloaded(self, status: int, headers: Any, data: bytes, wait: float) -> tuple[str, str, float]:
+        """(error, cause, seconds to wait) of an HTTP 429 or 5xx answer: its ``Retry-After``, cut
+        to ``max_retry_after``, replaces the backoff; a 429's pauses every worker."""
+        text = data[:200].decode("utf-8", "replace").strip()
+        error = f"HTTP {status}" + (f": {text}" if text else "")
+        after = _retry_after(headers.get("Retry-After"))
+        if after is not None:
+            wait = min(after, self.max_retry_after)
+            if after > self.max_retry_after:
+                error += f" (Retry-After {after:g}s cut to --max-wait {self.max_retry_after:g}s)"
+            if status == 429:
+                self._pause(wait)
+        return error, "http_429" if status == 429 else "http_5xx", wait
+
     # -- one judgment ----------------------------------------------------------------------------
     def judge(self, messages: list[dict[str, str]], low: int, high: int, *,
               placeholders: tuple[str, ...] | list[str] = ()) -> Verdict:
@@ -877,18 +901,9 @@ class JudgeClient:
             sent = time.monotonic()
             try:
                 status, headers, data = self._post(body)
-            except _AttemptTimeout:
-                last_error, last_kind, cause = f"timeout after {self.timeout:g}s (total per attempt)", "transport", \
-                    "timeout"
-            except _TooLarge:
-                last_error, last_kind, cause = (f"reply larger than {MAX_BODY_BYTES} bytes", "transport",
-                                                "too_large")
-            except _Unreachable as exc:
-                last_error, last_kind = f"connection error: {exc}", "transport"
-                cause = "connection"
-            except _Broken as exc:  # connected, then the connection broke (reset, closed)
-                last_error = f"connection error (reset after connecting): {exc}"
-                last_kind, cause = "transport", "reset"
+            except (_AttemptTimeout, _TooLarge, _Unreachable, _Broken) as exc:
+                last_error, cause = self._transport_failure(exc)
+                last_kind = "transport"
             else:
                 with self._state_lock:
                     self._answered = True
@@ -922,17 +937,8 @@ class JudgeClient:
                         f"{self.display_url}/chat/completions answered HTTP {status}: {text} "
                         "(check OPENAI_BASE_URL, OPENAI_API_KEY and --model)"))
                 elif status == 429 or status >= 500:
-                    text = data[:200].decode("utf-8", "replace").strip()
-                    last_error = f"HTTP {status}" + (f": {text}" if text else "")
+                    last_error, cause, wait = self._overloaded(status, headers, data, wait)
                     last_kind = "transport"
-                    cause = "http_429" if status == 429 else "http_5xx"
-                    after = _retry_after(headers.get("Retry-After"))
-                    if after is not None:
-                        wait = min(after, self.max_retry_after)
-                        if after > self.max_retry_after:
-                            last_error += f" (Retry-After {after:g}s cut to --max-wait {self.max_retry_after:g}s)"
-                        if status == 429:
-                            self._pause(wait)
                 else:
                     detail = data[:300].decode("utf-8", "replace").strip()
                     causes.append(f"http_{status}")

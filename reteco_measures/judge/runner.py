@@ -234,6 +234,31 @@ def check_queueing(client: Any, concurrency: int, stats: RunStats, *, warn: bool
     return True
 
 
+def _judge_one(client: Any, cache: JudgmentCache, key: str, item: JudgeItem, model: str, refresh_invalid: bool,
+               stop: threading.Event) -> tuple[Verdict, bool]:
+    """(verdict, served from the cache) of one item, in a worker thread: under the item's cache
+    lock, the cached verdict if another process answered it meanwhile, else the judge's (cached
+    when cacheable). One item's unexpected failure is an ``error`` verdict, never the run's end."""
+    try:
+        with cache.lock(key, stop):
+            found = cached_verdict(cache.get(key), refresh_invalid)
+            if found is not None:
+                return found, True
+            verdict = _ask(client, item)
+            if cacheable(verdict):
+                cache.put(key, cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension, item.repeat,
+                                           item.inputs))
+            return verdict, False
+    except (JudgeFatalError, KeyboardInterrupt):
+        raise
+    except InterruptedError as exc:
+        return Verdict(None, None, f"not asked: {exc}", "limit", 0), False
+    except Exception as exc:  # one item's unexpected failure never ends the run
+        msg = f"internal error while judging: {type(exc).__name__}: {str(exc)[:200]}"
+        redact = getattr(client, "redact", None)
+        return Verdict(None, None, redact(msg) if redact else msg, "error", 0), False
+
+
 def run_items(
     items: Sequence[JudgeItem],
     client: _Judge,
@@ -287,26 +312,7 @@ def run_items(
         stop = threading.Event()
 
         def work(key: str, i: int) -> tuple[Verdict, bool]:
-            item = items[i]
-            try:
-                with cache.lock(key, stop):
-                    # another process may have answered it while this one waited
-                    found = cached_verdict(cache.get(key), refresh_invalid)
-                    if found is not None:
-                        return found, True
-                    verdict = _ask(client, item)
-                    if cacheable(verdict):
-                        cache.put(key, cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension,
-                                                    item.repeat, item.inputs))
-                    return verdict, False
-            except (JudgeFatalError, KeyboardInterrupt):
-                raise
-            except InterruptedError as exc:
-                return Verdict(None, None, f"not asked: {exc}", "limit", 0), False
-            except Exception as exc:  # one item's unexpected failure never ends the run
-                msg = f"internal error while judging: {type(exc).__name__}: {str(exc)[:200]}"
-                redact = getattr(client, "redact", None)
-                return Verdict(None, None, redact(msg) if redact else msg, "error", 0), False
+            return _judge_one(client, cache, key, items[i], model, refresh_invalid, stop)
 
         executor = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="judge")
         futures: dict[Future, str] = {}
