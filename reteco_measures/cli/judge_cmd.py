@@ -338,7 +338,7 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
     from ..io.readers import read_run
     from ..judge.generation import write_jsonl
     from ..judge.inputs import read_documents, read_pairs, read_temporal_topics
-    from ..judge.temporal import label_rows, pool_pairs, temporal_items, temporal_summary
+    from ..judge.temporal import judgment_rows, label_rows, pool_pairs, temporal_items, temporal_summary
 
     if not args.run and not args.pairs:
         raise ValueError("give --run RUN (repeatable) and/or --pairs PAIRS")
@@ -361,15 +361,7 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
     write_jsonl(args.out, rows)
     _write_run_record(args, run)
     if args.judgments_out:
-        write_jsonl(args.judgments_out, [
-            {**o.item.meta, "score": o.verdict.score, "model": o.model, "prompt_sha256": o.item.prompt.sha256,
-             "error": o.verdict.error, "rationale": o.verdict.rationale, "error_kind": None if o.verdict.valid
-             else o.verdict.kind, "attempts": o.verdict.attempts, "retry_causes": list(o.verdict.causes),
-             "prompt_tokens": o.verdict.prompt_tokens, "completion_tokens": o.verdict.completion_tokens,
-             "response_model": o.verdict.response_model, "served_model": o.verdict.served_model,
-             **({"inputs": o.item.inputs} if o.item.inputs else {})}
-            for o in outcomes
-        ])
+        write_jsonl(args.judgments_out, judgment_rows(outcomes))
         _write_run_record(args, run, out=args.judgments_out)  # judge report reads it beside the file
     print_frame(temporal_summary(rows, outcomes), args.format)
     return _final_code(args, run)
@@ -564,9 +556,9 @@ def _add_sample(sub: argparse._SubParsersAction) -> None:
 
 def _agreement_output(frame, fmt: str, places: int) -> None:
     if fmt == "markdown":
-        from ..judge.report import _table
+        from ..judge.report import markdown_table
 
-        print(_table(frame_records(frame)), end="")
+        print(markdown_table(frame_records(frame)), end="")
     else:
         print_frame(frame, fmt, places=places)
 

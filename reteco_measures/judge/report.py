@@ -54,7 +54,8 @@ from .ledger import token_totals
 from .prompts import prompt_index
 from .session import read_run_records
 
-__all__ = ["build_report", "report_markdown", "report_json", "read_judgment_rows", "escape_markdown", "escape_json"]
+__all__ = ["build_report", "report_markdown", "report_json", "read_judgment_rows", "escape_markdown", "escape_json",
+           "markdown_table"]
 
 PathLike = str | os.PathLike
 
@@ -387,7 +388,8 @@ def _fence(text: str) -> str:
     return f"{fence}text\n{clean_text(text)}\n{fence}\n"
 
 
-def _table(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+def markdown_table(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """A Markdown table of ``records`` (every cell escaped by `escape_markdown`); ``(none)`` when empty."""
     if not records:
         return "(none)\n"
     cols = list(columns or records[0].keys())
@@ -402,7 +404,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     md.append(f"Generated {_cell(report['generated'])} by reteco-measures {_cell(report['reteco_measures_version'])} "
               f"from {_cell(report['judgment_files'])}.\n")
     md += ["### Scores and invalid or missing outputs", ""]
-    md.append(_table(report["dimensions"], ["dimension", "scale", "items", "valid_items", "invalid_items",
+    md.append(markdown_table(report["dimensions"], ["dimension", "scale", "items", "valid_items", "invalid_items",
                                             "missing_items", "raw_mean", "normalized_mean"]))
     md.append("Normalised mean: (s - low) / (high - low), i.e. (s - 1)/4 on the 1-5 scale and s/4 on 0-4; "
               "means are over items with a valid judgment.\n")
@@ -446,7 +448,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     md += ["", "### Repeats and self-consistency", "",
            f"{rep['k']} judgment(s) per item, combined by the {_cell(rep['aggregate'])}.", ""]
     if "self_consistency" in rep:
-        md.append(_table(rep["self_consistency"]))
+        md.append(markdown_table(rep["self_consistency"]))
     if "agreement" in report:
         a = report["agreement"]
         s = a["sample"]
@@ -454,20 +456,20 @@ def report_markdown(report: dict[str, Any]) -> str:
                f"Sample: {s['items']} item(s) rated by {len(s['raters'])} rater(s) ({_cell(s['raters'])}), "
                f"{s['ratings']} rating(s); consensus = {a['consensus']}; 95% percentile bootstrap intervals over "
                f"{a['bootstrap']['resamples']} resamples of the items.", ""]
-        md.append(_table(a["table"]))
+        md.append(markdown_table(a["table"]))
     if "calibration" in report:
         md += _calibration_markdown(report["calibration"])
     if "golden" in report:
         g = report["golden"]
         md += ["### Golden-case meta-evaluation", ""]
-        md.append(_table(g.get("by_dimension", [])) if "by_dimension" in g else _cell(g.get("note", "")) + "\n")
+        md.append(markdown_table(g.get("by_dimension", [])) if "by_dimension" in g else _cell(g.get("note", "")) + "\n")
     t = report["tokens"]
     md += ["### Tokens and cost", "",
            f"{t['requests']} request(s); {t['prompt_tokens']} prompt + {t['completion_tokens']} completion = "
            f"{t['total_tokens']} tokens" + (f"; estimated cost {t['cost']:.4f} (at {t['price_in_per_million']} / "
                                              f"{t['price_out_per_million']} per million prompt / completion tokens)"
                                              if t["cost"] is not None else "") + ".", ""]
-    md.append(_table(t["by_model"]))
+    md.append(markdown_table(t["by_model"]))
     md += ["### Prompts", ""]
     for p in report["prompts"]:
         md.append(f"#### {_cell(p.get('dimension') or '(unknown)')} v{_cell(p.get('version'))} — sha256 "
@@ -484,7 +486,7 @@ def _calibration_markdown(section: dict[str, Any]) -> list[str]:
     level = int(round(100 * section["level"]))
     md = ["### Judge means calibrated by the human ratings", "",
           f"{section['definition']} {level}% intervals.", ""]
-    md.append(_table(section["table"], ["dimension", "n", "n_human", "judge_mean", "human_mean", "calibrated",
+    md.append(markdown_table(section["table"], ["dimension", "n", "n_human", "judge_mean", "human_mean", "calibrated",
                                         "ci_low", "ci_high", "bias"]))
     md += [f"* {escape_markdown(note)}" for note in section.get("notes", [])]
     return md + ([""] if section.get("notes") else [])
