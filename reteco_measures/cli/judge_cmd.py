@@ -191,7 +191,7 @@ class _Progress:
 def _run(args: argparse.Namespace, items, cache_default: str | None):
     """Run a `JudgeSession` on items, printing its progress and summary; returns the
     `RunResult` when it finished, else its exit code."""
-    from ..judge.client import Budget
+    from ..judge.budget import Budget
     from ..judge.ledger import cost
     from ..judge.session import BatchOptions, JudgeSession
 

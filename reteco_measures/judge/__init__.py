@@ -3,8 +3,9 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 
 * `.prompts` — versioned prompt files, one per dimension, identified by sha256;
 * `.client` — a thin adapter over the official ``openai`` client (imported lazily) for any
-  OpenAI-compatible chat-completions endpoint: counted attempts, backoff, ``Retry-After`` and
-  strict reply parsing;
+  OpenAI-compatible chat-completions endpoint: counted attempts, backoff, ``Retry-After``;
+* `.replies` — strict reply parsing (`Verdict`, `parse_reply`) and redaction; `.budget` — the
+  run's request and token limits;
 * `.cache` / `.runner` — a disk cache keyed by (prompt hash, model, input), bounded
   concurrency, resumable runs;
 * `.generation` / `.temporal` — RETECO / iKAT generation judgments and TEMPO temporal
@@ -36,22 +37,14 @@ from .aggregate import (
     read_judgments,
 )
 from .agreement import agreement, confusion_matrices, self_consistency
+from .budget import Budget
 from .cache import JudgmentCache, cache_key
-from .client import (
-    STRUCTURED_MODES,
-    Budget,
-    JudgeClient,
-    JudgeFatalError,
-    JudgeQueueingWarning,
-    ReplyError,
-    Verdict,
-    judgment_schema,
-    parse_reply,
-)
+from .client import STRUCTURED_MODES, JudgeClient, JudgeFatalError, JudgeQueueingWarning, judgment_schema
 from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
 from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
 from .ledger import token_totals
 from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_prompt
+from .replies import ReplyError, Verdict, parse_reply
 from .report import build_report, report_json, report_markdown
 from .runner import JudgeItem, Outcome, RunStats, run_items
 from .sampling import rating_sheet, sample_items

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from .cache import JudgmentCache, atomic_write_text
-from .client import JudgeClient, JudgeFatalError, ReplyError, Verdict, clean_text, load_json, parse_reply
+from .client import JudgeClient, JudgeFatalError
+from .replies import ReplyError, Verdict, clean_text, load_json, parse_reply
 from .runner import (
     JudgeItem,
     Outcome,

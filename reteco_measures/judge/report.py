@@ -49,9 +49,9 @@ from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, collapse_repeats, read
 from ..report.text import frame_records
 from ..stats.calibrate import calibration_section
 from .agreement import agreement, read_ratings, self_consistency
-from .client import clean_text
 from .ledger import token_totals
 from .prompts import prompt_index
+from .replies import clean_text
 from .session import read_run_records
 
 __all__ = ["build_report", "report_markdown", "report_json", "read_judgment_rows", "escape_markdown", "escape_json",

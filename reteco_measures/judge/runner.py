@@ -33,9 +33,9 @@ from .client import (
     JudgeClient,
     JudgeFatalError,
     JudgeQueueingWarning,
-    Verdict,
 )
 from .prompts import Prompt
+from .replies import Verdict
 
 __all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key", "ProgressCallback", "cacheable", "cached_verdict",
            "cache_entry", "split_items", "key_settings_of", "check_queueing"]

@@ -31,7 +31,8 @@ from judge_server import (  # noqa: E402
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import JudgeClient, JudgeItem, JudgmentCache, RunStats, load_prompt, run_items  # noqa: E402
 from reteco_measures.judge.cache import cache_key  # noqa: E402
-from reteco_measures.judge.client import JudgeQueueingWarning, ReplyError, parse_reply  # noqa: E402
+from reteco_measures.judge.client import JudgeQueueingWarning  # noqa: E402
+from reteco_measures.judge.replies import ReplyError, parse_reply  # noqa: E402
 
 
 @pytest.fixture

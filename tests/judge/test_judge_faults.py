@@ -31,7 +31,7 @@ from judge_server import generation_argv, generation_inputs, write_jsonl  # noqa
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import JudgeClient, JudgeFatalError, JudgmentCache, load_prompt  # noqa: E402
-from reteco_measures.judge.client import ReplyError, parse_reply, redact  # noqa: E402
+from reteco_measures.judge.replies import ReplyError, parse_reply, redact  # noqa: E402
 
 KEY = "sk-SECRET-abc123xyz"
 
