@@ -14,7 +14,9 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * `.golden` — golden-case meta-evaluation;
 * `.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
   correlations, bootstrap intervals) and self-consistency of repeated judgments;
-* `.calibrate` — judge means calibrated by a human spot-check (prediction-powered inference);
+* `calibrate` — judge means calibrated by a human spot-check (prediction-powered inference;
+  computed in the core, `reteco_measures.stats.calibrate`, from the ratings of
+  `reteco_measures.io.ratings`, and re-exported here);
 * `.sampling` — reproducible stratified rating sheets;
 * `.ledger` / `.report` — token and cost totals; the disclosure for a task report;
 * `.batch` — large jobs through the OpenAI-compatible Batch API;
