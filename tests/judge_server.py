@@ -42,6 +42,12 @@ _DIM_MARK = {
 }
 
 
+def _canonical_headers(headers) -> dict[str, str]:
+    """Header names in one spelling (``authorization`` -> ``Authorization``): HTTP header names
+    are case-insensitive, and clients differ in the case they send."""
+    return {"-".join(w.capitalize() for w in k.split("-")): v for k, v in headers.items()}
+
+
 def first_user(messages: list[dict]) -> str:
     return next(m["content"] for m in messages if m["role"] == "user")
 
@@ -194,7 +200,7 @@ class JudgeServer:
                     key = (dimension_of(body["messages"]), judged_text(body["messages"]))
                     server.per_key[key] += 1
                     nth = server.per_key[key]
-                    server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers),
+                    server.requests.append({"path": self.path, "body": body, "headers": _canonical_headers(self.headers),
                                             "t": time.monotonic(), "key": key})
                     server.inflight += 1
                     server.max_inflight = max(server.max_inflight, server.inflight)

@@ -41,8 +41,7 @@ import pandas as pd
 
 from ..contracts.base import ValidationReport
 from ..errors import Problem
-from ..judge.aggregate import collapse_repeats, read_judgments
-from ..judge.inputs import read_targets
+from ..io.judgments import collapse_repeats, read_judgments, read_targets
 from ..measures.likert import Likert
 from .declaration import Benchmark, Inputs, Option
 from .registry import register

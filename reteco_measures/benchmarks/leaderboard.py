@@ -31,7 +31,7 @@ in a resample takes the last places there. Ties are exact equality of the resamp
 
 **Calibrated leaderboards** (the generation tracks, ``human=`` / ``--human``). The board ranks by
 the prediction-powered mean of each run's human-equivalent score
-(`reteco_measures.judge.calibrate`, ``calibration="ppi++"`` or ``"ppi"``, ``by="run"``):
+(`reteco_measures.stats.calibrate`, ``calibration="ppi++"`` or ``"ppi"``, ``by="run"``):
 ``value, ci_low, ci_high`` are the calibrated mean and its normal interval, beside the raw judge
 mean ``judge_mean`` with its bootstrap interval ``judge_ci_low, judge_ci_high``, and ``n_human``,
 ``bias``, ``lam``. The ratings are per run: a ``run`` column (or a ``{run: ratings}`` mapping);
@@ -63,11 +63,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataFormatWarning, EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning, warn
-from ..judge import SCALES, calibrate, read_ratings
-from ..judge.calibrate import METHODS
+from ..io.judgments import SCALES
+from ..io.ratings import read_ratings
 from ..query_ids import check_on_mismatch
 from ..report.text import frame_records
 from ..stats import Comparison, adjust, compare_frame, has_ties, unit_columns
+from ..stats.calibrate import METHODS, calibrate
 from ..stats.compare import Resamples, file_run_name
 from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
@@ -283,7 +284,7 @@ def leaderboard(
             are at least 8 submissions; 1 = in this process). The numbers do not depend on it.
         human: generation tracks only: human ratings of some judged turns (a CSV/TSV/JSONL file or
             DataFrame ``run, turn_id, dimension, rater, score``, or ``{run: ratings}``; see
-            `reteco_measures.judge.calibrate`): rank by the calibrated means (module docs).
+            `reteco_measures.stats.calibrate`): rank by the calibrated means (module docs).
         calibration: the calibration estimator with ``human``: ``"ppi++"`` (default) or ``"ppi"``.
         on_mismatch: ``'error'`` (default): a submission whose query ids do not meet the
             benchmark's (`QueryIdMismatchWarning`'s cases: also
@@ -511,7 +512,8 @@ def _human_table(human: Any, names: list[str]) -> dict[str, pd.DataFrame]:
     """``{run: read_ratings frame}``: a mapping as given; a table with a ``run`` column split by it;
     otherwise the same ratings for every run (as calibrate uses them)."""
     if isinstance(human, Mapping):
-        return {str(k): read_ratings(v, []) for k, v in human.items()}
+        return {str(k): read_ratings(v, [], keep_lines=True) for k, v in human.items()}
+    path = None
     if isinstance(human, pd.DataFrame):
         frame = human
     else:
@@ -521,10 +523,11 @@ def _human_table(human: Any, names: list[str]) -> dict[str, pd.DataFrame]:
                                 keep_default_na=False, encoding="utf-8-sig")
         else:
             frame = pd.read_json(path, lines=True, dtype=False)
+    # the ratings keep the file and line each came from: a problem found later names them
     if "run" not in frame.columns:
-        shared = read_ratings(frame, [])
+        shared = read_ratings(frame, [], keep_lines=True, path=path)
         return {r: shared for r in names}
-    return {str(k): read_ratings(part.drop(columns=["run"]).reset_index(drop=True), [])
+    return {str(k): read_ratings(part.drop(columns=["run"]), [], keep_lines=True, path=path)
             for k, part in frame.groupby(frame["run"].astype(str), sort=False)}
 
 
@@ -544,7 +547,7 @@ def _calibrated_resamples(res: Resamples, scores: dict[str, Score], names: list[
         part = ratings.get(r)
         if part is None or not len(part):
             continue
-        part = part[part["dimension"] == dim]
+        part = part[(part["dimension"] == dim) & part["score"].between(low, high)]  # as calibrate: off-scale left out
         item = ((part["score"].astype(np.float64) - low) / (high - low)).groupby(part["turn_id"]).mean()
         Y[i] = item.reindex(units).to_numpy(dtype=np.float64)
     has_f = ~np.isnan(f)

@@ -39,7 +39,19 @@ def _print_problems(problems: Sequence[Problem], limit: int = 20) -> None:
         print(f"warning: ... and {len(problems) - limit} more problem(s)", file=sys.stderr)
 
 
+#: the environment a judging command reads (its ``--help`` epilog)
+ENVIRONMENT_HELP = (
+    "Environment: OPENAI_API_KEY, the endpoint's key, sent as 'Authorization: Bearer ...' (unset: no "
+    "Authorization header, for local servers); OPENAI_BASE_URL, the endpoint (default https://api.openai.com/v1; "
+    "--base-url overrides it), e.g. http://localhost:8000/v1 for vLLM, http://localhost:8080/v1 for llama.cpp's "
+    "llama-server, http://localhost:11434/v1 for Ollama; OPENAI_ORG_ID and OPENAI_PROJECT_ID, sent as the "
+    "OpenAI-Organization / OpenAI-Project headers by the openai client when set; HTTPS_PROXY, HTTP_PROXY and "
+    "NO_PROXY, honoured by its HTTP connections. The key and URL credentials are never written to an output, "
+    "cache or message.")
+
+
 def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats: bool = False) -> None:
+    p.epilog = ENVIRONMENT_HELP
     g = p.add_argument_group("judge endpoint and run")
     g.add_argument("--model", required=True, help="judge model name (sent to the endpoint)")
     g.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL, else the OpenAI API)")
@@ -97,9 +109,6 @@ def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats:
     g.add_argument("--format", default="table", choices=OUTPUT_FORMATS, help="summary format")
 
 
-#: exit code of a run stopped by --max-requests / --max-tokens, or of batches still running (nothing
-#: written; run again to resume); 3 is the command line's "internal error"
-EXIT_LIMIT = 4
 
 
 def _client(args: argparse.Namespace, budget=None):
@@ -140,127 +149,109 @@ def _cache(args: argparse.Namespace, default: str | None):
     return JudgmentCache(directory)
 
 
-def _cost(prompt_tokens: int, completion_tokens: int, args: argparse.Namespace) -> float | None:
-    from ..judge.ledger import cost
+class _Progress:
+    """The session's progress on stderr: a tqdm bar (``--progress``, or when stderr is a
+    terminal), else the running totals once a minute."""
 
-    return cost(prompt_tokens, completion_tokens, args.price_in, args.price_out)
+    def __init__(self, enabled: bool | None, every: float = 60.0) -> None:
+        self.enabled = enabled
+        self.every = every
+        self.bar = None
+        self.last = None
 
+    def __call__(self, done: int, total: int, stats) -> None:
+        import time
 
-class _Run:
-    """What a judging run produced besides the outcomes (for the summary and the run record)."""
+        if self.bar is None and self.enabled is not False:
+            try:
+                from tqdm import tqdm
+            except ImportError:  # pragma: no cover - tqdm is part of the judge extra
+                self.enabled = False
+            else:
+                self.bar = tqdm(total=total, initial=done, desc="judging", unit="judgment", file=sys.stderr,
+                                disable=None if self.enabled is None else False, dynamic_ncols=True)
+                return
+        if self.bar is not None and not getattr(self.bar, "disable", False):
+            self.bar.update(done - self.bar.n)
+            self.bar.set_postfix_str(f"tokens {stats.prompt_tokens}+{stats.completion_tokens}", refresh=False)
+            return
+        now = time.monotonic()
+        if self.last is None:
+            self.last = now
+        elif now - self.last >= self.every:
+            self.last = now
+            print(f"judging: {done}/{total} done, {stats.requests} request(s), {stats.prompt_tokens} prompt + "
+                  f"{stats.completion_tokens} completion tokens so far", file=sys.stderr, flush=True)
 
-    def __init__(self, stats, settings, budget) -> None:
-        self.stats = stats
-        self.settings = settings
-        self.budget = budget
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _run(args: argparse.Namespace, items, cache_default: str | None):
-    """Run items; returns (outcomes, _Run) or (None, exit code)."""
-    from ..judge.client import Budget, JudgeFatalError
-    from ..judge.runner import RunStats, run_items
+    """Run a `JudgeSession` on items, printing its progress and summary; returns the
+    `RunResult` when it finished, else its exit code."""
+    from ..judge.budget import Budget
+    from ..judge.ledger import cost
+    from ..judge.session import BatchOptions, JudgeSession
 
-    stats = RunStats()
     cache = _cache(args, cache_default)
     budget = Budget(args.max_requests, args.max_tokens)
+    batch = BatchOptions(wait=args.batch_wait, poll_interval=args.batch_poll, size=args.batch_size,
+                         window=args.batch_window) if args.batch else None
     try:
         client = _client(args, budget)
     except ImportError as exc:
         print(f"reteco-measures: {exc}", file=sys.stderr)
-        return None, 2
-    settings = client.settings()
+        return 2
+    progress = _Progress(args.progress)
+    session = JudgeSession(client, cache, concurrency=args.concurrency, batch=batch,
+                           refresh_invalid=args.refresh_invalid, on_progress=progress,
+                           on_note=lambda msg: print(f"reteco-measures: batch: {msg}", file=sys.stderr))
     try:
-        with client:
-            outcomes = None
-            if args.batch:
-                from ..judge.batch import BatchPending, BatchUnsupported, run_batch
-
-                if args.batch_size < 1 or args.batch_poll < 0 or (args.batch_wait is not None and args.batch_wait < 0):
-                    raise ValueError("--batch-size must be >= 1, --batch-poll and --batch-wait >= 0")
-                try:
-                    outcomes = run_batch(items, client, cache, wait=args.batch_wait, poll_interval=args.batch_poll,
-                                         completion_window=args.batch_window, max_requests_per_batch=args.batch_size,
-                                         refresh_invalid=args.refresh_invalid, stats=stats)
-                except BatchUnsupported as exc:
-                    print(f"reteco-measures: {exc}; judging with one request per item instead", file=sys.stderr)
-                    stats = RunStats()
-                except BatchPending as exc:
-                    print(f"reteco-measures: {exc}; finished judgments are cached in {cache.directory}; nothing "
-                          "was written", file=sys.stderr)
-                    return None, EXIT_LIMIT
-                if outcomes is not None:
-                    settings["batch"] = {"completion_window": args.batch_window, "batch_size": args.batch_size}
-            if outcomes is None:
-                outcomes = run_items(items, client, cache, concurrency=args.concurrency, progress=args.progress,
-                                     refresh_invalid=args.refresh_invalid, stats=stats, report_every=60.0)
-    except JudgeFatalError as exc:
-        print(f"reteco-measures: judge endpoint error: {exc}", file=sys.stderr)
-        return None, 2
-    except KeyboardInterrupt:
-        print(f"reteco-measures: interrupted; finished judgments are cached in {cache.directory}: "
-              "run the same command again to resume", file=sys.stderr)
-        return None, 130
+        result = session.run(items)
+    finally:
+        progress.close()
+    stats = result.stats
+    for msg in result.messages[:-1] if result.status != "done" else result.messages:
+        print(f"reteco-measures: {msg}", file=sys.stderr)
+    if result.status in ("pending", "fatal", "interrupted"):
+        print(f"reteco-measures: {result.messages[-1]}", file=sys.stderr)
+        return result.exit_code
     where = f"; cache {cache.directory}" if cache.directory is not None else ""
     print(f"judged {stats.total}: {stats.cached} from cache, {stats.asked} asked, {stats.not_sent} not sendable, "
           f"{stats.invalid} invalid{where}", file=sys.stderr)
-    cost = _cost(stats.prompt_tokens, stats.completion_tokens, args)
+    spent = cost(stats.prompt_tokens, stats.completion_tokens, args.price_in, args.price_out)
     print(f"this run: {stats.requests} request(s), {stats.prompt_tokens} prompt + {stats.completion_tokens} "
-          f"completion tokens" + (f", estimated cost {cost:.4f}" if cost is not None else "")
+          f"completion tokens" + (f", estimated cost {spent:.4f}" if spent is not None else "")
           + (f"; attempts by cause {stats.attempts_by_cause}" if stats.requests else ""), file=sys.stderr)
     t = stats.throughput
     if t is not None:
         print(f"throughput: {t['requests_per_s']:.3g} requests/s over {t['requests']} answered request(s), "
               f"concurrency {t['concurrency']}, parallelism {t['parallelism']:.2g}", file=sys.stderr)
-    if budget.exhausted is not None:
-        done = stats.total - stats.limited
-        print(f"reteco-measures: stopped: {budget.exhausted}; {done} of {stats.total} judgments are finished "
-              f"and cached{where}; nothing was written: run the same command again to continue", file=sys.stderr)
-        return None, EXIT_LIMIT
-    return outcomes, _Run(stats, settings, budget)
+    if result.status == "limit":
+        print(f"reteco-measures: {result.messages[-1]}", file=sys.stderr)
+        return result.exit_code
+    return result
 
 
-def _final_code(args: argparse.Namespace, run: _Run) -> int:
-    stats = run.stats
-    if stats.total and stats.valid == 0:
-        print(f"reteco-measures: error: no judgment could be made ({stats.invalid} of {stats.total} invalid; "
-              "see the 'error' field of the output)", file=sys.stderr)
-        return 1
-    return 1 if args.strict and stats.invalid else 0
+def _final_code(args: argparse.Namespace, result) -> int:
+    code, message = result.final_code(strict=args.strict)
+    if message is not None:
+        print(f"reteco-measures: error: {message}", file=sys.stderr)
+    return code
 
 
-def _write_run_record(args: argparse.Namespace, run: _Run, outcomes, extra: dict | None = None,
-                      out: str | None = None) -> None:
-    """``OUT.run.json``: the settings and counts of the run that wrote OUT (read by ``judge report``);
-    ``out`` names another file the run wrote (``judge temporal --judgments-out``)."""
-    import datetime
+def _write_run_record(args: argparse.Namespace, result, extra: dict | None = None, out: str | None = None) -> None:
+    """``OUT.run.json`` beside the file the run wrote (``out``: another file it wrote, e.g.
+    ``judge temporal --judgments-out``)."""
+    from ..judge.session import run_record, write_run_record
 
-    from .._version import __version__
-    from ..judge.cache import atomic_write_text
-
-    prompts = {}
-    for o in outcomes:
-        p = o.item.prompt
-        prompts.setdefault(p.sha256, {"dimension": p.dimension, "family": p.family, "version": p.version,
-                                      "sha256": p.sha256, "source": p.source, "scale": f"{p.low}-{p.high}"})
-    s = run.stats
-    record = {
-        "reteco_measures_version": __version__,
-        "written": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": getattr(args, "judge_command", None),
-        "settings": run.settings,
-        "concurrency": args.concurrency,
-        "repeats": getattr(args, "repeats", 1),
-        "aggregate": getattr(args, "aggregate", "mean"),
-        "price_in": args.price_in,
-        "price_out": args.price_out,
-        "prompts": list(prompts.values()),
-        "last_run": {"total": s.total, "cached": s.cached, "asked": s.asked, "not_sent": s.not_sent,
-                     "invalid": s.invalid, "requests": s.requests, "prompt_tokens": s.prompt_tokens,
-                     "completion_tokens": s.completion_tokens, "retry_causes": dict(sorted(s.causes.items())),
-                     "attempts_by_cause": s.attempts_by_cause, "throughput": s.throughput},
-        **(extra or {}),
-    }
-    atomic_write_text(f"{out or args.out}.run.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    record = run_record(result, result.outcomes, command=getattr(args, "judge_command", None),
+                        concurrency=args.concurrency, repeats=getattr(args, "repeats", 1),
+                        aggregate=getattr(args, "aggregate", "mean"), price_in=args.price_in,
+                        price_out=args.price_out, extra=extra)
+    write_run_record(out or args.out, record)
 
 
 def _targets(path: str | None):
@@ -281,6 +272,7 @@ def _cmd_generation(args: argparse.Namespace) -> int:
         judgment_rows,
         resolve_dimensions,
         summary_frame,
+        untargeted_answers,
         write_jsonl,
     )
     from ..judge.inputs import read_answers, read_context, read_passages
@@ -291,21 +283,17 @@ def _cmd_generation(args: argparse.Namespace) -> int:
     answers, p1 = read_answers(args.answers, passages)
     contexts, p2 = read_context(args.context)
     targets = _targets(args.targets)
-    problems = p1 + p2
-    wanted = set(targets) if targets is not None else set(contexts)
-    for tid, ans in answers.items():
-        if tid not in wanted:
-            problems.append(Problem("answer for a turn that is not a target turn; not judged", line=ans.line,
-                                    path=str(args.answers), query_id=tid, kind="unknown_query"))
+    problems = p1 + p2 + untargeted_answers(answers, contexts, targets, args.answers)
     _print_problems(problems)
     items = generation_items(answers, contexts, dims, targets=targets, prompts_dir=args.prompts,
                              repeats=args.repeats)
-    outcomes, run = _run(args, items, f"{args.out}.cache")
-    if outcomes is None:
+    run = _run(args, items, f"{args.out}.cache")
+    if isinstance(run, int):
         return run
+    outcomes = run.outcomes
     rows = judgment_rows(outcomes)
     write_jsonl(args.out, rows)
-    _write_run_record(args, run, outcomes, {"scale": scale, "dimensions": dims})
+    _write_run_record(args, run, {"scale": scale, "dimensions": dims})
     print_frame(summary_frame(rows, dims, aggregate=args.aggregate), args.format)
     return _final_code(args, run)
 
@@ -350,7 +338,7 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
     from ..io.readers import read_run
     from ..judge.generation import write_jsonl
     from ..judge.inputs import read_documents, read_pairs, read_temporal_topics
-    from ..judge.temporal import label_rows, pool_pairs, temporal_items, temporal_summary
+    from ..judge.temporal import judgment_rows, label_rows, pool_pairs, temporal_items, temporal_summary
 
     if not args.run and not args.pairs:
         raise ValueError("give --run RUN (repeatable) and/or --pairs PAIRS")
@@ -365,23 +353,16 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
     problems += p2
     _print_problems(problems)
     items = temporal_items(pairs, topics, documents, prompts_dir=args.prompts)
-    outcomes, run = _run(args, items, f"{args.out}.cache")
-    if outcomes is None:
+    run = _run(args, items, f"{args.out}.cache")
+    if isinstance(run, int):
         return run
+    outcomes = run.outcomes
     rows = label_rows(outcomes, topics)
     write_jsonl(args.out, rows)
-    _write_run_record(args, run, outcomes)
+    _write_run_record(args, run)
     if args.judgments_out:
-        write_jsonl(args.judgments_out, [
-            {**o.item.meta, "score": o.verdict.score, "model": o.model, "prompt_sha256": o.item.prompt.sha256,
-             "error": o.verdict.error, "rationale": o.verdict.rationale, "error_kind": None if o.verdict.valid
-             else o.verdict.kind, "attempts": o.verdict.attempts, "retry_causes": list(o.verdict.causes),
-             "prompt_tokens": o.verdict.prompt_tokens, "completion_tokens": o.verdict.completion_tokens,
-             "response_model": o.verdict.response_model, "served_model": o.verdict.served_model,
-             **({"inputs": o.item.inputs} if o.item.inputs else {})}
-            for o in outcomes
-        ])
-        _write_run_record(args, run, outcomes, out=args.judgments_out)  # judge report reads it beside the file
+        write_jsonl(args.judgments_out, judgment_rows(outcomes))
+        _write_run_record(args, run, out=args.judgments_out)  # judge report reads it beside the file
     print_frame(temporal_summary(rows, outcomes), args.format)
     return _final_code(args, run)
 
@@ -414,9 +395,10 @@ def _cmd_meta_eval(args: argparse.Namespace) -> int:
     items = golden_items(dims, prompts_dir=args.prompts)
     if not items:
         raise ValueError("no golden case for the chosen dimensions")
-    outcomes, run = _run(args, items, None)
-    if outcomes is None:
+    run = _run(args, items, None)
+    if isinstance(run, int):
         return run
+    outcomes = run.outcomes
     cases, summary = meta_eval_frames(outcomes)
     if args.out:
         write_jsonl(args.out, cases.astype(object).where(cases.notna(), None).to_dict(orient="records"))
@@ -525,12 +507,12 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     from ..judge.sampling import rating_sheet, sample_items, write_sheet
 
     problems: list[Problem] = []
-    from ..judge.agreement import _item_ids
+    from ..io.ratings import item_ids
 
     rows = read_judgment_rows(args.judgments, problems)
     if rows.empty or not {"dimension", "score"} <= set(rows.columns):
         raise ValueError(f"{', '.join(args.judgments)}: no judgment rows (turn_id, dimension, score)")
-    rows["turn_id"] = _item_ids(rows)  # TEMPO judgments: "<query_id> <doc_id> [<period>]"
+    rows["turn_id"] = item_ids(rows)  # TEMPO judgments: "<query_id> <doc_id> [<period>]"
     topics = None
     if args.topics:
         from ..side import load_topics
@@ -574,9 +556,9 @@ def _add_sample(sub: argparse._SubParsersAction) -> None:
 
 def _agreement_output(frame, fmt: str, places: int) -> None:
     if fmt == "markdown":
-        from ..judge.report import _table
+        from ..judge.report import markdown_table
 
-        print(_table(frame_records(frame)), end="")
+        print(markdown_table(frame_records(frame)), end="")
     else:
         print_frame(frame, fmt, places=places)
 
@@ -674,7 +656,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..judge.calibrate import calibrate
+    from ..stats.calibrate import calibrate
 
     problems: list[Problem] = []
     judge = args.judgments if len(args.judgments) > 1 or args.by else args.judgments[0]

@@ -55,7 +55,7 @@ def cli_message(message: object, args: argparse.Namespace | None) -> str:
 
 
 #: top-level module of an optional dependency -> the extra that installs it (pyproject.toml)
-EXTRAS = {"matplotlib": "plot", "httpx": "judge", "tqdm": "judge", "krippendorff": "judge",
+EXTRAS = {"matplotlib": "plot", "openai": "judge", "httpx": "judge", "tqdm": "judge", "krippendorff": "judge",
           "rouge_score": "lexical", "nltk": "lexical", "bert_score": "bertscore", "torch": "bertscore",
           "dask": "scale", "distributed": "scale", "ranx": "bench"}
 

@@ -1,7 +1,7 @@
 """Read judgment files into one tidy frame, and aggregate them into per-dimension macro scores
 with invalid / missing counts.
 
-`read_judgments` (defined with the ``Likert`` measure in `reteco_measures.measures.judgments`
+`read_judgments` (the judgment-row format of the core, `reteco_measures.io.judgments`
 and re-exported here) is the one reader of judgment rows: `aggregate_judgments`, the
 ``Likert`` measure, the disclosure report (`read_judgment_rows`)
 and the agreement statistics (`judge_scores`) all read
@@ -28,55 +28,24 @@ from ..engine.grouping import group_frame
 from ..engine.results import ALL, MACRO
 from ..engine.results import aggregate as aggregate_frame
 from ..errors import Problem
-from ..measures.judgments import (  # noqa: F401  (the reader and scales live with the Likert measure)
-    _DIM_SCALE,
+from ..io.judgments import (  # noqa: F401  (the reader and scales live with the Likert measure)  # noqa: F401  (re-exported: the judge's public names)
+    AGGREGATES,
+    DIM_SCALE,
     JUDGMENT_COLUMNS,
     SCALES,
     JudgmentSource,
     ScaleArg,
-    _int_score,
-    _scale_for,
     canonical,
+    collapse_repeats,
+    int_score,
     normalize_scores,
     read_judgments,
+    scale_for,
 )
 from ..side import load_topics
 
 __all__ = ["SCALES", "AGGREGATES", "JUDGMENT_COLUMNS", "read_judgments", "aggregate_judgments", "normalize_scores",
            "collapse_repeats"]
-
-#: how repeated judgments of one item are combined; ``mean`` is the default
-AGGREGATES = ("mean", "median", "mode")
-
-
-def collapse_repeats(frame: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
-    """One row per (``turn_id``, ``dimension``) from rows with ``valid`` and ``value`` columns and
-    any number of repeats.
-
-    ``value`` combines the valid repeats: ``mean`` (the default: the expected score of the judge),
-    ``median`` (the middle value; the mean of the two middle values for an even count) or ``mode``
-    (the most frequent value; the lowest of tied values). ``valid`` is True when at least one
-    repeat is valid; ``n_repeats`` and ``n_valid_repeats`` count them.
-    """
-    if how not in AGGREGATES:
-        raise ValueError(f"--aggregate must be one of {', '.join(AGGREGATES)}, not {how!r}")
-    keys = ["turn_id", "dimension"]
-    f = frame[[*keys, "valid", "value"]].copy()
-    f["value"] = f["value"].where(f["valid"]).astype("float64")
-    g = f.groupby(keys, sort=False)
-    out = pd.DataFrame({"n_repeats": g.size(), "n_valid_repeats": g["valid"].sum().astype(int)})
-    if how == "mean":
-        out["value"] = g["value"].mean()
-    elif how == "median":
-        out["value"] = g["value"].median()
-    else:
-        counts = f.dropna(subset=["value"]).groupby([*keys, "value"], sort=False).size().rename("c").reset_index()
-        counts = counts.sort_values(["c", "value"], ascending=[False, True], kind="stable")
-        top = counts.drop_duplicates(keys, keep="first").set_index(keys)["value"]
-        out["value"] = top.reindex(out.index)
-    out["valid"] = out["n_valid_repeats"] > 0
-    return out.reset_index()
-
 
 def aggregate_judgments(
     judgments: JudgmentSource | Sequence[JudgmentSource],
@@ -124,7 +93,7 @@ def aggregate_judgments(
     all_turns = list(dict.fromkeys(frame["turn_id"].tolist()))
     frame = frame[frame["dimension"].isin(dims)]
     for dim in dict.fromkeys(frame["dimension"].tolist()):
-        _scale_for(dim, scale)  # a reported dimension needs a scale
+        scale_for(dim, scale)  # a reported dimension needs a scale
     if targets is None:
         target_ids = all_turns
     else:

@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatWarning, Problem, user_stacklevel
-from .aggregate import _DIM_SCALE, SCALES, _int_score, read_judgments
+from ..errors import Problem
+from ..io.judgments import int_score, read_judgments
+from ..io.ratings import out_of_scale, read_ratings, report_problems, scale_bounds
 from .prompts import canonical
 
 __all__ = [
@@ -188,111 +187,6 @@ def lower_median(values: Sequence[int]) -> int:
 # inputs
 
 
-def _item_ids(frame: pd.DataFrame) -> pd.Series:
-    if "turn_id" in frame.columns and frame["turn_id"].notna().all():
-        return frame["turn_id"].astype(str)
-    if {"query_id", "doc_id"} <= set(frame.columns):
-        ids = frame["query_id"].astype(str) + " " + frame["doc_id"].astype(str)
-        if "period" in frame.columns:
-            period = frame["period"]
-            ids = ids.where(period.isna(), ids + " " + period.astype(str))
-        if "turn_id" in frame.columns:
-            ids = frame["turn_id"].where(frame["turn_id"].notna(), ids).astype(str)
-        return ids
-    raise ValueError("ratings and judgments need 'turn_id' (or 'query_id' and 'doc_id')")
-
-
-def _scale(dimension: str, scale: str | tuple[int, int] | None) -> tuple[int, int]:
-    if isinstance(scale, tuple):
-        return int(scale[0]), int(scale[1])
-    name = scale or _DIM_SCALE.get(dimension)
-    if name is None or name not in SCALES:
-        raise ValueError(f"no scale known for dimension {dimension!r}: pass scale='reteco', 'ikat', 'binary' "
-                         "or (low, high)")
-    return SCALES[name]
-
-
-def _int_scores(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(float scores, mask of integer values)."""
-    num = pd.to_numeric(values.where(values.map(lambda v: not isinstance(v, bool))), errors="coerce")
-    arr = num.to_numpy(dtype=np.float64)
-    ok = np.isfinite(arr) & (np.floor(arr) == arr)
-    return arr, ok
-
-
-def _read_table(path: str | os.PathLike) -> pd.DataFrame:
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such file")
-    if p.suffix.lower() in (".csv", ".tsv"):
-        try:
-            return pd.read_csv(p, sep="\t" if p.suffix.lower() == ".tsv" else ",", dtype=str, keep_default_na=False,
-                               encoding="utf-8-sig")
-        except (UnicodeDecodeError, pd.errors.ParserError) as exc:
-            raise ValueError(f"{p}: not a readable CSV ({str(exc).splitlines()[0][:120]})") from None
-    from ..io.jsonl import iter_jsonl
-
-    problems: list[Problem] = []
-    rows = [obj for _, obj in iter_jsonl(p, problems)]
-    _report(problems, None)
-    return pd.DataFrame(rows)
-
-
-def _report(found: list[Problem], problems: list[Problem] | None) -> None:
-    if not found:
-        return
-    if problems is not None:
-        problems.extend(found)
-        return
-    shown = "\n".join(str(p) for p in found[:10])
-    warnings.warn(f"{len(found)} problem(s) in ratings/judgments (rows left out):\n{shown}", DataFormatWarning,
-                  stacklevel=user_stacklevel())
-
-
-def read_ratings(source: Frame, problems: list[Problem] | None = None) -> pd.DataFrame:
-    """Human ratings as a long frame ``turn_id, dimension, rater, score`` (integer scores).
-
-    ``source`` is a DataFrame or a CSV/TSV/JSONL file, either long (``turn_id`` — or ``query_id``
-    and ``doc_id`` — , ``dimension``, ``rater``, ``score``) or a filled-in rating sheet from
-    ``judge sample`` (one ``score_<rater>`` column per rater). Empty cells are "not rated"; a
-    score that is not an integer is a problem (the row is left out), never a number guessed.
-    """
-    frame = source.copy() if isinstance(source, pd.DataFrame) else _read_table(source)
-    path = None if isinstance(source, pd.DataFrame) else str(source)
-    if "dimension" not in frame.columns:
-        raise ValueError(f"{path or 'ratings'}: a 'dimension' column is required")
-    frame = frame.reset_index(drop=True)
-    frame["_line"] = np.arange(len(frame)) + (2 if path and path.lower().endswith((".csv", ".tsv")) else 1)
-    frame["turn_id"] = _item_ids(frame)
-    if "rater" not in frame.columns:
-        raters = [c for c in frame.columns if str(c).startswith("score_")]
-        if not raters:
-            raise ValueError(f"{path or 'ratings'}: need 'rater' and 'score' columns, or 'score_<rater>' columns "
-                             "(a rating sheet)")
-        frame = frame.melt(id_vars=["turn_id", "dimension", "_line"], value_vars=raters, var_name="rater",
-                           value_name="score")
-        frame["rater"] = frame["rater"].str.slice(len("score_"))
-    elif "score" not in frame.columns:
-        raise ValueError(f"{path or 'ratings'}: a 'score' column is required")
-    score = frame["score"]
-    blank = score.isna() | (score.astype(str).str.strip() == "")
-    frame = frame[~blank]
-    arr, ok = _int_scores(frame["score"])
-    found = [Problem(f"score {v!r} is not an integer; left out", line=int(ln), path=path, query_id=str(t),
-                     kind="score")
-             for v, ln, t in zip(frame["score"][~ok], frame["_line"][~ok], frame["turn_id"][~ok], strict=True)]
-    _report(found, problems)
-    out = pd.DataFrame({"turn_id": frame["turn_id"][ok].astype(str),
-                        "dimension": [canonical(str(d)) for d in frame["dimension"][ok]],
-                        "rater": frame["rater"][ok].astype(str), "score": arr[ok].astype(np.int64)})
-    dup = out.duplicated(["turn_id", "dimension", "rater"], keep="first")
-    if dup.any():
-        _report([Problem(f"rater {r!r} rated {d!r} twice; the first is kept", query_id=t, path=path, kind="duplicate")
-                 for t, d, r in zip(out["turn_id"][dup], out["dimension"][dup], out["rater"][dup], strict=True)],
-                problems)
-    return out[~dup].reset_index(drop=True)
-
-
 def judge_scores(
     source: Frame | Sequence[Frame],
     problems: list[Problem] | None = None,
@@ -311,10 +205,10 @@ def judge_scores(
     one `DataFormatWarning`.
     """
     frame, found = read_judgments(source, scale=scale, keep_invalid=False)
-    _report(found, problems)
+    report_problems(found, problems)
     return pd.DataFrame({"turn_id": frame["turn_id"].astype(str), "dimension": frame["dimension"].astype(str),
                          "repeat": frame["repeat"].astype(np.int64),
-                         "score": np.array([_int_score(v) for v in frame["score"]], dtype=np.int64)},
+                         "score": np.array([int_score(v) for v in frame["score"]], dtype=np.int64)},
                         columns=JUDGE_SCORE_COLUMNS)
 
 
@@ -350,10 +244,10 @@ def _dimensions(judge, human, scale, dimensions, problems):
     """Per dimension to report: (dimension, low, high, items, judge scores, human matrix, human
     consensus) over the compared items whose scores are on the scale."""
     j = _judge_consensus(judge_scores(judge, problems, scale=scale))
-    h = read_ratings(human, problems)
+    h = read_ratings(human, problems, keep_lines=True)
     dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
     for dim in dims:
-        low, high = _scale(dim, scale)
+        low, high = scale_bounds(dim, scale)
         jd, hd = _in_scale(j[j["dimension"] == dim], h[h["dimension"] == dim], low, high, dim, problems)
         items, js, hm, raters = _matrices(jd, hd)
         cons = np.array([lower_median(r[~np.isnan(r)].tolist()) for r in hm], dtype=np.float64)
@@ -461,15 +355,14 @@ def _agreement_table(dims: list, bootstrap: int, ci: float, seed: int, pooled: b
 
 
 def _in_scale(jd, hd, low, high, dim, problems):
-    found = []
+    found: list[Problem] = []
+    out = []
     for name, f in (("judge", jd), ("human", hd)):
-        bad = (f["score"] < low) | (f["score"] > high)
-        for t, s in zip(f["turn_id"][bad], f["score"][bad], strict=True):
-            found.append(Problem(f"{name} score {s} for {dim!r} is outside {low}-{high}; left out", query_id=t,
-                                 kind="score"))
-    _report(found, problems)
-    return (jd[(jd["score"] >= low) & (jd["score"] <= high)],
-            hd[(hd["score"] >= low) & (hd["score"] <= high)])
+        kept, bad = out_of_scale(f.assign(dimension=dim) if len(f) else f, {dim: (low, high)}, who=name)
+        out.append(kept if len(f) else f)
+        found += bad
+    report_problems(found, problems)
+    return out[0], out[1]
 
 
 def _matrices(jd: pd.DataFrame, hd: pd.DataFrame):
@@ -552,7 +445,7 @@ def self_consistency(
     j = judge_scores(judge, problems, scale=scale)
     rows = []
     for dim, part in j.groupby("dimension", sort=False):
-        low, high = _scale(str(dim), scale)
+        low, high = scale_bounds(str(dim), scale)
         part = part[(part["score"] >= low) & (part["score"] <= high)]
         m = part.pivot_table(index="turn_id", columns="repeat", values="score", aggfunc="first")
         arr = m.to_numpy(np.float64)

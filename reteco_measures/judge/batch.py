@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -36,16 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from .cache import JudgmentCache, atomic_write_text
-from .client import JudgeClient, JudgeFatalError, ReplyError, Verdict, _loads, parse_reply
+from .client import JudgeClient, JudgeFatalError
+from .replies import ReplyError, Verdict, clean_text, load_json, parse_reply
 from .runner import (
     JudgeItem,
     Outcome,
     RunStats,
-    _cache_entry,
-    _cacheable,
-    _cached_verdict,
-    _key_settings,
-    _split_items,
+    cache_entry,
+    cacheable,
+    cached_verdict,
+    key_settings_of,
+    split_items,
 )
 
 try:
@@ -70,10 +70,6 @@ class BatchPending(RuntimeError):
     to collect them."""
 
 
-def _log(msg: str) -> None:
-    print(f"reteco-measures: batch: {msg}", file=sys.stderr)
-
-
 @contextmanager
 def _folder_lock(folder: Path):
     if fcntl is None:
@@ -89,57 +85,64 @@ def _folder_lock(folder: Path):
 
 
 class _Api:
-    """The Batch API calls over the client's connection pool (its key, base URL and timeout)."""
+    """The Batch API calls through the client's openai connection (its key, base URL and
+    timeout): ``files.create``, ``batches.create``, ``batches.retrieve``, ``files.content``. The
+    replies are read raw and parsed here, so a body that is not JSON is a clear error."""
 
     def __init__(self, client: JudgeClient) -> None:
         self.client = client
-        self.http = client._client
-        self.base = client.base_url
+        self.openai = client.openai_module
+        self.api = client.openai_client
+        self.headers = client.request_headers
 
-    def _check(self, response, what: str) -> Any:
-        status = response.status_code
-        text = response.text[:300].strip()
-        if status in (401, 403):
-            raise JudgeFatalError(self.client.redact(f"{self.client.display_url}: {what} answered HTTP {status}: "
-                                                     f"{text} (check OPENAI_API_KEY)"))
-        if status >= 400:
-            raise RuntimeError(self.client.redact(f"{what} answered HTTP {status}: {text}"))
+    def _call(self, what: str, call: Callable[..., Any], *args: Any, unsupported: bool = False,
+              **kwargs: Any) -> bytes:
+        """The raw reply body of ``call`` (an openai ``with_raw_response`` method). A server
+        without the Batch API (404, 405, 501 to a POST: ``unsupported``) raises
+        `BatchUnsupported`; 401/403 raise `JudgeFatalError`; other errors RuntimeError."""
+        openai = self.openai
         try:
-            return _loads(response.content)
+            return call(*args, extra_headers=self.headers, **kwargs).http_response.content
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            text = clean_text(exc.response.content[:300].decode("utf-8", "replace").strip())
+            if unsupported and status in (404, 405, 501):
+                raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API ({what} answered "
+                                       f"HTTP {status})") from None
+            if status in (401, 403):
+                raise JudgeFatalError(self.client.redact(f"{self.client.display_url}: {what} answered HTTP {status}: "
+                                                         f"{text} (check OPENAI_API_KEY)")) from None
+            raise RuntimeError(self.client.redact(f"{what} answered HTTP {status}: {text}")) from None
+        except openai.APIError as exc:
+            cause = exc.__cause__ or exc
+            raise RuntimeError(self.client.redact(f"{what} failed: {type(cause).__name__}: {cause}")) from None
+
+    def _object(self, what: str, data: bytes, id_of: str | None = None) -> dict[str, Any]:
+        try:
+            obj = load_json(data)
         except ValueError as exc:
             raise RuntimeError(f"{what}: the reply is not JSON ({exc})") from None
-
-    def _post(self, path: str, what: str, **request: Any) -> dict[str, Any]:
-        """POST ``path``; the reply object, which must carry the new ``what``'s id. A server
-        without the Batch API (404, 405, 501) raises `BatchUnsupported`."""
-        r = self.http.post(f"{self.base}{path}", **request)
-        if r.status_code in (404, 405, 501):
-            raise BatchUnsupported(f"{self.client.display_url} does not offer the Batch API (POST {path} answered "
-                                   f"HTTP {r.status_code})")
-        obj = self._check(r, f"POST {path}")
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-            raise RuntimeError(f"POST {path}: no {what} id in the reply")
+        if not isinstance(obj, dict) or (id_of is not None and not isinstance(obj.get("id"), str)):
+            raise RuntimeError(f"{what}: no {id_of} id in the reply" if id_of else f"{what}: not a batch object")
         return obj
 
     def upload(self, data: bytes) -> str:
-        return self._post("/files", "file", data={"purpose": "batch"},
-                          files={"file": ("judgments.jsonl", data, "application/jsonl")})["id"]
+        raw = self._call("POST /files", self.api.files.with_raw_response.create, unsupported=True,
+                         file=("judgments.jsonl", data, "application/jsonl"), purpose="batch")
+        return self._object("POST /files", raw, "file")["id"]
 
     def create(self, file_id: str, window: str, metadata: dict[str, str]) -> dict[str, Any]:
-        return self._post("/batches", "batch", json={"input_file_id": file_id, "endpoint": "/v1/chat/completions",
-                                                     "completion_window": window, "metadata": metadata})
+        raw = self._call("POST /batches", self.api.batches.with_raw_response.create, unsupported=True,
+                         input_file_id=file_id, endpoint="/v1/chat/completions", completion_window=window,
+                         metadata=metadata)
+        return self._object("POST /batches", raw, "batch")
 
     def get(self, batch_id: str) -> dict[str, Any]:
-        obj = self._check(self.http.get(f"{self.base}/batches/{batch_id}"), f"GET /batches/{batch_id}")
-        if not isinstance(obj, dict):
-            raise RuntimeError(f"GET /batches/{batch_id}: not a batch object")
-        return obj
+        what = f"GET /batches/{batch_id}"
+        return self._object(what, self._call(what, self.api.batches.with_raw_response.retrieve, batch_id))
 
     def content(self, file_id: str) -> bytes:
-        r = self.http.get(f"{self.base}/files/{file_id}/content")
-        if r.status_code >= 400:
-            self._check(r, f"GET /files/{file_id}/content")
-        return r.content
+        return self._call(f"GET /files/{file_id}/content", self.api.files.with_raw_response.content, file_id)
 
 
 def _result_verdict(client: JudgeClient, line: dict[str, Any], low: int, high: int,
@@ -156,7 +159,7 @@ def _result_verdict(client: JudgeClient, line: dict[str, Any], low: int, high: i
                        () if cause is None else (cause,))
 
     if response is not None and status == 200:
-        content, why = client._completion_object(response.get("body"), usage, model)
+        content, why = client.completion_object(response.get("body"), usage, model)
         if why is not None:
             return v(None, None, why, "transport", "not_a_completion"), True
         raw = content if isinstance(content, str) else None
@@ -196,7 +199,7 @@ def run_batch(
     max_requests_per_batch: int = MAX_BATCH_REQUESTS,
     refresh_invalid: bool = False,
     stats: RunStats | None = None,
-    log: Callable[[str], None] = _log,
+    log: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
     """Judge ``items`` through the Batch API; one `Outcome` per item, in order.
 
@@ -210,7 +213,7 @@ def run_batch(
         max_requests_per_batch: requests per input file (at most 50 000).
         refresh_invalid: re-ask items whose cached outcome is an invalid model reply.
         stats: filled with counts.
-        log: receives progress messages.
+        log: receives progress notes (None: none are made; nothing is printed here).
 
     Raises:
         BatchUnsupported: the endpoint has no Batch API (nothing was submitted).
@@ -220,40 +223,104 @@ def run_batch(
     if cache.directory is None:
         raise ValueError("--batch needs a cache folder: the submitted batches are recorded there (drop --no-cache)")
     stats = stats if stats is not None else RunStats()
-    stats.total = len(items)
-    model = client.model
-    settings = _key_settings(client)
-    api = _Api(client)
-    folder = cache.directory / "batches"
-    rounds = client.retries + 1
-    deadline = None if wait is None else time.monotonic() + wait
-    results: list[Outcome | None] = [None] * len(items)
+    job = _BatchJob(items, client, cache, completion_window=completion_window,
+                    max_requests_per_batch=max_requests_per_batch, refresh_invalid=refresh_invalid, stats=stats,
+                    log=log)
+    job.wait_for_batches(wait, poll_interval)
+    return job.outcomes()
 
-    def finish(i: int, verdict: Verdict, cached: bool) -> None:
-        results[i] = Outcome(items[i], verdict, cached, model)
 
-    pending = _split_items(items, cache, model, settings, refresh_invalid, stats, finish)
+class _BatchJob:
+    """The state of one `run_batch` call and its steps: read the records of the batches in
+    flight, collect a finished batch, submit what is left, wait, and assemble the outcomes."""
 
-    final: dict[str, Verdict] = {}
-    from_cache: set[str] = set()
-    history: dict[str, Verdict] = {}  # attempts so far, for keys still to be asked again
+    def __init__(self, items: Sequence[JudgeItem], client: JudgeClient, cache: JudgmentCache, *,
+                 completion_window: str, max_requests_per_batch: int, refresh_invalid: bool, stats: RunStats,
+                 log: Callable[[str], None] | None) -> None:
+        assert cache.directory is not None
+        self.items, self.client, self.cache = items, client, cache
+        self.window, self.per_batch = completion_window, max(1, max_requests_per_batch)
+        self.refresh_invalid, self.stats, self.log = refresh_invalid, stats, log
+        self.model = client.model
+        self.api = _Api(client)
+        self.folder = cache.directory / "batches"
+        self.rounds = client.retries + 1
+        stats.total = len(items)
+        self.results: list[Outcome | None] = [None] * len(items)
+        self.pending = split_items(items, cache, self.model, key_settings_of(client), refresh_invalid, stats,
+                                   self._finish_unsent)
+        self.final: dict[str, Verdict] = {}
+        self.from_cache: set[str] = set()
+        self.history: dict[str, Verdict] = {}  # attempts so far, for keys still to be asked again
 
-    def store(key: str, verdict: Verdict, meta: dict[str, Any], inputs: dict[str, str] | None) -> None:
-        if _cacheable(verdict):
-            cache.put(key, _cache_entry(verdict, model, meta.get("prompt_sha256"), meta.get("dimension"),
-                                        meta.get("repeat", 0), inputs, via="batch"))
+    def _finish_unsent(self, i: int, verdict: Verdict, cached: bool) -> None:
+        self.results[i] = Outcome(self.items[i], verdict, cached, self.model)
 
-    def conclude(key: str, verdict: Verdict, fresh: bool) -> None:
-        final[key] = verdict
-        if not fresh:
-            from_cache.add(key)
-            return
-        stats.count_asked(verdict)
+    # -- the loop --------------------------------------------------------------------------------
+    def wait_for_batches(self, wait: float | None, poll_interval: float) -> None:
+        """Collect, submit and wait until no batch holding this run's items is running.
 
-    def records() -> dict[str, dict[str, Any]]:
+        Raises:
+            BatchPending: ``wait`` seconds passed with batches still running.
+        """
+        deadline = None if wait is None else time.monotonic() + wait
+        while True:
+            with _folder_lock(self.folder):
+                waiting = self._one_pass()
+            if not waiting:
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                raise BatchPending(f"{len(waiting)} batch(es) still running ({', '.join(waiting[:3])}"
+                                   f"{' ...' if len(waiting) > 3 else ''}); run the same command again to collect "
+                                   "them")
+            time.sleep(min(poll_interval, max(0.0, deadline - time.monotonic())) if deadline is not None
+                       else poll_interval)
+
+    def _one_pass(self) -> list[str]:
+        """Under the folder lock: collect the finished batches, submit the items neither done nor
+        in flight; returns the batches still running with this run's items."""
+        in_flight = self._collect_finished(self.records())
+        todo = self._still_to_ask(in_flight)
+        budget = self.client.budget
+        if todo and budget is not None and not budget.tokens_left():
+            todo = []
+        if todo and (budget is None or budget.exhausted is None):
+            self.submit(todo)
+        return [b for b, rec in self.records().items()
+                if any(info["key"] in self.pending and info["key"] not in self.final for info in rec["keys"].values())]
+
+    def _collect_finished(self, recs: dict[str, dict[str, Any]]) -> set[str]:
+        """Collect every finished batch holding this run's items; returns the keys still in flight."""
+        in_flight = {info["key"] for rec in recs.values() for info in rec["keys"].values()}
+        for batch_id, rec in recs.items():
+            if not any(info["key"] in self.pending for info in rec["keys"].values()):
+                continue
+            batch = self.api.get(batch_id)
+            if batch.get("status") in TERMINAL_STATUSES:
+                self.collect(batch_id, rec, batch)
+                in_flight -= {info["key"] for info in rec["keys"].values()}
+        return in_flight
+
+    def _still_to_ask(self, in_flight: set[str]) -> list[str]:
+        """This run's keys neither final nor in flight; one another run answered meanwhile is
+        taken from the cache."""
+        todo = []
+        for k in self.pending:
+            if k in self.final or k in in_flight:
+                continue
+            found = cached_verdict(self.cache.get(k), self.refresh_invalid)
+            if found is not None:
+                self._conclude(k, found, False)
+            else:
+                todo.append(k)
+        return todo
+
+    # -- records -----------------------------------------------------------------------------------
+    def records(self) -> dict[str, dict[str, Any]]:
+        """The records of the batches in flight (``<cache>/batches/<id>.json``), by batch id."""
         out = {}
-        if folder.is_dir():
-            for path in sorted(folder.glob("*.json")):
+        if self.folder.is_dir():
+            for path in sorted(self.folder.glob("*.json")):
                 try:
                     rec = json.loads(path.read_text(encoding="utf-8"))
                 except (ValueError, OSError, RecursionError):
@@ -262,129 +329,128 @@ def run_batch(
                     out[path.stem] = rec
         return out
 
-    def collect(batch_id: str, rec: dict[str, Any], batch: dict[str, Any]) -> None:
+    # -- collecting --------------------------------------------------------------------------------
+    def _result_lines(self, batch: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """The output and error lines of a finished batch, by ``custom_id`` (the first wins)."""
         lines: dict[str, dict[str, Any]] = {}
         for fid in (batch.get("output_file_id"), batch.get("error_file_id")):
             if isinstance(fid, str) and fid:
-                for raw in api.content(fid).splitlines():
+                for raw in self.api.content(fid).splitlines():
                     try:
-                        obj = _loads(raw)
+                        obj = load_json(raw)
                     except ValueError:
                         continue
                     if isinstance(obj, dict) and isinstance(obj.get("custom_id"), str):
                         lines.setdefault(obj["custom_id"], obj)
+        return lines
+
+    def _attempt(self, info: dict[str, Any], line: dict[str, Any] | None, status: Any) -> tuple[Verdict, bool]:
+        """(the verdict of this round's attempt, whether it may be retried) for one request."""
+        if line is None:
+            return Verdict(None, None, f"no result for this request (batch {status})", "transport", 1, None,
+                           causes=(f"batch_{status}",)), True
+        return _result_verdict(self.client, line, int(info["low"]), int(info["high"]), info.get("placeholders") or ())
+
+    def collect(self, batch_id: str, rec: dict[str, Any], batch: dict[str, Any]) -> None:
+        """Read a finished batch: cache the judgments that are done (any run's), keep this run's
+        retryable ones for the next round, and drop the batch's record."""
+        lines = self._result_lines(batch)
         status = batch.get("status")
         for custom_id, info in rec["keys"].items():
             key = info["key"]
-            if key in final:
+            if key in self.final:
                 continue
             prev = Verdict.from_dict(info["history"]) if isinstance(info.get("history"), dict) else None
-            line = lines.get(custom_id)
-            if line is None:
-                attempt = Verdict(None, None, f"no result for this request (batch {status})", "transport", 1, None,
-                                  causes=(f"batch_{status}",))
-                retryable = True
-            else:
-                attempt, retryable = _result_verdict(client, line, int(info["low"]), int(info["high"]),
-                                                     info.get("placeholders") or ())
+            attempt, retryable = self._attempt(info, lines.get(custom_id), status)
             merged = _merge(prev, attempt)
-            done = attempt.valid or not retryable or int(info.get("round", 1)) >= rounds
+            done = attempt.valid or not retryable or int(info.get("round", 1)) >= self.rounds
             if done and not attempt.valid:
                 merged = Verdict(None, None, f"invalid after {merged.attempts} attempt(s): {attempt.error}",
                                  merged.kind, merged.attempts, merged.raw, merged.prompt_tokens,
                                  merged.completion_tokens, merged.response_model, merged.causes)
-            mine = key in pending
+            mine = key in self.pending
             if done:
-                store(key, merged, info, items[pending[key][0]].inputs if mine else None)
+                self._store(key, merged, info, self.items[self.pending[key][0]].inputs if mine else None)
                 if mine:
-                    conclude(key, merged, True)
+                    self._conclude(key, merged, True)
             elif mine:
-                history[key] = merged
+                self.history[key] = merged
             # a retryable failure of another command's item is left to that command's next run
-        (folder / f"{batch_id}.json").unlink(missing_ok=True)
+        (self.folder / f"{batch_id}.json").unlink(missing_ok=True)
 
-    def submit(keys: list[str]) -> None:
-        budget = client.budget
+    def _store(self, key: str, verdict: Verdict, meta: dict[str, Any], inputs: dict[str, str] | None) -> None:
+        if cacheable(verdict):
+            self.cache.put(key, cache_entry(verdict, self.model, meta.get("prompt_sha256"), meta.get("dimension"),
+                                            meta.get("repeat", 0), inputs, via="batch"))
+
+    def _conclude(self, key: str, verdict: Verdict, fresh: bool) -> None:
+        self.final[key] = verdict
+        if not fresh:
+            self.from_cache.add(key)
+            return
+        self.stats.count_asked(verdict)
+
+    # -- submitting --------------------------------------------------------------------------------
+    def submit(self, keys: list[str]) -> None:
+        """Submit ``keys`` (as many as the request budget allows) in batches of at most
+        ``max_requests_per_batch``, each recorded before anything else happens."""
+        budget = self.client.budget
         allowed: list[str] = []
         for key in keys:
             if budget is not None and not budget.reserve():
                 break
             allowed.append(key)
-        for start in range(0, len(allowed), max(1, max_requests_per_batch)):
-            chunk = allowed[start:start + max_requests_per_batch]
-            lines, index = [], {}
-            size = 0
-            for n, key in enumerate(chunk):
-                item = items[pending[key][0]]
-                custom_id = f"r{n}-{key[:16]}"
-                body = client._body(item.prompt.render(item.inputs), item.prompt.low, item.prompt.high)
-                line = json.dumps({"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
-                                   "body": body}, ensure_ascii=False) + "\n"
-                size += len(line.encode("utf-8"))
-                if size > MAX_BATCH_BYTES:
-                    raise ValueError("one batch input file would exceed 150 MB: lower --batch-size")
-                lines.append(line)
-                prev = history.get(key)
-                index[custom_id] = {"key": key, "round": (prev.attempts if prev else 0) + 1,
-                                    "history": prev.as_dict() if prev else None, "low": item.prompt.low,
-                                    "high": item.prompt.high, "placeholders": list(item.prompt.reply_placeholders),
-                                    "prompt_sha256": item.prompt.sha256,
-                                    "dimension": item.prompt.dimension, "repeat": item.repeat}
-            file_id = api.upload("".join(lines).encode("utf-8"))
-            batch = api.create(file_id, completion_window, {"tool": "reteco-measures", "model": model[:64]})
-            atomic_write_text(folder / f"{batch['id']}.json", json.dumps(
-                {"batch_id": batch["id"], "input_file_id": file_id, "model": model, "submitted": time.time(),
+        for start in range(0, len(allowed), self.per_batch):
+            chunk = allowed[start:start + self.per_batch]
+            data, index = self._input_file(chunk)
+            file_id = self.api.upload(data)
+            batch = self.api.create(file_id, self.window, {"tool": "reteco-measures", "model": self.model[:64]})
+            atomic_write_text(self.folder / f"{batch['id']}.json", json.dumps(
+                {"batch_id": batch["id"], "input_file_id": file_id, "model": self.model, "submitted": time.time(),
                  "keys": index}), fsync=True)
-            log(f"submitted {batch['id']} ({len(chunk)} request(s))")
+            if self.log is not None:
+                self.log(f"submitted {batch['id']} ({len(chunk)} request(s))")
 
-    while True:
-        with _folder_lock(folder):
-            recs = records()
-            in_flight = {info["key"] for rec in recs.values() for info in rec["keys"].values()}
-            for batch_id, rec in recs.items():
-                if not any(info["key"] in pending for info in rec["keys"].values()):
-                    continue
-                batch = api.get(batch_id)
-                if batch.get("status") in TERMINAL_STATUSES:
-                    collect(batch_id, rec, batch)
-                    in_flight -= {info["key"] for info in rec["keys"].values()}
-            todo = []
-            for k in pending:
-                if k in final or k in in_flight:
-                    continue
-                found = _cached_verdict(cache.get(k), refresh_invalid)  # another run may have answered it meanwhile
-                if found is not None:
-                    conclude(k, found, False)
-                else:
-                    todo.append(k)
-            budget = client.budget
-            if todo and budget is not None and not budget.tokens_left():
-                todo = []
-            if todo and (budget is None or budget.exhausted is None):
-                submit(todo)
-            recs = records()
-            waiting = [b for b, rec in recs.items() if any(info["key"] in pending and info["key"] not in final
-                                                           for info in rec["keys"].values())]
-        unsent = [k for k in pending if k not in final and not any(
-            info["key"] == k for rec in recs.values() for info in rec["keys"].values())]
-        if not waiting:
-            break
-        if deadline is not None and time.monotonic() >= deadline:
-            raise BatchPending(f"{len(waiting)} batch(es) still running ({', '.join(waiting[:3])}"
-                               f"{' ...' if len(waiting) > 3 else ''}); run the same command again to collect them")
-        time.sleep(min(poll_interval, max(0.0, deadline - time.monotonic())) if deadline is not None
-                   else poll_interval)
+    def _input_file(self, chunk: list[str]) -> tuple[bytes, dict[str, dict[str, Any]]]:
+        """The JSONL input file of one batch and its record's ``keys`` (custom_id -> what is
+        needed to read the result: cache key, round, earlier attempts, scale, prompt)."""
+        lines, index = [], {}
+        size = 0
+        for n, key in enumerate(chunk):
+            item = self.items[self.pending[key][0]]
+            custom_id = f"r{n}-{key[:16]}"
+            body = self.client.request_body(item.prompt.render(item.inputs), item.prompt.low, item.prompt.high)
+            line = json.dumps({"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
+                               "body": body}, ensure_ascii=False) + "\n"
+            size += len(line.encode("utf-8"))
+            if size > MAX_BATCH_BYTES:
+                raise ValueError("one batch input file would exceed 150 MB: lower --batch-size")
+            lines.append(line)
+            prev = self.history.get(key)
+            index[custom_id] = {"key": key, "round": (prev.attempts if prev else 0) + 1,
+                                "history": prev.as_dict() if prev else None, "low": item.prompt.low,
+                                "high": item.prompt.high, "placeholders": list(item.prompt.reply_placeholders),
+                                "prompt_sha256": item.prompt.sha256,
+                                "dimension": item.prompt.dimension, "repeat": item.repeat}
+        return "".join(lines).encode("utf-8"), index
 
-    for key in unsent:
-        verdict = history.get(key)
-        why = client.budget.exhausted if client.budget is not None and client.budget.exhausted else "not submitted"
-        final[key] = Verdict(None, None, f"not asked: {why}", "limit", verdict.attempts if verdict else 0)
-        stats.limited += 1
-    for key, idx in pending.items():
-        for i in idx:
-            results[i] = Outcome(items[i], final[key], key in from_cache, model)
-        if key in from_cache:
-            stats.cached += len(idx)
-    out = [r for r in results if r is not None]
-    stats.invalid = sum(1 for r in out if not r.verdict.valid)
-    return out
+    # -- the outcomes ------------------------------------------------------------------------------
+    def outcomes(self) -> list[Outcome]:
+        """One `Outcome` per item, in order, once no batch holds this run's items: the keys never
+        submitted (a limit was reached) end as ``limit``."""
+        budget = self.client.budget
+        for key in self.pending:
+            if key in self.final:
+                continue
+            verdict = self.history.get(key)
+            why = budget.exhausted if budget is not None and budget.exhausted else "not submitted"
+            self.final[key] = Verdict(None, None, f"not asked: {why}", "limit", verdict.attempts if verdict else 0)
+            self.stats.limited += 1
+        for key, idx in self.pending.items():
+            for i in idx:
+                self.results[i] = Outcome(self.items[i], self.final[key], key in self.from_cache, self.model)
+            if key in self.from_cache:
+                self.stats.cached += len(idx)
+        out = [r for r in self.results if r is not None]
+        self.stats.invalid = sum(1 for r in out if not r.verdict.valid)
+        return out

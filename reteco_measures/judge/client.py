@@ -1,12 +1,19 @@
-"""A small client for any OpenAI-compatible chat-completions endpoint, and strict reply parsing.
+"""A thin adapter over the official ``openai`` Python client for any OpenAI-compatible
+chat-completions endpoint (OpenAI, vLLM, llama.cpp's ``llama-server``, Ollama ...), and strict
+reply parsing.
 
 The endpoint follows the OpenAI client conventions: ``OPENAI_BASE_URL`` (default
 ``https://api.openai.com/v1``) and ``OPENAI_API_KEY`` from the environment (no ``Authorization``
 header when the key is unset, for local servers). Requests are sent with temperature 0 unless
 another temperature is asked for.
 
-httpx (the ``judge`` extra) is imported only when a client is created, so importing
-reteco_measures never needs it.
+The HTTP work is the ``openai`` client's (the ``judge`` extra): its ``base_url``, authentication,
+connection pool, timeouts and error classes; it is imported only when a client is created, so
+importing reteco_measures never needs it. Its own retries are off (``max_retries=0``): every
+attempt is made here, because each one is counted against the run's request budget
+(``--max-requests``), its cause is recorded for the disclosure report, a ``Retry-After`` is
+capped at ``--max-wait`` and pauses every worker, and an invalid reply is re-asked with a repair
+message, none of which the client's built-in retry loop can do.
 
 Outcome of one judgment (`Verdict`), never an exception for a single bad item:
 
@@ -50,13 +57,14 @@ import base64
 import email.utils
 import json
 import os
-import re
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+from .budget import Budget
+from .replies import ReplyError, Verdict, clean_text, load_json, parse_reply, redact, short_repr
 
 __all__ = [
     "JudgeClient",
@@ -67,14 +75,7 @@ __all__ = [
     "AUTO_STRUCTURED",
     "judgment_schema",
     "response_format",
-    "clean_text",
-    "echoed_placeholder",
-    "Verdict",
     "JudgeFatalError",
-    "ReplyError",
-    "parse_reply",
-    "redact",
-    "Budget",
     "DEFAULT_BASE_URL",
     "INSTALL_HINT",
 ]
@@ -114,17 +115,6 @@ class JudgeQueueingWarning(UserWarning):
     others wait in its queue, and that wait counts against each attempt's ``timeout``."""
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    """Endpoint-supplied text made safe to print on a terminal: control characters (terminal escape
-    sequences included; line feeds and tabs kept) and bidirectional overrides become ``\\uXXXX``;
-    cut to ``limit`` characters when given."""
-    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", str(text))
-    return text if limit is None or len(text) <= limit else text[:limit]
-
-
 def judgment_schema(low: int, high: int) -> dict[str, Any]:
     """The JSON schema of one judgment on the scale ``low..high``: an object with exactly an integer
     ``score`` (one of low..high) and a string ``rationale``."""
@@ -153,185 +143,6 @@ class JudgeFatalError(RuntimeError):
     """The endpoint refuses every request (bad key, URL or model) or cannot be reached: stop the run."""
 
 
-class ReplyError(ValueError):
-    """The model's reply is not a valid judgment (the message says why; ``cause`` names the kind:
-    ``invalid_reply``, or ``echoed_placeholder`` when the reply copies the prompt's template)."""
-
-    def __init__(self, message: str, cause: str = "invalid_reply") -> None:
-        super().__init__(message)
-        self.cause = cause
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of one judgment.
-
-    Attributes:
-        score: the integer score, or None when invalid.
-        rationale: the model's rationale (None when invalid).
-        error: None, or why the judgment is invalid.
-        kind: ``ok`` | ``response`` | ``transport`` | ``request`` | ``limit`` | ``input`` | ``error``
-            (see the module docstring; ``input`` = not sendable, ``error`` = an unexpected failure
-            while judging that item).
-        attempts: how many requests were sent.
-        raw: the last raw reply content (for audit, at most 2000 characters), if any.
-        prompt_tokens, completion_tokens: tokens the endpoint reported over all attempts.
-        response_model: the model name the endpoint returned (last completion), if any.
-        causes: why each failed attempt failed (``timeout``, ``connection`` (could not connect),
-            ``reset`` (the connection broke after it was made), ``http_429``, ``http_5xx``,
-            ``not_a_completion``, ``invalid_reply``, ``echoed_placeholder``, ``identical_reply`` ...),
-            in order.
-        served_model: the model the endpoint's ``GET /models`` listed at the start of the run
-            (the requested name when it is listed, else the only listed id), if known.
-    """
-
-    score: int | None
-    rationale: str | None
-    error: str | None
-    kind: str
-    attempts: int
-    raw: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    response_model: str | None = None
-    causes: tuple[str, ...] = field(default_factory=tuple)
-    served_model: str | None = None
-
-    @property
-    def valid(self) -> bool:
-        return self.error is None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"score": self.score, "rationale": self.rationale, "error": self.error, "kind": self.kind,
-                "attempts": self.attempts, "raw": self.raw, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "response_model": self.response_model,
-                "causes": list(self.causes), "served_model": self.served_model}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Verdict:
-        def _int(x: Any) -> int:
-            return int(x) if isinstance(x, int) and not isinstance(x, bool) else 0
-
-        score = d.get("score")
-        causes = d.get("causes") or []
-        return cls(score=score if isinstance(score, int) and not isinstance(score, bool) else None,
-                   rationale=d.get("rationale") if isinstance(d.get("rationale"), str) else None,
-                   error=d.get("error") if isinstance(d.get("error"), str) else None,
-                   kind=str(d.get("kind", "ok")), attempts=_int(d.get("attempts")),
-                   raw=d.get("raw") if isinstance(d.get("raw"), str) else None,
-                   prompt_tokens=_int(d.get("prompt_tokens")), completion_tokens=_int(d.get("completion_tokens")),
-                   response_model=d.get("response_model") if isinstance(d.get("response_model"), str) else None,
-                   causes=tuple(str(c) for c in causes) if isinstance(causes, list) else (),
-                   served_model=d.get("served_model") if isinstance(d.get("served_model"), str) else None)
-
-
-_FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*)\n```$", re.S)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    """A short, never-failing rendering of a parsed JSON value for messages."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        text = str(value) if value.bit_length() < 200 else f"<integer of {len(str(value))} digits>"
-    else:
-        try:
-            text = json.dumps(value)
-        except (ValueError, RecursionError, TypeError):
-            text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _loads(text: str | bytes) -> Any:
-    """``json.loads`` whose every failure is a ValueError with a short reason (deep nesting,
-    numbers beyond the digit limit and invalid JSON alike)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{exc.msg} at char {exc.pos}") from None
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except (ValueError, MemoryError, OverflowError) as exc:  # e.g. integers beyond the digit limit
-        raise ValueError(str(exc).split("\n")[0][:120] or type(exc).__name__) from None
-
-
-_BRACKETED = re.compile(r"^<[^<>]*>$")
-_TEMPLATE_FIELD = re.compile(r"\{\{\w+\}\}")
-
-
-def _plain(text: str) -> str:
-    """Lower case, single spaces, without surrounding quotes and angle brackets (for comparing a
-    rationale with a placeholder)."""
-    t = " ".join(str(text).split()).strip().strip("\"'").strip()
-    if t.startswith("<") and t.endswith(">"):
-        t = t[1:-1].strip()
-    return t.lower()
-
-
-def echoed_placeholder(rationale: str, placeholders: tuple[str, ...] | list[str] = ()) -> str | None:
-    """The placeholder a rationale copies instead of giving a reason, or None.
-
-    A rationale echoes the template when, compared without case, spacing, quotes and angle
-    brackets, it is one of the prompt's ``<...>`` placeholders (``"<one or two sentences>"``), or
-    when it is itself a bracketed placeholder (``"<rationale>"``) or holds a ``{{field}}`` of the
-    prompt template.
-    """
-    plain = _plain(rationale)
-    for ph in placeholders:
-        if plain and plain == _plain(ph):
-            return f"<{ph.strip().strip('<>')}>"
-    text = " ".join(str(rationale).split())
-    if _BRACKETED.match(text):
-        return text
-    m = _TEMPLATE_FIELD.search(text)
-    return m.group(0) if m else None
-
-
-def parse_reply(content: str, low: int, high: int, placeholders: tuple[str, ...] | list[str] = ()) -> tuple[int, str]:
-    """Strictly parse a judge reply: one JSON object with an integer ``score`` in [low, high] and a
-    non-empty string ``rationale`` of the model's own.
-
-    The only leniency is surrounding whitespace and a single Markdown code fence around the object.
-    ``4.0``, ``"4"``, ``true`` and out-of-range numbers are rejected, never rounded or clamped.
-    An empty rationale, or one that copies the prompt's template (one of ``placeholders`` — the
-    ``<...>`` texts of the prompt's reply format —, any ``<...>`` placeholder, a ``{{field}}``; see
-    `echoed_placeholder`) is rejected with cause ``echoed_placeholder``: such a row would
-    look valid and carry no information.
-    Any text at all (deeply nested JSON, numbers of thousands of digits, binary noise) either
-    parses or raises `ReplyError`; no other exception escapes.
-
-    Raises:
-        ReplyError: with the reason (and its ``cause``).
-    """
-    if not isinstance(content, str):
-        raise ReplyError("reply content is not text")
-    text = content.strip()
-    m = _FENCE.match(text)
-    if m:
-        text = m.group(1).strip()
-    try:
-        obj = _loads(text)
-    except ValueError as exc:
-        raise ReplyError(f"reply is not a JSON object ({exc})") from None
-    if not isinstance(obj, dict):
-        raise ReplyError(f"reply is JSON but not an object ({type(obj).__name__})")
-    if "score" not in obj:
-        raise ReplyError("reply has no 'score'")
-    score = obj["score"]
-    if isinstance(score, bool) or not isinstance(score, int):
-        raise ReplyError(f"'score' is not an integer: {_short(score)}")
-    if not low <= score <= high:
-        raise ReplyError(f"'score' {_short(score)} is outside {low}-{high}")
-    rationale = obj.get("rationale")
-    if not isinstance(rationale, str):
-        raise ReplyError("reply has no string 'rationale'")
-    if not rationale.strip():
-        raise ReplyError("reply has an empty 'rationale'", "echoed_placeholder")
-    echoed = echoed_placeholder(rationale, placeholders)
-    if echoed is not None:
-        raise ReplyError(f"the rationale copies the prompt's placeholder {_short(echoed, 80)} instead of giving a "
-                         "reason", "echoed_placeholder")
-    return score, rationale
-
-
 def _retry_after(value: str | None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
@@ -353,77 +164,51 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=:-]+")
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
-
-
-def redact(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
-    """``text`` with every secret, ``Bearer``/``Basic`` credential and URL user-info replaced by
-    ``***``."""
-    for s in secrets:
-        if s and len(s) >= 3:
-            text = text.replace(s, "***")
-    text = _BEARER.sub(lambda m: f"{m.group(1)} ***", text)
-    return _URL_CREDENTIALS.sub(lambda m: f"{m.group(1)}***@", text)
-
-
-class Budget:
-    """Limits of one run: HTTP requests sent and tokens (prompt + completion) used.
-
-    Thread-safe. A request is only sent after `reserve` succeeded; tokens are added when a
-    reply arrives, so a run may exceed ``max_tokens`` by the requests already in flight.
-    """
-
-    def __init__(self, max_requests: int | None = None, max_tokens: int | None = None) -> None:
-        for name, v in (("max_requests", max_requests), ("max_tokens", max_tokens)):
-            if v is not None and v < 0:
-                raise ValueError(f"{name} must be >= 0")
-        self.max_requests = max_requests
-        self.max_tokens = max_tokens
-        self.requests = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.exhausted: str | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def reserve(self) -> bool:
-        """Count one request if the limits allow it; False (and ``exhausted`` set) otherwise."""
-        with self._lock:
-            if self.max_requests is not None and self.requests >= self.max_requests:
-                self.exhausted = f"--max-requests {self.max_requests} reached"
-                return False
-            if self._out_of_tokens():
-                return False
-            self.requests += 1
-            return True
-
-    def tokens_left(self) -> bool:
-        """Whether the token limit still allows requests; False (and ``exhausted`` set) otherwise."""
-        with self._lock:
-            return not self._out_of_tokens()
-
-    def _out_of_tokens(self) -> bool:
-        if self.max_tokens is not None and self.tokens >= self.max_tokens:
-            self.exhausted = f"--max-tokens {self.max_tokens} reached ({self.tokens} tokens used)"
-            return True
-        return False
-
-    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
-        with self._lock:
-            self.prompt_tokens += prompt_tokens
-            self.completion_tokens += completion_tokens
-
-
 class _AttemptTimeout(Exception):
     pass
 
 
 class _TooLarge(Exception):
     pass
+
+
+class _Unreachable(Exception):
+    """The endpoint could not be connected to (the message names the underlying error)."""
+
+
+class _Broken(Exception):
+    """The connection broke after it was made (reset, closed mid-reply)."""
+
+
+def _transport_error(exc: BaseException, openai: Any) -> BaseException:
+    """The attempt-level exception for what the openai client (or the reply's reading) raised:
+    `_AttemptTimeout`, `_Unreachable`, `_Broken`, or ``exc`` itself when it is none of those."""
+    if isinstance(exc, (_AttemptTimeout, _TooLarge)):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return _AttemptTimeout()
+    cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) and exc.__cause__ is not None else exc
+    name = type(cause).__name__
+    if name.endswith("Timeout") or name == "TimeoutException":
+        return _AttemptTimeout()
+    text = f"{name}: {cause}"
+    if name in ("ConnectError", "UnsupportedProtocol", "InvalidURL") or isinstance(cause, ConnectionRefusedError):
+        return _Unreachable(text)
+    if (isinstance(exc, openai.APIConnectionError) or isinstance(cause, OSError)
+            or type(cause).__module__.startswith("httpx")):
+        return _Broken(text)
+    return exc
+
+
+def _shutdown(response: Any) -> None:
+    """Shut the socket under an HTTP response down, when it can be found (ends a trickle)."""
+    try:
+        stream = response.extensions.get("network_stream") if response is not None else None
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def _count(value: Any) -> int:
@@ -461,6 +246,13 @@ class JudgeClient:
         top_p: the request's ``top_p`` (None: not sent).
         repair: retry an invalid reply with a repair message (the reason and the schema) after it;
             False re-sends the same request.
+
+    Attributes:
+        openai_client: the ``openai.OpenAI`` client every request goes through (its own retries
+            off; `judge` makes the attempts).
+        openai_module: the ``openai`` module (its error classes).
+        request_headers: the headers added to every request (``None``, or without a key the
+            ``Authorization`` header left out).
     """
 
     def __init__(
@@ -487,9 +279,9 @@ class JudgeClient:
         repair: bool = True,
     ) -> None:
         try:
-            import httpx
+            import openai
         except ImportError:
-            raise ImportError(f"the LLM judge needs httpx: {INSTALL_HINT}") from None
+            raise ImportError(f"the LLM judge needs the openai client: {INSTALL_HINT}") from None
         if not model:
             raise ValueError("a judge model name is required (--model)")
         if retries < 0:
@@ -502,7 +294,7 @@ class JudgeClient:
             raise ValueError(f"structured output must be one of {', '.join(STRUCTURED_MODES)}, not {structured!r}")
         if top_p is not None and not 0 < top_p <= 1:
             raise ValueError("top_p must be in (0, 1]")
-        self._httpx = httpx
+        self.openai_module = openai
         self.model = model
         base = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -521,9 +313,8 @@ class JudgeClient:
         self.base_url = base
         #: the base URL with credentials removed, for messages and reports
         self.display_url = self.redact(base)
-        headers: dict[str, str] = {}  # httpx sets the Content-Type of JSON and multipart bodies
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+        # without a key (a local server) the Authorization header is left out of every request
+        self.request_headers: dict[str, Any] | None = None if key else {"Authorization": openai.Omit()}
         self.timeout = float(timeout)
         self.retries = int(retries)
         self.backoff = float(backoff)
@@ -538,13 +329,8 @@ class JudgeClient:
         self.extra_body = dict(extra_body or {})
         self.budget = budget
         self.unreachable_after = int(unreachable_after)
-        n = max(1, concurrency)
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(self.timeout),
-            # abandoned attempts (past their deadline) may hold a connection a little longer
-            limits=httpx.Limits(max_connections=2 * n + 2, max_keepalive_connections=n),
-        )
+        self.concurrency = max(1, concurrency)
+        self.openai_client = openai.OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout)
         # a 429 with Retry-After pauses every thread, not just the one that got it
         self._pause_until = 0.0
         self._pause_lock = threading.Lock()
@@ -588,16 +374,18 @@ class JudgeClient:
 
     def _ask_models(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ids": [], "owned_by": [], "served_model": None, "error": None}
+        openai = self.openai_module
         try:
-            r = self._client.get(f"{self.base_url}/models", timeout=min(self.timeout, 10.0))
-        except self._httpx.HTTPError as exc:
-            out["error"] = clean_text(self.redact(f"GET /models failed: {type(exc).__name__}"), 200)
+            r = self.openai_client.models.with_raw_response.list(extra_headers=self.request_headers,
+                                                           timeout=min(self.timeout, 10.0))
+        except openai.APIStatusError as exc:
+            out["error"] = f"GET /models answered HTTP {exc.status_code}"
             return out
-        if r.status_code != 200:
-            out["error"] = f"GET /models answered HTTP {r.status_code}"
+        except openai.APIError as exc:
+            out["error"] = clean_text(self.redact(f"GET /models failed: {type(exc.__cause__ or exc).__name__}"), 200)
             return out
         try:
-            data = _loads(r.content[:MAX_BODY_BYTES]).get("data")
+            data = load_json(r.http_response.content[:MAX_BODY_BYTES]).get("data")
             models = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)][:50]
         except (ValueError, AttributeError, TypeError):
             out["error"] = "GET /models did not answer a model list"
@@ -662,7 +450,7 @@ class JudgeClient:
         }
 
     def close(self) -> None:
-        self._client.close()
+        self.openai_client.close()
 
     def cancel(self) -> None:
         """Stop retrying: judgments in progress end as ``limit`` (not cached) after their
@@ -687,7 +475,8 @@ class JudgeClient:
                 return
             self._stop.wait(min(remaining, 0.5))
 
-    def _body(self, messages: list[dict[str, str]], low: int | None = None, high: int | None = None) -> dict[str, Any]:
+    def request_body(self, messages: list[dict[str, str]], low: int | None = None,
+                     high: int | None = None) -> dict[str, Any]:
         """The request body; with the scale (``low``, ``high``) the schema modes send the judgment
         schema."""
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
@@ -712,34 +501,33 @@ class JudgeClient:
                 "copied from the instructions.")
         return [*messages, {"role": "assistant", "content": content[:2000]}, {"role": "user", "content": note}]
 
-    def _post(self, url: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
-        """POST with a total deadline of ``timeout`` seconds; returns (status, headers, body).
+    def _create_kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The ``chat.completions.create`` arguments that send exactly ``body``: the model and
+        the messages as arguments, every other field through ``extra_body`` (so a server-specific
+        form such as llama-cpp-python's schema inside ``json_object`` is sent as written)."""
+        rest = {k: v for k, v in body.items() if k not in ("model", "messages")}
+        return {"model": body["model"], "messages": body["messages"], "extra_body": rest,
+                "extra_headers": self.request_headers}
 
-        The request runs in a helper thread so the deadline holds however the server dribbles its
-        bytes; at the deadline the socket is shut down (when known) and the helper gives up.
+    def _post(self, body: dict[str, Any]) -> tuple[int, Any, bytes]:
+        """One chat-completions request through the openai client, with a total deadline of
+        ``timeout`` seconds; returns (status, headers, body bytes) for any HTTP answer.
+
+        The client's own timeout bounds each read; the total deadline holds however the server
+        dribbles its bytes: the request runs in a helper thread, and at the deadline the socket is
+        shut down (when known) and the helper is given up.
 
         Raises:
-            _AttemptTimeout, _TooLarge, httpx.TransportError.
+            _AttemptTimeout, _TooLarge, _Unreachable (could not connect), _Broken (the connection
+            broke after it was made).
         """
-        httpx = self._httpx
         box: dict[str, Any] = {}
         done = threading.Event()
         abort = threading.Event()
 
         def run() -> None:
             try:
-                with self._client.stream("POST", url, json=body) as r:
-                    box["stream"] = r.extensions.get("network_stream")
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in r.iter_bytes():
-                        if abort.is_set():
-                            return
-                        size += len(chunk)
-                        if size > MAX_BODY_BYTES:
-                            raise _TooLarge()
-                        chunks.append(chunk)
-                    box["result"] = (r.status_code, r.headers, b"".join(chunks))
+                box["result"] = self._send(body, box, abort)
             except BaseException as exc:  # handed to the waiting thread
                 box["exc"] = exc
             finally:
@@ -749,20 +537,31 @@ class JudgeClient:
         helper.start()
         if not done.wait(self.timeout):
             abort.set()
-            stream = box.get("stream")
-            try:
-                sock = stream.get_extra_info("socket") if stream is not None else None
-                if sock is not None:
-                    sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, AttributeError, ValueError):
-                pass
+            _shutdown(box.get("response"))
             raise _AttemptTimeout()
         if "exc" in box:
-            exc = box["exc"]
-            if isinstance(exc, httpx.TimeoutException):
-                raise _AttemptTimeout() from None
-            raise exc
+            raise _transport_error(box["exc"], self.openai_module)
         return box["result"]
+
+    def _send(self, body: dict[str, Any], box: dict[str, Any], abort: threading.Event) -> tuple[int, Any, bytes]:
+        """The request itself (in the helper thread of `_post`): the reply read in chunks up to
+        `MAX_BODY_BYTES`; an HTTP error status is an answer too."""
+        openai = self.openai_module
+        try:
+            with self.openai_client.chat.completions.with_streaming_response.create(**self._create_kwargs(body)) as r:
+                box["response"] = r.http_response
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in r.iter_bytes():
+                    if abort.is_set():
+                        raise _AttemptTimeout()
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise _TooLarge()
+                    chunks.append(chunk)
+                return r.status_code, r.headers, b"".join(chunks)
+        except openai.APIStatusError as exc:
+            return exc.status_code, exc.response.headers, exc.response.content[:MAX_BODY_BYTES]
 
     def _note_unreachable(self, all_connection: bool, error: str) -> None:
         with self._state_lock:
@@ -779,6 +578,30 @@ class JudgeClient:
                 "every judgment the same way: check OPENAI_BASE_URL / --base-url and the network, then run "
                 "the same command again (finished judgments are cached)"))
 
+    def _transport_failure(self, exc: Exception) -> tuple[str, str]:
+        """(error, cause) of an attempt that got no HTTP answer."""
+        if isinstance(exc, _AttemptTimeout):
+            return f"timeout after {self.timeout:g}s (total per attempt)", "timeout"
+        if isinstance(exc, _TooLarge):
+            return f"reply larger than {MAX_BODY_BYTES} bytes", "too_large"
+        if isinstance(exc, _Unreachable):
+            return f"connection error: {exc}", "connection"
+        return f"connection error (reset after connecting): {exc}", "reset"  # connected, then it broke
+
+    def _overloaded(self, status: int, headers: Any, data: bytes, wait: float) -> tuple[str, str, float]:
+        """(error, cause, seconds to wait) of an HTTP 429 or 5xx answer: its ``Retry-After``, cut
+        to ``max_retry_after``, replaces the backoff; a 429's pauses every worker."""
+        text = data[:200].decode("utf-8", "replace").strip()
+        error = f"HTTP {status}" + (f": {text}" if text else "")
+        after = _retry_after(headers.get("Retry-After"))
+        if after is not None:
+            wait = min(after, self.max_retry_after)
+            if after > self.max_retry_after:
+                error += f" (Retry-After {after:g}s cut to --max-wait {self.max_retry_after:g}s)"
+            if status == 429:
+                self._pause(wait)
+        return error, "http_429" if status == 429 else "http_5xx", wait
+
     # -- one judgment ----------------------------------------------------------------------------
     def judge(self, messages: list[dict[str, str]], low: int, high: int, *,
               placeholders: tuple[str, ...] | list[str] = ()) -> Verdict:
@@ -787,10 +610,8 @@ class JudgeClient:
         ``placeholders``: the ``<...>`` texts of the prompt's reply format; a rationale that copies
         one is invalid (see `parse_reply`).
         """
-        httpx = self._httpx
-        url = f"{self.base_url}/chat/completions"
         served = self.identify().get("served_model")
-        body = self._body(messages, low, high)
+        body = self.request_body(messages, low, high)
         last_error = "no attempt made"
         last_kind = "transport"
         raw: str | None = None
@@ -817,19 +638,10 @@ class JudgeClient:
             stop_retrying = False
             sent = time.monotonic()
             try:
-                status, headers, data = self._post(url, body)
-            except _AttemptTimeout:
-                last_error, last_kind, cause = f"timeout after {self.timeout:g}s (total per attempt)", "transport", \
-                    "timeout"
-            except _TooLarge:
-                last_error, last_kind, cause = (f"reply larger than {MAX_BODY_BYTES} bytes", "transport",
-                                                "too_large")
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
-                last_error, last_kind = f"connection error: {type(exc).__name__}: {exc}", "transport"
-                cause = "connection"
-            except httpx.TransportError as exc:  # connected, then the connection broke (reset, closed)
-                last_error = f"connection error (reset after connecting): {type(exc).__name__}: {exc}"
-                last_kind, cause = "transport", "reset"
+                status, headers, data = self._post(body)
+            except (_AttemptTimeout, _TooLarge, _Unreachable, _Broken) as exc:
+                last_error, cause = self._transport_failure(exc)
+                last_kind = "transport"
             else:
                 with self._state_lock:
                     self._answered = True
@@ -840,7 +652,7 @@ class JudgeClient:
                         last_error, last_kind, cause = why, "transport", "not_a_completion"
                         raw = data[:2000].decode("utf-8", "replace")
                     else:
-                        raw = content[:2000] if isinstance(content, str) else _short(content, 2000)
+                        raw = content[:2000] if isinstance(content, str) else short_repr(content, 2000)
                         try:
                             score, rationale = parse_reply(content, low, high, placeholders)
                         except ReplyError as exc:
@@ -851,7 +663,7 @@ class JudgeClient:
                                 last_error = f"{exc} (the same reply again: not retried further)"
                             invalid_contents.add(text)
                             if self.repair and not stop_retrying and attempt < self.retries:
-                                body = self._body(self._repair_messages(messages, text, str(exc), low, high),
+                                body = self.request_body(self._repair_messages(messages, text, str(exc), low, high),
                                                   low, high)
                         else:
                             self._note_unreachable(False, "")
@@ -863,17 +675,8 @@ class JudgeClient:
                         f"{self.display_url}/chat/completions answered HTTP {status}: {text} "
                         "(check OPENAI_BASE_URL, OPENAI_API_KEY and --model)"))
                 elif status == 429 or status >= 500:
-                    text = data[:200].decode("utf-8", "replace").strip()
-                    last_error = f"HTTP {status}" + (f": {text}" if text else "")
+                    last_error, cause, wait = self._overloaded(status, headers, data, wait)
                     last_kind = "transport"
-                    cause = "http_429" if status == 429 else "http_5xx"
-                    after = _retry_after(headers.get("Retry-After"))
-                    if after is not None:
-                        wait = min(after, self.max_retry_after)
-                        if after > self.max_retry_after:
-                            last_error += f" (Retry-After {after:g}s cut to --max-wait {self.max_retry_after:g}s)"
-                        if status == 429:
-                            self._pause(wait)
                 else:
                     detail = data[:300].decode("utf-8", "replace").strip()
                     causes.append(f"http_{status}")
@@ -890,13 +693,14 @@ class JudgeClient:
     def _completion(self, data: bytes, usage: list[int], returned_model: list[str | None]) -> tuple[Any, str | None]:
         """(content, None) for a chat completion body, else (None, why it is not one)."""
         try:
-            obj = _loads(data)
+            obj = load_json(data)
         except ValueError as exc:
             head = data[:60].decode("utf-8", "replace").strip().replace("\n", " ")
             return None, f"endpoint reply is not a chat completion (not JSON: {exc}; starts {head!r})"
-        return self._completion_object(obj, usage, returned_model)
+        return self.completion_object(obj, usage, returned_model)
 
-    def _completion_object(self, obj: Any, usage: list[int], returned_model: list[str | None]) -> tuple[Any, str | None]:
+    def completion_object(self, obj: Any, usage: list[int],
+                          returned_model: list[str | None]) -> tuple[Any, str | None]:
         """(content, None) for a parsed chat completion, else (None, why it is not one); adds its
         token usage to ``usage`` (and the run's budget) and records the returned model name."""
         if not isinstance(obj, dict):

@@ -9,12 +9,15 @@ written out and counted, never dropped.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ..errors import Problem
+from ..io.judgments import judgment_row
 from .cache import atomic_write_text
 from .inputs import Answer, Context, render_history, render_passages
 from .prompts import FAMILIES, Prompt, canonical, family_of, load_prompt
@@ -22,6 +25,7 @@ from .runner import JudgeItem, Outcome
 
 __all__ = [
     "PASSAGE_DIMENSIONS",
+    "untargeted_answers",
     "resolve_dimensions",
     "generation_items",
     "judgment_rows",
@@ -107,6 +111,17 @@ def generation_items(
     return items
 
 
+def untargeted_answers(answers: dict[str, Answer], contexts: dict[str, Context], targets: Sequence[str] | None,
+                       path: str | os.PathLike) -> list[Problem]:
+    """A problem (kind ``unknown_query``, at its line of ``path``) for every answer whose turn is
+    not a target turn: ``targets`` when given, else the turns of the context file. Such answers
+    are not judged."""
+    wanted = set(targets) if targets is not None else set(contexts)
+    return [Problem("answer for a turn that is not a target turn; not judged", line=ans.line, path=os.fspath(path),
+                    query_id=tid, kind="unknown_query")
+            for tid, ans in answers.items() if tid not in wanted]
+
+
 def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> list[dict[str, Any]]:
     """Output rows: ``turn_id, dimension, score, normalized, model, prompt_sha256, error`` and the
     model's ``rationale``, then the audit fields ``repeat`` (0 .. K-1), ``error_kind`` (why a
@@ -118,26 +133,13 @@ def judgment_rows(outcomes: Sequence[Outcome], *, with_inputs: bool = True) -> l
     rows = []
     for o in outcomes:
         v = o.verdict
-        row = {
-            "turn_id": o.item.meta["turn_id"],
-            "dimension": o.item.meta["dimension"],
-            "score": v.score,
-            "normalized": o.normalized,
-            "model": o.model,
-            "prompt_sha256": o.item.prompt.sha256,
-            "error": v.error,
-            "rationale": v.rationale,
-            "repeat": o.item.repeat,
-            "error_kind": None if v.valid else v.kind,
-            "attempts": v.attempts,
-            "retry_causes": list(v.causes),
-            "prompt_tokens": v.prompt_tokens,
-            "completion_tokens": v.completion_tokens,
-            "response_model": v.response_model,
-            "served_model": v.served_model,
-        }
-        if with_inputs and o.item.repeat == 0 and o.item.inputs:
-            row["inputs"] = dict(o.item.inputs)
+        row = judgment_row(
+            turn_id=o.item.meta["turn_id"], dimension=o.item.meta["dimension"], score=v.score,
+            normalized=o.normalized, model=o.model, prompt_sha256=o.item.prompt.sha256, error=v.error,
+            rationale=v.rationale, repeat=o.item.repeat, error_kind=None if v.valid else v.kind,
+            attempts=v.attempts, retry_causes=list(v.causes), prompt_tokens=v.prompt_tokens,
+            completion_tokens=v.completion_tokens, response_model=v.response_model, served_model=v.served_model,
+            inputs=o.item.inputs if with_inputs and o.item.repeat == 0 else None)
         rows.append(row)
     return rows
 

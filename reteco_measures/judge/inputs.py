@@ -15,13 +15,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import Problem
 from ..io.jsonl import iter_jsonl
+from ..io.judgments import read_targets, text_lines  # noqa: F401  (read_targets: the judge's public name too)
 
 __all__ = [
     "Answer",
@@ -279,29 +280,6 @@ def _read_ikat_topics(path: str | Path, problems: list[Problem]) -> dict[str, Co
     return out
 
 
-def read_targets(path: str | Path) -> list[str]:
-    """Target turn ids from JSONL (``turn_id``/``query_id``/``id``), TREC qrels or one id per line,
-    in first-seen order.
-
-    Raises:
-        ValueError: naming the file and line of an undecodable or malformed line.
-    """
-    seen: dict[str, None] = {}
-    for i, s in _text_lines(path):
-        if s.startswith("{"):
-            try:
-                obj = json.loads(s)
-            except (ValueError, RecursionError):
-                raise ValueError(f"{path}:{i}: a line starting with '{{' is not valid JSON") from None
-            tid = _id(obj, ("turn_id", "query_id", "id")) if isinstance(obj, dict) else None
-            if tid is None:
-                raise ValueError(f"{path}:{i}: a JSON line has no turn_id/query_id/id")
-        else:
-            tid = s.split()[0]
-        seen.setdefault(tid, None)
-    return list(seen)
-
-
 def read_pairs(path: str | Path) -> list[tuple[str, str]]:
     """(query_id, doc_id) pairs from JSONL (``query_id``, ``doc_id``), ``query_id doc_id`` lines,
     TREC qrels or a TREC run, in first-seen order without repeats.
@@ -310,7 +288,7 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
         ValueError: naming the file and line of an undecodable or malformed line.
     """
     pairs: dict[tuple[str, str], None] = {}
-    for i, s in _text_lines(path):
+    for i, s in text_lines(path):
         if s.startswith("{"):
             try:
                 obj = json.loads(s)
@@ -327,19 +305,6 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
                 raise ValueError(f"{path}:{i}: expected 'query_id doc_id', qrels or a TREC run line")
         pairs.setdefault(pair, None)
     return list(pairs)
-
-
-def _text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """(line number, stripped text) of the non-blank lines of a UTF-8 file (a BOM is dropped);
-    an undecodable line raises ValueError naming the file and line."""
-    with open(path, "rb") as f:
-        for i, raw in enumerate(f, start=1):
-            try:
-                s = raw.decode("utf-8-sig" if i == 1 else "utf-8").strip()
-            except UnicodeDecodeError as exc:
-                raise ValueError(f"{path}:{i}: not valid UTF-8 ({exc.reason})") from None
-            if s:
-                yield i, s
 
 
 def read_passages(path: str | Path) -> dict[str, str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..measures.judgments import ALIASES, FAMILIES, canonical, family_of  # noqa: F401  (declared with the Likert measure)
+from ..io.judgments import ALIASES, FAMILIES, canonical, family_of  # noqa: F401  (declared with the Likert measure)
 
 __all__ = [
     "Prompt",

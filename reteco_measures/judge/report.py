@@ -42,17 +42,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._version import __version__
 from ..errors import Problem
 from ..io.jsonl import iter_jsonl
+from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, collapse_repeats, read_judgments
 from ..report.text import frame_records
-from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
+from ..stats.calibrate import calibration_section
 from .agreement import agreement, read_ratings, self_consistency
-from .calibrate import calibration_section
-from .client import clean_text
 from .ledger import token_totals
 from .prompts import prompt_index
+from .replies import clean_text
+from .session import read_run_records
 
-__all__ = ["build_report", "report_markdown", "report_json", "read_judgment_rows", "escape_markdown", "escape_json"]
+__all__ = ["build_report", "report_markdown", "report_json", "read_judgment_rows", "escape_markdown", "escape_json",
+           "markdown_table"]
 
 PathLike = str | os.PathLike
 
@@ -72,20 +75,6 @@ def read_judgment_rows(paths: PathLike | Sequence[PathLike | pd.DataFrame], prob
     frame, found = read_judgments(sources, all_fields=True)
     problems.extend(found)
     return frame
-
-
-def _run_records(paths: Sequence[PathLike]) -> list[dict[str, Any]]:
-    out = []
-    for p in paths:
-        rec = Path(f"{p}.run.json")
-        if rec.is_file():
-            try:
-                data = json.loads(rec.read_text(encoding="utf-8"))
-            except (ValueError, OSError, RecursionError):
-                continue
-            if isinstance(data, dict):
-                out.append(data)
-    return out
 
 
 def _reason(error: str) -> str:
@@ -114,7 +103,7 @@ def _dimension_stats(rows: pd.DataFrame, targets: Sequence[str] | None, how: str
     rows = rows.copy()
     rows["repeat"] = pd.to_numeric(rows.get("repeat", 0), errors="coerce").fillna(0).astype(int)
     for dim, part in rows.groupby("dimension", sort=False):
-        scale = _DIM_SCALE.get(str(dim))
+        scale = DIM_SCALE.get(str(dim))
         low, high = SCALES[scale] if scale else (None, None)
         valid = part["valid"].astype(bool)
         score = pd.to_numeric(part["score"].where(valid), errors="coerce")
@@ -227,17 +216,9 @@ def build_report(
         bootstrap, seed: bootstrap resamples and seed of the agreement intervals.
         problems: receives problems found in the inputs.
     """
-    from .._version import __version__
-
     paths = [judgments] if isinstance(judgments, (str, os.PathLike)) else list(judgments)
     found: list[Problem] = []
-    rows = read_judgment_rows(paths, found)  # TEMPO items are "<query_id> <doc_id>[ <period>]"
-    if rows.empty:
-        raise ValueError(f"{', '.join(map(str, paths))}: no judgment rows (turn_id, dimension) found")
-    for col in ("score", "error", "model", "prompt_sha256", "response_model", "repeat"):
-        if col not in rows:
-            rows[col] = None
-    records = _run_records(paths)
+    rows, records = _read_inputs(paths, found)
     rec = records[0] if records else {}
     how = aggregate or rec.get("aggregate") or "mean"
     if how not in AGGREGATES:
@@ -245,18 +226,7 @@ def build_report(
     price_in = price_in if price_in is not None else rec.get("price_in")
     price_out = price_out if price_out is not None else rec.get("price_out")
     repeats = int(pd.to_numeric(rows["repeat"], errors="coerce").fillna(0).max()) + 1
-    retry_causes: Counter = Counter()
-    for causes in rows.get("retry_causes", pd.Series([], dtype=object)):
-        if isinstance(causes, list):
-            retry_causes.update(str(c) for c in causes)
-    attempts = pd.to_numeric(rows.get("attempts", pd.Series(dtype=float)), errors="coerce").dropna().astype(int)
     settings = rec.get("settings", {})
-    by_cause = Counter(retry_causes)
-    answered = int((rows["valid"].astype(bool) & (attempts.reindex(rows.index).fillna(0) > 0)).sum())
-    if answered:
-        by_cause["answered"] = answered
-    requested = sorted({str(m) for m in rows["model"].dropna()})
-    returned = dict(Counter(str(m) for m in rows["response_model"].dropna()).most_common())
     report: dict[str, Any] = {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "reteco_measures_version": __version__,
@@ -264,32 +234,11 @@ def build_report(
         "run_records": [f"{p}.run.json" for p in paths if Path(f"{p}.run.json").is_file()],
         "dimensions": _dimension_stats(rows, targets, how),
         "prompts": _prompts(list(dict.fromkeys(str(s) for s in rows["prompt_sha256"].dropna())), prompts_dir),
-        "model": {
-            "requested": requested,
-            "returned": returned,
-            "judgments_without_returned_model": int(rows["response_model"].isna().sum()),
-            "served": dict(Counter(str(m) for m in rows["served_model"].dropna()).most_common())
-            if "served_model" in rows else {},
-            "endpoint_models": _identity(records, requested, returned),
-        },
+        "model": _model_section(rows, records),
         "decoding": {k: settings.get(k) for k in ("temperature", "seed", "top_p", "structured", "json_mode",
                                                    "max_tokens", "extra_body") if k in settings}
         if settings else {"note": "no run record found: decoding settings unknown"},
-        "retry_procedure": {
-            **({k: settings.get(k) for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after", "repair")
-                if k in settings} if settings else {"note": "no run record found"}),
-            "description": ("each judgment gets 1 + retries attempts, each with a total deadline counted from sending "
-                            "(time queued at the server included); timeouts, connection errors and resets, HTTP 5xx "
-                            "and 429 and bodies that are not a chat completion are retried with exponential backoff "
-                            "(doubling, capped); a 429's Retry-After is honoured up to --max-wait and pauses every "
-                            "worker; a reply that is not a valid judgment (a placeholder copied as the rationale "
-                            "included) is retried with a repair message giving the reason and the schema, and an "
-                            "answer identical to an earlier invalid one ends the retries; HTTP 400-type rejections "
-                            "are not retried; 401/403/404 and an endpoint that cannot be connected to stop the run"),
-            "retry_causes": dict(retry_causes.most_common()),
-            "attempts_by_cause": dict(sorted(by_cause.items())),
-            "attempts_histogram": {int(k): int(v) for k, v in attempts.value_counts().sort_index().items()},
-        },
+        "retry_procedure": _retry_section(rows, settings),
         "echoed_placeholders": _echoes(rows),
         "throughput": [r.get("last_run", {}).get("throughput") for r in records
                        if isinstance(r.get("last_run", {}).get("throughput"), dict)],
@@ -299,30 +248,96 @@ def build_report(
     # the rows were read and their problems reported once, above: the statistics get the valid ones
     judge = rows.loc[rows["valid"], ["turn_id", "dimension", "repeat", "score"]]
     if repeats > 1:
-        sc = self_consistency(judge, problems=found)
-        report["repeats"]["self_consistency"] = frame_records(sc)
+        report["repeats"]["self_consistency"] = frame_records(self_consistency(judge, problems=found))
     if human is not None:
-        ratings = read_ratings(human, found)
-        table = agreement(judge, ratings, bootstrap=bootstrap, seed=seed, problems=found)
-        report["agreement"] = {
-            "ratings": str(human) if not isinstance(human, pd.DataFrame) else "(DataFrame)",
-            "sample": {"items": int(ratings[["turn_id", "dimension"]].drop_duplicates().shape[0]),
-                       "raters": sorted(ratings["rater"].unique().tolist()),
-                       "ratings": int(len(ratings)),
-                       "items_by_dimension": {str(k): int(v) for k, v in
-                                              ratings.drop_duplicates(["turn_id", "dimension"])["dimension"]
-                                              .value_counts(sort=False).items()}},
-            "consensus": "lower median of the raters' scores",
-            "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95},
-            "table": frame_records(table),
-        }
+        ratings = read_ratings(human, found, keep_lines=True)
+        report["agreement"] = _agreement_section(judge, ratings, human, bootstrap, seed, found)
         report["calibration"] = calibration_section(judge, ratings, aggregate=how, problems=found)
     if golden is not None:
         report["golden"] = _golden(golden, found)
+    # the agreement and the calibration check the same ratings: a rating they both leave out is one problem
+    found = list({(p.path, p.line, p.query_id, p.kind, p.message.split(";")[0]): p for p in reversed(found)}
+                 .values())[::-1]
     report["problems"] = [p.as_dict() for p in found[:50]]
     if problems is not None:
         problems.extend(found)
     return report
+
+
+def _read_inputs(paths: Sequence[PathLike], found: list[Problem]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The judgment rows of ``paths`` (every audit column present, None when the files lack it)
+    and the run records beside them."""
+    rows = read_judgment_rows(paths, found)  # TEMPO items are "<query_id> <doc_id>[ <period>]"
+    if rows.empty:
+        raise ValueError(f"{', '.join(map(str, paths))}: no judgment rows (turn_id, dimension) found")
+    for col in ("score", "error", "model", "prompt_sha256", "response_model", "repeat"):
+        if col not in rows:
+            rows[col] = None
+    return rows, read_run_records(paths)
+
+
+def _model_section(rows: pd.DataFrame, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The model requested, the names the endpoint returned and served, and its model list."""
+    requested = sorted({str(m) for m in rows["model"].dropna()})
+    returned = dict(Counter(str(m) for m in rows["response_model"].dropna()).most_common())
+    return {
+        "requested": requested,
+        "returned": returned,
+        "judgments_without_returned_model": int(rows["response_model"].isna().sum()),
+        "served": dict(Counter(str(m) for m in rows["served_model"].dropna()).most_common())
+        if "served_model" in rows else {},
+        "endpoint_models": _identity(records, requested, returned),
+    }
+
+
+#: the retry procedure, in words (what `JudgeClient.judge` does)
+RETRY_DESCRIPTION = (
+    "each judgment gets 1 + retries attempts, each with a total deadline counted from sending (time queued at the "
+    "server included); timeouts, connection errors and resets, HTTP 5xx and 429 and bodies that are not a chat "
+    "completion are retried with exponential backoff (doubling, capped); a 429's Retry-After is honoured up to "
+    "--max-wait and pauses every worker; a reply that is not a valid judgment (a placeholder copied as the "
+    "rationale included) is retried with a repair message giving the reason and the schema, and an answer "
+    "identical to an earlier invalid one ends the retries; HTTP 400-type rejections are not retried; 401/403/404 "
+    "and an endpoint that cannot be connected to stop the run")
+
+
+def _retry_section(rows: pd.DataFrame, settings: dict[str, Any]) -> dict[str, Any]:
+    """The retry settings of the run record, the procedure, and how often each cause occurred."""
+    retry_causes: Counter = Counter()
+    for causes in rows.get("retry_causes", pd.Series([], dtype=object)):
+        if isinstance(causes, list):
+            retry_causes.update(str(c) for c in causes)
+    attempts = pd.to_numeric(rows.get("attempts", pd.Series(dtype=float)), errors="coerce").dropna().astype(int)
+    by_cause = Counter(retry_causes)
+    answered = int((rows["valid"].astype(bool) & (attempts.reindex(rows.index).fillna(0) > 0)).sum())
+    if answered:
+        by_cause["answered"] = answered
+    return {
+        **({k: settings.get(k) for k in ("retries", "timeout", "backoff", "max_backoff", "max_retry_after", "repair")
+            if k in settings} if settings else {"note": "no run record found"}),
+        "description": RETRY_DESCRIPTION,
+        "retry_causes": dict(retry_causes.most_common()),
+        "attempts_by_cause": dict(sorted(by_cause.items())),
+        "attempts_histogram": {int(k): int(v) for k, v in attempts.value_counts().sort_index().items()},
+    }
+
+
+def _agreement_section(judge: pd.DataFrame, ratings: pd.DataFrame, human: Any, bootstrap: int, seed: int,
+                       found: list[Problem]) -> dict[str, Any]:
+    """The rated sample and the agreement table of the judge with the human raters."""
+    table = agreement(judge, ratings, bootstrap=bootstrap, seed=seed, problems=found)
+    return {
+        "ratings": str(human) if not isinstance(human, pd.DataFrame) else "(DataFrame)",
+        "sample": {"items": int(ratings[["turn_id", "dimension"]].drop_duplicates().shape[0]),
+                   "raters": sorted(ratings["rater"].unique().tolist()),
+                   "ratings": int(len(ratings)),
+                   "items_by_dimension": {str(k): int(v) for k, v in
+                                          ratings.drop_duplicates(["turn_id", "dimension"])["dimension"]
+                                          .value_counts(sort=False).items()}},
+        "consensus": "lower median of the raters' scores",
+        "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95},
+        "table": frame_records(table),
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -373,7 +388,8 @@ def _fence(text: str) -> str:
     return f"{fence}text\n{clean_text(text)}\n{fence}\n"
 
 
-def _table(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+def markdown_table(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """A Markdown table of ``records`` (every cell escaped by `escape_markdown`); ``(none)`` when empty."""
     if not records:
         return "(none)\n"
     cols = list(columns or records[0].keys())
@@ -388,7 +404,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     md.append(f"Generated {_cell(report['generated'])} by reteco-measures {_cell(report['reteco_measures_version'])} "
               f"from {_cell(report['judgment_files'])}.\n")
     md += ["### Scores and invalid or missing outputs", ""]
-    md.append(_table(report["dimensions"], ["dimension", "scale", "items", "valid_items", "invalid_items",
+    md.append(markdown_table(report["dimensions"], ["dimension", "scale", "items", "valid_items", "invalid_items",
                                             "missing_items", "raw_mean", "normalized_mean"]))
     md.append("Normalised mean: (s - low) / (high - low), i.e. (s - 1)/4 on the 1-5 scale and s/4 on 0-4; "
               "means are over items with a valid judgment.\n")
@@ -432,7 +448,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     md += ["", "### Repeats and self-consistency", "",
            f"{rep['k']} judgment(s) per item, combined by the {_cell(rep['aggregate'])}.", ""]
     if "self_consistency" in rep:
-        md.append(_table(rep["self_consistency"]))
+        md.append(markdown_table(rep["self_consistency"]))
     if "agreement" in report:
         a = report["agreement"]
         s = a["sample"]
@@ -440,20 +456,20 @@ def report_markdown(report: dict[str, Any]) -> str:
                f"Sample: {s['items']} item(s) rated by {len(s['raters'])} rater(s) ({_cell(s['raters'])}), "
                f"{s['ratings']} rating(s); consensus = {a['consensus']}; 95% percentile bootstrap intervals over "
                f"{a['bootstrap']['resamples']} resamples of the items.", ""]
-        md.append(_table(a["table"]))
+        md.append(markdown_table(a["table"]))
     if "calibration" in report:
         md += _calibration_markdown(report["calibration"])
     if "golden" in report:
         g = report["golden"]
         md += ["### Golden-case meta-evaluation", ""]
-        md.append(_table(g.get("by_dimension", [])) if "by_dimension" in g else _cell(g.get("note", "")) + "\n")
+        md.append(markdown_table(g.get("by_dimension", [])) if "by_dimension" in g else _cell(g.get("note", "")) + "\n")
     t = report["tokens"]
     md += ["### Tokens and cost", "",
            f"{t['requests']} request(s); {t['prompt_tokens']} prompt + {t['completion_tokens']} completion = "
            f"{t['total_tokens']} tokens" + (f"; estimated cost {t['cost']:.4f} (at {t['price_in_per_million']} / "
                                              f"{t['price_out_per_million']} per million prompt / completion tokens)"
                                              if t["cost"] is not None else "") + ".", ""]
-    md.append(_table(t["by_model"]))
+    md.append(markdown_table(t["by_model"]))
     md += ["### Prompts", ""]
     for p in report["prompts"]:
         md.append(f"#### {_cell(p.get('dimension') or '(unknown)')} v{_cell(p.get('version'))} — sha256 "
@@ -470,7 +486,7 @@ def _calibration_markdown(section: dict[str, Any]) -> list[str]:
     level = int(round(100 * section["level"]))
     md = ["### Judge means calibrated by the human ratings", "",
           f"{section['definition']} {level}% intervals.", ""]
-    md.append(_table(section["table"], ["dimension", "n", "n_human", "judge_mean", "human_mean", "calibrated",
+    md.append(markdown_table(section["table"], ["dimension", "n", "n_human", "judge_mean", "human_mean", "calibrated",
                                         "ci_low", "ci_high", "bias"]))
     md += [f"* {escape_markdown(note)}" for note in section.get("notes", [])]
     return md + ([""] if section.get("notes") else [])

@@ -18,9 +18,7 @@ Two runs sharing one cache folder coordinate through a lock per judgment
 
 from __future__ import annotations
 
-import sys
 import threading
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -35,11 +33,12 @@ from .client import (
     JudgeClient,
     JudgeFatalError,
     JudgeQueueingWarning,
-    Verdict,
 )
 from .prompts import Prompt
+from .replies import Verdict
 
-__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key"]
+__all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key", "ProgressCallback", "cacheable", "cached_verdict",
+           "cache_entry", "split_items", "key_settings_of", "check_queueing"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +126,10 @@ class RunStats:
             self.causes[c] = self.causes.get(c, 0) + 1
 
 
+#: ``on_progress(done, total, stats)``: judgments finished so far, all judgments, the run's counts
+ProgressCallback = Callable[[int, int, RunStats], None]
+
+
 class _Judge:
     """Anything with ``model`` and ``judge(messages, low, high) -> Verdict`` (a JudgeClient)."""
 
@@ -136,11 +139,13 @@ class _Judge:
         raise NotImplementedError
 
 
-def _cacheable(verdict: Verdict) -> bool:
+def cacheable(verdict: Verdict) -> bool:
+    """Whether a verdict is kept in the cache: a valid judgment or an invalid model reply (a
+    transport, request or limit failure is asked again by the next run)."""
     return verdict.kind in ("ok", "response")
 
 
-def _cached_verdict(entry: dict[str, Any] | None, refresh_invalid: bool) -> Verdict | None:
+def cached_verdict(entry: dict[str, Any] | None, refresh_invalid: bool) -> Verdict | None:
     """The verdict of a cache entry, if it may be served (None: ask the judge)."""
     if entry is None or not isinstance(entry.get("verdict"), dict):
         return None
@@ -148,7 +153,7 @@ def _cached_verdict(entry: dict[str, Any] | None, refresh_invalid: bool) -> Verd
     return verdict if verdict.valid or not refresh_invalid else None
 
 
-def _cache_entry(verdict: Verdict, model: str, prompt_sha256: str | None, dimension: str | None, repeat: int,
+def cache_entry(verdict: Verdict, model: str, prompt_sha256: str | None, dimension: str | None, repeat: int,
                  inputs: dict[str, str] | None, via: str | None = None) -> dict[str, Any]:
     """The cache entry stored for a cacheable verdict."""
     entry: dict[str, Any] = {"verdict": verdict.as_dict(), "model": model, "prompt_sha256": prompt_sha256,
@@ -160,7 +165,7 @@ def _cache_entry(verdict: Verdict, model: str, prompt_sha256: str | None, dimens
     return entry
 
 
-def _split_items(items: Sequence[JudgeItem], cache: JudgmentCache, model: str, settings: dict[str, Any] | None,
+def split_items(items: Sequence[JudgeItem], cache: JudgmentCache, model: str, settings: dict[str, Any] | None,
                  refresh_invalid: bool, stats: RunStats,
                  finish: Callable[[int, Verdict, bool], None]) -> dict[str, list[int]]:
     """Finish the items that are not sent (invalid input) or served from the cache; return the
@@ -172,7 +177,7 @@ def _split_items(items: Sequence[JudgeItem], cache: JudgmentCache, model: str, s
             finish(i, Verdict(None, None, item.invalid, "input", 0, None), False)
             continue
         key = item_key(item, model, settings)
-        verdict = _cached_verdict(cache.get(key), refresh_invalid)
+        verdict = cached_verdict(cache.get(key), refresh_invalid)
         if verdict is not None:
             stats.cached += 1
             finish(i, verdict, True)
@@ -186,7 +191,7 @@ def item_key(item: JudgeItem, model: str, settings: dict[str, Any] | None = None
     return cache_key(item.prompt.sha256, model, item.inputs, item.repeat, settings)
 
 
-def _key_settings(client: Any) -> dict[str, Any] | None:
+def key_settings_of(client: Any) -> dict[str, Any] | None:
     """The cache key's settings: `JudgeClient.key_settings` (every decoding setting that
     changes the answer and is not the default), or for other judges a temperature above 0."""
     if isinstance(client, JudgeClient):
@@ -229,17 +234,41 @@ def check_queueing(client: Any, concurrency: int, stats: RunStats, *, warn: bool
     return True
 
 
+def _judge_one(client: Any, cache: JudgmentCache, key: str, item: JudgeItem, model: str, refresh_invalid: bool,
+               stop: threading.Event) -> tuple[Verdict, bool]:
+    """(verdict, served from the cache) of one item, in a worker thread: under the item's cache
+    lock, the cached verdict if another process answered it meanwhile, else the judge's (cached
+    when cacheable). One item's unexpected failure is an ``error`` verdict, never the run's end."""
+    try:
+        with cache.lock(key, stop):
+            found = cached_verdict(cache.get(key), refresh_invalid)
+            if found is not None:
+                return found, True
+            verdict = _ask(client, item)
+            if cacheable(verdict):
+                cache.put(key, cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension, item.repeat,
+                                           item.inputs))
+            return verdict, False
+    except (JudgeFatalError, KeyboardInterrupt):
+        raise
+    except InterruptedError as exc:
+        return Verdict(None, None, f"not asked: {exc}", "limit", 0), False
+    except Exception as exc:  # one item's unexpected failure never ends the run
+        msg = f"internal error while judging: {type(exc).__name__}: {str(exc)[:200]}"
+        redact = getattr(client, "redact", None)
+        return Verdict(None, None, redact(msg) if redact else msg, "error", 0), False
+
+
 def run_items(
     items: Sequence[JudgeItem],
     client: _Judge,
     cache: JudgmentCache | None = None,
     *,
     concurrency: int = 4,
-    progress: bool | None = None,
     refresh_invalid: bool = False,
     stats: RunStats | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
-    report_every: float | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> list[Outcome]:
     """Judge every item; return one `Outcome` per item, in the items' order.
 
@@ -249,12 +278,11 @@ def run_items(
             and ``judge``).
         cache: where outcomes are cached (None: no cache).
         concurrency: number of worker threads (requests in flight).
-        progress: show a tqdm progress bar on stderr (None: only when stderr is a terminal).
         refresh_invalid: re-ask items whose cached outcome is an invalid model reply.
         stats: filled with counts when given.
         on_outcome: called (in the calling thread) for every outcome as it becomes known.
-        report_every: without a progress bar, print the running totals (judgments done, requests,
-            tokens) on stderr every this many seconds.
+        on_progress: called (in the calling thread) with ``(done, total, stats)`` once the cached
+            judgments are known and whenever more finish; nothing is printed here.
 
     Raises:
         JudgeFatalError: the endpoint refused the configuration or cannot be reached (outcomes
@@ -264,7 +292,7 @@ def run_items(
     stats = stats if stats is not None else RunStats()
     stats.total = len(items)
     model = client.model
-    settings = _key_settings(client)
+    settings = key_settings_of(client)
     results: list[Outcome | None] = [None] * len(items)
 
     def finish(i: int, verdict: Verdict, cached: bool) -> None:
@@ -275,34 +303,16 @@ def run_items(
         if on_outcome is not None:
             on_outcome(out)
 
-    pending = _split_items(items, cache, model, settings, refresh_invalid, stats, finish)
+    pending = split_items(items, cache, model, settings, refresh_invalid, stats, finish)
 
     if pending:
-        bar = _progress(len(items), len(items) - sum(len(v) for v in pending.values()), progress)
+        done_n = len(items) - sum(len(v) for v in pending.values())
+        if on_progress is not None:
+            on_progress(done_n, len(items), stats)
         stop = threading.Event()
-        last_report = time.monotonic()
 
         def work(key: str, i: int) -> tuple[Verdict, bool]:
-            item = items[i]
-            try:
-                with cache.lock(key, stop):
-                    # another process may have answered it while this one waited
-                    found = _cached_verdict(cache.get(key), refresh_invalid)
-                    if found is not None:
-                        return found, True
-                    verdict = _ask(client, item)
-                    if _cacheable(verdict):
-                        cache.put(key, _cache_entry(verdict, model, item.prompt.sha256, item.prompt.dimension,
-                                                    item.repeat, item.inputs))
-                    return verdict, False
-            except (JudgeFatalError, KeyboardInterrupt):
-                raise
-            except InterruptedError as exc:
-                return Verdict(None, None, f"not asked: {exc}", "limit", 0), False
-            except Exception as exc:  # one item's unexpected failure never ends the run
-                msg = f"internal error while judging: {type(exc).__name__}: {str(exc)[:200]}"
-                redact = getattr(client, "redact", None)
-                return Verdict(None, None, redact(msg) if redact else msg, "error", 0), False
+            return _judge_one(client, cache, key, items[i], model, refresh_invalid, stop)
 
         executor = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="judge")
         futures: dict[Future, str] = {}
@@ -324,18 +334,11 @@ def run_items(
                             stats.limited += 1
                     for i in pending[key]:
                         finish(i, verdict, cached)
-                    if bar is not None:
-                        bar.update(len(pending[key]))
-                        bar.set_postfix_str(f"tokens {stats.prompt_tokens}+{stats.completion_tokens}", refresh=False)
+                    done_n += len(pending[key])
+                if done and on_progress is not None:
+                    on_progress(done_n, len(items), stats)
                 if done and not decided:
                     decided = check_queueing(client, concurrency, stats)
-                quiet = bar is None or bool(getattr(bar, "disable", False))
-                if quiet and report_every is not None and time.monotonic() - last_report >= report_every:
-                    last_report = time.monotonic()
-                    done_n = sum(1 for r in results if r is not None)
-                    print(f"judging: {done_n}/{len(items)} done, {stats.requests} request(s), "
-                          f"{stats.prompt_tokens} prompt + {stats.completion_tokens} completion tokens so far",
-                          file=sys.stderr, flush=True)
         except BaseException:
             stop.set()
             cancel = getattr(client, "cancel", None)
@@ -343,21 +346,7 @@ def run_items(
                 cancel()
             executor.shutdown(wait=False, cancel_futures=True)
             raise
-        finally:
-            if bar is not None:
-                bar.close()
         executor.shutdown(wait=True)
         check_queueing(client, concurrency, stats, warn=not decided)  # the whole run's throughput
     return [r for r in results if r is not None]
 
-
-def _progress(total: int, initial: int, enabled: bool | None):
-    if enabled is False:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is part of the judge extra
-        return None
-    disable = None if enabled is None else False
-    return tqdm(total=total, initial=initial, desc="judging", unit="judgment", file=sys.stderr,
-                disable=disable, dynamic_ncols=True)

@@ -28,7 +28,7 @@ import pandas as pd
 from .prompts import Prompt, load_prompt
 from .runner import JudgeItem, Outcome
 
-__all__ = ["pool_pairs", "temporal_items", "label_rows", "temporal_summary"]
+__all__ = ["pool_pairs", "temporal_items", "label_rows", "temporal_summary", "judgment_rows"]
 
 
 def pool_pairs(runs: Iterable[pd.DataFrame], depth: int = 10, tie_break: str = "trec_eval") -> list[tuple[str, str]]:
@@ -137,3 +137,20 @@ def temporal_summary(rows: Sequence[dict[str, Any]], outcomes: Sequence[Outcome]
     extra = pd.DataFrame([{"dimension": "pairs (labels rows)", "mean": float("nan"),
                            "n_valid": int(pairs["error"].isna().sum()), "n_invalid": int(pairs["error"].notna().sum())}])
     return pd.concat([out, extra], ignore_index=True)
+
+
+def judgment_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """Every single temporal judgment as a row (``judge temporal --judgments-out``): the item's
+    ``query_id``, ``doc_id``, ``dimension`` (and ``period``), then ``score``, ``model``,
+    ``prompt_sha256``, ``error``, ``rationale`` and the audit fields of `judgment_row`
+    (``error_kind``, ``attempts``, ``retry_causes``, tokens, ``response_model``,
+    ``served_model``), and the ``inputs`` the judge saw."""
+    return [
+        {**o.item.meta, "score": o.verdict.score, "model": o.model, "prompt_sha256": o.item.prompt.sha256,
+         "error": o.verdict.error, "rationale": o.verdict.rationale,
+         "error_kind": None if o.verdict.valid else o.verdict.kind, "attempts": o.verdict.attempts,
+         "retry_causes": list(o.verdict.causes), "prompt_tokens": o.verdict.prompt_tokens,
+         "completion_tokens": o.verdict.completion_tokens, "response_model": o.verdict.response_model,
+         "served_model": o.verdict.served_model, **({"inputs": o.item.inputs} if o.item.inputs else {})}
+        for o in outcomes
+    ]

@@ -6,7 +6,7 @@
 invalid or missing has no value (NaN, left out of the mean) and is *reported*: a
 `LikertWarning` names how many were invalid and missing. The full table with the counts is
 `reteco_measures.judge.aggregate_judgments` / ``reteco-measures judge aggregate``. Judgment rows
-are read by `reteco_measures.measures.judgments.read_judgments`, the reader the judge uses.
+are read by `reteco_measures.io.judgments.read_judgments`, the reader the judge uses.
 
 The judgments file may also be given as ``rm.side_info(judgments=...)`` (path or DataFrame).
 """
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import user_stacklevel
-from ..measures.judgments import FAMILIES, canonical, normalize_scores, read_judgments
+from ..io.judgments import FAMILIES, canonical, normalize_scores, read_judgments
 from .context import EvalContext, implements
 
 __all__ = ["likert_kernel", "LikertWarning"]

@@ -448,6 +448,19 @@ def test_calibrated_board_on_the_command_line(judged, capsys):
         rm.leaderboard("reteco-1a", runs, human=human)
 
 
+def test_a_rating_off_the_scale_is_named_by_file_and_line_on_the_board(judged, tmp_path, capsys):
+    folder, runs, human, info = judged
+    bad = tmp_path / "ratings.csv"
+    frame = pd.read_csv(human)
+    frame.loc[len(frame)] = {"run": "alpha", "turn_id": info["turns"][0], "dimension": "correctness", "rater": "zz",
+                             "score": 9}
+    frame.to_csv(bad, index=False)
+    assert main(["leaderboard", "reteco-2b", *map(str, runs), "--human", str(bad), "--resamples", "50"]) == 0
+    err = capsys.readouterr().err
+    line = len(frame) + 1  # the last row, after the header
+    assert f"ratings.csv:{line}: {info['turns'][0]}: human score 9" in err and "<data>" not in err, err
+
+
 def test_the_worked_example_of_the_docs_prints_what_the_page_shows(worked_example, capsys):
     page = worked_example("leaderboard.md")
     assert page["printed"] == page["text"][0]

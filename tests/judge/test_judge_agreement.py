@@ -148,7 +148,7 @@ def test_items_without_both_sides_are_not_counted_and_bad_rows_are_reported():
     (row,) = agreement(judge, human, bootstrap=0, problems=problems).to_dict(orient="records")
     # a, b: both sides; c: judge invalid; d: human score not an integer; e: human score off the scale; x: no judge
     assert row["n"] == 2
-    assert any("'four'" in p.message for p in problems) and any("outside 1-5" in p.message for p in problems)
+    assert any("'four'" in p.message for p in problems) and any("outside the 1-5 scale" in p.message for p in problems)
     with pytest.warns(DataFormatWarning):
         agreement(judge, human, bootstrap=0)
 

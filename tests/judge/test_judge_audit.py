@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openai")
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
 from judge_server import generation_argv, write_jsonl  # noqa: E402
@@ -303,7 +303,8 @@ def test_the_disclosure_report_has_every_field(server, tmp_path, capsys):
     assert p.sha256 in md and "served-x (8)" in md
 
 
-def test_running_totals_are_printed_without_a_progress_bar(capsys):
+def test_running_totals_reach_the_progress_callback_and_nothing_is_printed(capsys):
+    from reteco_measures.cli.judge_cmd import _Progress
     from reteco_measures.judge import JudgeItem, RunStats, Verdict, run_items
 
     class Stub:
@@ -315,7 +316,15 @@ def test_running_totals_are_printed_without_a_progress_bar(capsys):
     p = load_prompt("relevance")
     items = [JudgeItem(p, {"question": f"q{i}", "history": "h", "answer": "a"}) for i in range(3)]
     stats = RunStats()
-    run_items(items, Stub(), None, concurrency=1, progress=False, stats=stats, report_every=0.0)
-    err = capsys.readouterr().err
+    seen = []
+    run_items(items, Stub(), None, concurrency=1, stats=stats,
+              on_progress=lambda done, total, s: seen.append((done, total, s.prompt_tokens)))
+    assert capsys.readouterr().err == ""  # the library prints nothing
     assert (stats.prompt_tokens, stats.completion_tokens, stats.requests) == (21, 6, 3)
+    assert seen[0] == (0, 3, 0) and seen[-1] == (3, 3, 21)  # 3 judgments x 7 prompt tokens
+    # the command line shows the running totals when no progress bar is drawn
+    show = _Progress(False, every=0.0)
+    for done, total, _ in seen:
+        show(done, total, stats)
+    err = capsys.readouterr().err
     assert "judging: 3/3 done, 3 request(s), 21 prompt + 6 completion tokens so far" in err

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openai")
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Prediction-powered judge means (``reteco_measures.judge.calibrate``) against the ``ppi-python``
+"""Prediction-powered judge means (``reteco_measures.stats.calibrate``) against the ``ppi-python``
 package (``ppi_py.ppi_mean_pointestimate`` / ``ppi_mean_ci``, run side by side), a simulation with
 a known truth, hand computations of the degenerate cases, and the command line."""
 
@@ -14,10 +14,10 @@ import pytest
 ppi_py = pytest.importorskip("ppi_py")
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
-from reteco_measures.errors import DataFormatError, DataFormatWarning  # noqa: E402
+from reteco_measures.errors import DataFormatWarning  # noqa: E402
 from reteco_measures.judge import calibrate  # noqa: E402
-from reteco_measures.judge.calibrate import CALIBRATION_COLUMNS, ppi_mean  # noqa: E402
 from reteco_measures.judge.report import build_report, report_markdown  # noqa: E402
+from reteco_measures.stats.calibrate import CALIBRATION_COLUMNS, ppi_mean  # noqa: E402
 
 
 def likert_case(seed: int, n_items: int, n_rated: int, low: int, high: int, raters: int = 2,
@@ -193,17 +193,59 @@ def test_every_item_rated_is_the_classical_interval():
         (y.mean(), y.mean() - half, y.mean() + half), abs=1e-12)
 
 
-def test_human_score_off_the_scale_is_a_clear_error(tmp_path):
+def test_a_human_score_off_the_scale_is_left_out_with_a_warning_naming_file_and_line(tmp_path, capsys):
     judge, human, *_ = likert_case(2, 20, 5, 1, 5)
     bad = pd.concat([human, pd.DataFrame([{"turn_id": "t000", "dimension": "correctness", "rater": "zz",
-                                           "score": 0}])])
-    with pytest.raises(DataFormatError, match=r"t000: human score 0 for 'correctness' by rater 'zz' is outside "
-                                              r"the 1-5 scale"):
-        calibrate(judge, bad)
+                                           "score": 0}])], ignore_index=True)
+    clean = calibrate(judge, human)
+    with pytest.warns(DataFormatWarning, match=r"t000: human score 0 for 'correctness' by rater 'zz' is outside "
+                                               r"the 1-5 scale; left out"):
+        got = calibrate(judge, bad)
+    pd.testing.assert_frame_equal(got, clean)  # the rest of the sheet is calibrated as without the row
     path = tmp_path / "h.csv"
     bad.to_csv(path, index=False)
-    with pytest.raises(DataFormatError, match=r"h\.csv: t000: human score 0"):
+    line = len(bad) + 1  # the last row, after the header line
+    with pytest.warns(DataFormatWarning, match=rf"h\.csv:{line}: t000: human score 0"):
         calibrate(judge, path)
+    # the command line says --scale, names file and line, and calibrates the rest (exit 0)
+    jpath = tmp_path / "j.jsonl"
+    judge.assign(normalized=(judge["score"] - 1) / 4).to_json(jpath, orient="records", lines=True)
+    assert cli_main(["judge", "calibrate", "--judgments", str(jpath), "--human", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"h.csv:{line}: t000: human score 0" in err and "--scale" in err and "<data>" not in err
+    # nothing left to calibrate: exit 1
+    only = tmp_path / "only.csv"
+    only.write_text("turn_id,dimension,rater,score\nt000,correctness,zz,9\n", encoding="utf-8")
+    assert cli_main(["judge", "calibrate", "--judgments", str(jpath), "--human", str(only)]) == 1
+    assert "only.csv:2: t000: human score 9" in capsys.readouterr().err
+
+
+def test_agreement_and_report_name_the_ratings_file_not_a_placeholder(tmp_path, capsys):
+    judge, human, *_ = likert_case(3, 20, 8, 1, 5)
+    jpath, hpath = tmp_path / "j.jsonl", tmp_path / "ratings.csv"
+    judge.assign(normalized=(judge["score"] - 1) / 4).to_json(jpath, orient="records", lines=True)
+    pd.concat([human, pd.DataFrame([{"turn_id": "t000", "dimension": "correctness", "rater": "zz", "score": 7}])],
+              ignore_index=True).to_csv(hpath, index=False)
+    line = len(human) + 2
+    for command in ("agreement", "report"):
+        cli_main(["judge", command, "--judgments", str(jpath), "--human", str(hpath), "--bootstrap", "0"])
+        err = capsys.readouterr().err
+        assert f"ratings.csv:{line}: t000: human score 7" in err and "<data>" not in err, (command, err)
+        assert err.count("human score 7") == 1, (command, err)
+
+
+def test_an_interval_past_the_scale_is_clipped_and_said(recwarn):
+    # humans rate almost every rated item at the top; the normal interval of the mean passes 1
+    judge = pd.DataFrame({"turn_id": [f"t{i}" for i in range(12)], "dimension": "correctness", "score": 5})
+    human = pd.DataFrame({"turn_id": [f"t{i}" for i in range(6)], "dimension": "correctness", "rater": "a",
+                          "score": [5, 5, 5, 5, 5, 4]})
+    y = np.array([1, 1, 1, 1, 1, 0.75])
+    f, fu = np.ones(6), np.ones(6)
+    est, lo, hi = _ref(y, f, fu, lam=0.0)  # a constant judge: lambda = 0, the classical interval
+    assert hi > 1  # what ppi_py gives, unclipped
+    with pytest.warns(DataFormatWarning, match=r"correctness: ci_high 1\.\d{4} clipped to the 0-1 scale"):
+        row = calibrate(judge, human).iloc[0]
+    assert (row["calibrated"], row["ci_low"], row["ci_high"]) == pytest.approx((est, lo, 1.0), abs=1e-12)
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -318,7 +360,8 @@ def test_cli_errors(tmp_path, capsys):
     assert "nothing could be calibrated" in capsys.readouterr().err
     human.loc[0, "score"] = 9
     jpath, hpath = _write(tmp_path, judge, human)
-    assert cli_main(["judge", "calibrate", "--judgments", str(jpath), "--human", str(hpath)]) == 1
+    # one rating off the scale is left out with a warning; the rest is calibrated (exit 0)
+    assert cli_main(["judge", "calibrate", "--judgments", str(jpath), "--human", str(hpath)]) == 0
     err = capsys.readouterr().err
     assert "sheet.csv" in err and "human score 9" in err and "1-5 scale" in err and "Traceback" not in err
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openai")
 
 from judge_server import (  # noqa: E402
     JudgeServer,
@@ -31,7 +31,8 @@ from judge_server import (  # noqa: E402
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import JudgeClient, JudgeItem, JudgmentCache, RunStats, load_prompt, run_items  # noqa: E402
 from reteco_measures.judge.cache import cache_key  # noqa: E402
-from reteco_measures.judge.client import JudgeQueueingWarning, ReplyError, parse_reply  # noqa: E402
+from reteco_measures.judge.client import JudgeQueueingWarning  # noqa: E402
+from reteco_measures.judge.replies import ReplyError, parse_reply  # noqa: E402
 
 
 @pytest.fixture
@@ -188,7 +189,7 @@ def test_seed_top_p_reply_tokens_and_structured_mode_enter_the_cache_key(server,
             dict(structured="json_schema"), dict()]
     for kw in runs:
         with client(**kw) as c:
-            run_items(its, c, cache, progress=False)
+            run_items(its, c, cache)
     # asked: default, seed 1, seed 2, top_p, max_tokens, json_schema; served from the cache: seed 1 again, default
     assert len(server.requests) == 6
     bodies = [r["body"] for r in server.requests]
@@ -216,7 +217,7 @@ def test_a_server_that_answers_one_request_at_a_time_is_detected(server):
     server.serial, server.delay = True, 0.12
     stats = RunStats()
     with client() as c, pytest.warns(JudgeQueueingWarning, match="one request at a time"):
-        run_items(items([f"t{i} SCORE=3" for i in range(10)]), c, None, concurrency=4, progress=False, stats=stats)
+        run_items(items([f"t{i} SCORE=3" for i in range(10)]), c, None, concurrency=4, stats=stats)
     t = stats.throughput
     assert server.max_inflight == 4  # four were sent at once ...
     assert t["queueing"] is True and t["parallelism"] < 1.5  # ... and answered one after another
@@ -229,7 +230,7 @@ def test_a_parallel_server_gives_no_warning(server):
     stats = RunStats()
     with client() as c, warnings.catch_warnings():
         warnings.simplefilter("error", JudgeQueueingWarning)
-        run_items(items([f"t{i} SCORE=3" for i in range(12)]), c, None, concurrency=4, progress=False, stats=stats)
+        run_items(items([f"t{i} SCORE=3" for i in range(12)]), c, None, concurrency=4, stats=stats)
     assert stats.throughput["queueing"] is False and stats.throughput["parallelism"] > 2.5
 
 
@@ -336,3 +337,14 @@ def test_limit_stop_and_internal_error_have_distinct_exit_codes(server, files, m
     monkeypatch.setattr("reteco_measures.judge.generation.judgment_rows", boom)
     assert cli_main(argv(tmp, ans, ctx)) == 3
     assert "internal error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["generation", "ikat", "temporal", "meta-eval"])
+def test_help_of_a_judging_command_documents_the_environment(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli_main(["judge", command, "--help"])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "HTTPS_PROXY"):
+        assert name in out, name
+    assert "unset: no Authorization header" in out

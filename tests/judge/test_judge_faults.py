@@ -23,7 +23,7 @@ from collections import Counter
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openai")
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -31,7 +31,7 @@ from judge_server import generation_argv, generation_inputs, write_jsonl  # noqa
 
 from reteco_measures.cli.main import main as cli_main  # noqa: E402
 from reteco_measures.judge import JudgeClient, JudgeFatalError, JudgmentCache, load_prompt  # noqa: E402
-from reteco_measures.judge.client import ReplyError, parse_reply, redact  # noqa: E402
+from reteco_measures.judge.replies import ReplyError, parse_reply, redact  # noqa: E402
 
 KEY = "sk-SECRET-abc123xyz"
 
@@ -300,7 +300,7 @@ def test_secrets_never_reach_stderr_or_files(fault, files, capsys):
     written = "".join(p.read_text(errors="replace") for p in tmp.rglob("*") if p.is_file())
     for secret in (KEY, "hunter22"):
         assert secret not in err and secret not in written
-    # httpx sends the URL's user-info as Basic credentials: the echoed header is redacted too
+    # the HTTP client sends the URL's user-info as Basic credentials: the echoed header is redacted too
     assert "Basic ***" in (tmp / "out.jsonl").read_text()
     assert base64.b64encode(b"bob:hunter22").decode() not in err + written
 
@@ -333,9 +333,9 @@ def test_every_request_failing_exits_non_zero(fault, files, capsys):
     assert "no judgment could be made (6 of 6 invalid" in capsys.readouterr().err
 
 
-def test_missing_httpx_prints_the_install_hint(files, monkeypatch, capsys):
+def test_missing_openai_prints_the_install_hint(files, monkeypatch, capsys):
     tmp, ans, ctx = files
-    monkeypatch.setitem(sys.modules, "httpx", None)  # what `import httpx` meets without the judge extra
+    monkeypatch.setitem(sys.modules, "openai", None)  # what `import openai` meets without the judge extra
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     assert cli_main(base_argv(tmp, ans, ctx)) == 2
     err = capsys.readouterr().err

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openai")
 
 from judge_server import (  # noqa: E402
     JudgeServer,
@@ -206,10 +206,10 @@ def test_cache_makes_a_rerun_free(server, tmp_path):
     cache = JudgmentCache(tmp_path / "cache")
     with fast_client(retries=0) as c:
         s1 = RunStats()
-        first = run_items(items, c, cache, concurrency=3, progress=False, stats=s1)
+        first = run_items(items, c, cache, concurrency=3, stats=s1)
         n_after_first = len(server.requests)
         s2 = RunStats()
-        second = run_items(items, c, cache, concurrency=3, progress=False, stats=s2)
+        second = run_items(items, c, cache, concurrency=3, stats=s2)
     assert n_after_first == 7
     assert len(server.requests) == 7, "the rerun asked the endpoint again"
     assert [o.verdict.score for o in first] == [1, 2, 3, 4, 5, 1, None]
@@ -223,11 +223,11 @@ def test_transport_failures_are_not_cached_but_model_failures_are(server, tmp_pa
     items = _items(["ALWAYS500", "MALFORMED"])
     cache = JudgmentCache(tmp_path / "c")
     with fast_client(retries=0) as c:
-        run_items(items, c, cache, progress=False)
+        run_items(items, c, cache)
         assert len(server.requests) == 2
-        again = run_items(items, c, cache, progress=False)
+        again = run_items(items, c, cache)
         assert [r["key"][1] for r in server.requests[2:]] == ["ALWAYS500"]  # only the transport failure re-asked
-        run_items(items, c, cache, progress=False, refresh_invalid=True)
+        run_items(items, c, cache, refresh_invalid=True)
     assert sorted(r["key"][1] for r in server.requests[3:]) == ["ALWAYS500", "MALFORMED"]
     assert [o.verdict.kind for o in again] == ["transport", "response"]
 
@@ -235,7 +235,7 @@ def test_transport_failures_are_not_cached_but_model_failures_are(server, tmp_pa
 def test_identical_items_are_asked_once(server, tmp_path):
     items = _items(["same SCORE=4"] * 5)
     with fast_client() as c:
-        out = run_items(items, c, JudgmentCache(None), progress=False)
+        out = run_items(items, c, JudgmentCache(None))
     assert len(server.requests) == 1
     assert [o.verdict.score for o in out] == [4] * 5
     assert [o.item.meta["i"] for o in out] == [0, 1, 2, 3, 4]
@@ -246,7 +246,7 @@ def test_bounded_concurrency(server):
     items = _items([f"t{i} SCORE=3" for i in range(8)])
     t0 = time.monotonic()
     with fast_client(concurrency=3) as c:
-        out = run_items(items, c, None, concurrency=3, progress=False)
+        out = run_items(items, c, None, concurrency=3)
     elapsed = time.monotonic() - t0
     assert len(out) == 8 and all(o.verdict.valid for o in out)
     assert server.max_inflight == 3
@@ -258,7 +258,7 @@ def test_not_sendable_items_are_recorded_not_dropped(server):
     items = [JudgeItem(p, {}, {"t": "a"}, invalid="missing answer for this target turn"),
              *_items(["SCORE=5"], "relevance")]
     with fast_client() as c:
-        out = run_items(items, c, None, progress=False)
+        out = run_items(items, c, None)
     assert [o.verdict.error for o in out] == ["missing answer for this target turn", None]
     assert len(server.requests) == 1
 
@@ -273,7 +273,7 @@ def test_an_interrupted_run_stops_retrying(server):
     with fast_client(retries=100, backoff=0.1, max_backoff=0.1) as c:
         t0 = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
-            run_items(items, c, None, concurrency=4, progress=False, on_outcome=boom)
+            run_items(items, c, None, concurrency=4, on_outcome=boom)
         assert time.monotonic() - t0 < 2
         time.sleep(0.4)
         n = len(server.requests)
@@ -644,10 +644,10 @@ def test_cli_prompts_lists_hashes(capsys):
     assert "FAITHFULNESS" in out
 
 
-def test_importing_the_package_does_not_need_httpx():
+def test_importing_the_package_does_not_need_the_openai_client():
     code = ("import sys, reteco_measures, reteco_measures.judge, reteco_measures.lexical, "
             "reteco_measures.cli.judge_cmd; "
-            "bad = [m for m in ('httpx', 'rouge_score', 'nltk', 'torch', 'bert_score') if m in sys.modules]; "
+            "bad = [m for m in ('openai', 'httpx', 'httpx2', 'rouge_score', 'nltk', 'torch', 'bert_score') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr

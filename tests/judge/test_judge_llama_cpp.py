@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("openai")
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: see the README's developing section "
                                         "(CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'llama-cpp-python[server]')")

@@ -54,12 +54,13 @@ LAYERS: dict[str, int] = {
     #    nothing of ours; a benchmark's demo declaration points at them), reward, lexical
     #    diagnostics, presentation
     "contracts": 6, "datasets": 6, "sample": 6, "reward": 6, "lexical": 6, "report": 6, "plot": 6,
-    # 7: statistics and the LLM judge
-    "stats": 7, "judge": 7,
+    # 7: statistics (calibrated judge means included)
+    "stats": 7,
     # 8: benchmark declarations, their scoring engine, Score and leaderboards
     "benchmarks": 8,
-    # 9: submission platforms (Codabench, Harbor)
-    "platforms": 9,
+    # 9: above the core, behind their own doors: submission platforms (Codabench, Harbor) and the
+    #    LLM judge (it reads and writes the core's judgment rows; the core never imports it)
+    "platforms": 9, "judge": 9,
     # 10: the command line, the demo (scores the sample with every benchmark), and the package's
     #     face (it exports every layer)
     "cli": 10, "sample.demo": 10, "__main__": 10, "": 10,
@@ -240,6 +241,20 @@ def test_imports_go_down_the_layers() -> None:
         and layer_of(i.target) > layer_of(i.importer)
     )
     assert not upward, "\n".join(upward)
+
+
+#: above the core: the core (every layer below them) never imports these, at module top or inside a function
+ABOVE_THE_CORE = ("judge", "platforms")
+
+
+def test_the_core_never_imports_the_judge_or_the_platforms() -> None:
+    inward = sorted(
+        f"{_label(i.importer)}:{i.line} imports {_label(i.target)}"
+        for i in all_imports()
+        if any(i.target == top or i.target.startswith(top + ".") for top in ABOVE_THE_CORE)
+        and layer_of(i.importer) is not None and layer_of(i.importer) < LAYERS["judge"]
+    )
+    assert not inward, "\n".join(inward)
 
 
 def test_no_import_cycle() -> None:

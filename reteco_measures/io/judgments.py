@@ -17,19 +17,21 @@ declared here too; `reteco_measures.judge.prompts` holds the prompts written for
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..errors import Problem
-from ..io.jsonl import iter_jsonl
+from .jsonl import iter_jsonl
 
-__all__ = ["FAMILIES", "ALIASES", "SCALES", "JUDGMENT_COLUMNS", "canonical", "family_of", "read_judgments",
-           "normalize_scores"]
+__all__ = ["FAMILIES", "ALIASES", "SCALES", "DIM_SCALE", "AGGREGATES", "JUDGMENT_COLUMNS", "JUDGMENT_FIELDS",
+           "canonical", "family_of", "read_judgments", "normalize_scores", "collapse_repeats", "int_score",
+           "scale_for", "read_targets", "text_lines"]
 
 #: dimension families: name -> (dimensions in report order, score range, normalisation)
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -63,7 +65,31 @@ def canonical(dimension: str) -> str:
 
 #: scale name -> (low, high)
 SCALES: dict[str, tuple[int, int]] = {"reteco": (1, 5), "ikat": (0, 4), "binary": (0, 1)}
-_DIM_SCALE = {d: ("binary" if fam == "tempo" else fam) for fam, dims in FAMILIES.items() for d in dims}
+#: dimension -> the name of its scale in `SCALES` (TEMPO's verdicts are ``binary``)
+DIM_SCALE: dict[str, str] = {d: ("binary" if fam == "tempo" else fam) for fam, dims in FAMILIES.items() for d in dims}
+
+#: the fields of a judgment row as the judge writes them, in this order (``inputs``, the texts the
+#: judge saw, follows on a row's first repeat); `read_judgments` reads the first seven and
+#: ``repeat``, and keeps the others with ``all_fields=True``
+JUDGMENT_FIELDS = ("turn_id", "dimension", "score", "normalized", "model", "prompt_sha256", "error", "rationale",
+                   "repeat", "error_kind", "attempts", "retry_causes", "prompt_tokens", "completion_tokens",
+                   "response_model", "served_model")
+
+
+def judgment_row(*, inputs: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:
+    """One judgment row in the written order (`JUDGMENT_FIELDS`, a missing field is null), with
+    ``inputs`` last when given.
+
+    Raises:
+        TypeError: a field that is not one of `JUDGMENT_FIELDS`.
+    """
+    unknown = sorted(set(fields) - set(JUDGMENT_FIELDS))
+    if unknown:
+        raise TypeError(f"not judgment-row fields: {', '.join(unknown)}")
+    row = {name: fields.get(name) for name in JUDGMENT_FIELDS}
+    if inputs:
+        row["inputs"] = dict(inputs)
+    return row
 
 JudgmentSource = str | os.PathLike | pd.DataFrame
 ScaleArg = str | tuple[int, int] | None
@@ -250,7 +276,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _int_score(value: Any) -> int | None:
+def int_score(value: Any) -> int | None:
     """An integer score, or None when the value is not an integer."""
     number = _number(value)
     return int(number) if number is not None and number == math.floor(number) else None
@@ -267,7 +293,7 @@ def _bounds(dimension: str, scale: ScaleArg) -> tuple[int, int] | None:
         if scale not in SCALES:
             raise ValueError(f"unknown scale {scale!r}; choose one of {sorted(SCALES)}")
         return SCALES[scale]
-    name = _DIM_SCALE.get(dimension)
+    name = DIM_SCALE.get(dimension)
     return SCALES[name] if name else None
 
 
@@ -285,7 +311,7 @@ def _check_scores(frame: pd.DataFrame, scale: ScaleArg) -> tuple[np.ndarray, np.
         if not _missing(err) and str(err) != "":
             continue  # an invalid judgment the harness recorded: not a problem of the file
         b = bounds[dim]
-        score = _int_score(raw)
+        score = int_score(raw)
         where = f" in {b[0]}-{b[1]}" if b else ""
         if score is None or (b is not None and not b[0] <= score <= b[1]):
             messages[i] = f"{dim}: score {raw!r} is not an integer{where}; the judgment is invalid"
@@ -322,8 +348,8 @@ def _int_or_none(value: Any) -> int | None:
         return None
 
 
-def _scale_for(dimension: str, scale: str | None) -> tuple[int, int]:
-    name = scale or _DIM_SCALE.get(dimension)
+def scale_for(dimension: str, scale: str | None) -> tuple[int, int]:
+    name = scale or DIM_SCALE.get(dimension)
     if name is None:
         raise ValueError(f"unknown dimension {dimension!r}: give scale='reteco' or 'ikat'")
     if name not in SCALES:
@@ -342,7 +368,7 @@ def normalize_scores(frame: pd.DataFrame, scale: str | None = None) -> tuple[pd.
     """
     frame = frame.copy()
     for dim in dict.fromkeys(frame["dimension"].tolist()):
-        _scale_for(dim, scale)
+        scale_for(dim, scale)
     before = frame["problem"].tolist() if "problem" in frame else [None] * len(frame)
     for col in ("error", "normalized", "line", "path", "turn_id"):
         if col not in frame:
@@ -353,3 +379,76 @@ def normalize_scores(frame: pd.DataFrame, scale: str | None = None) -> tuple[pd.
     return frame, problems
 
 
+#: how repeated judgments of one item are combined; ``mean`` is the default
+AGGREGATES = ("mean", "median", "mode")
+
+
+def collapse_repeats(frame: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
+    """One row per (``turn_id``, ``dimension``) from rows with ``valid`` and ``value`` columns and
+    any number of repeats.
+
+    ``value`` combines the valid repeats: ``mean`` (the default: the expected score of the judge),
+    ``median`` (the middle value; the mean of the two middle values for an even count) or ``mode``
+    (the most frequent value; the lowest of tied values). ``valid`` is True when at least one
+    repeat is valid; ``n_repeats`` and ``n_valid_repeats`` count them.
+    """
+    if how not in AGGREGATES:
+        raise ValueError(f"--aggregate must be one of {', '.join(AGGREGATES)}, not {how!r}")
+    keys = ["turn_id", "dimension"]
+    f = frame[[*keys, "valid", "value"]].copy()
+    f["value"] = f["value"].where(f["valid"]).astype("float64")
+    g = f.groupby(keys, sort=False)
+    out = pd.DataFrame({"n_repeats": g.size(), "n_valid_repeats": g["valid"].sum().astype(int)})
+    if how == "mean":
+        out["value"] = g["value"].mean()
+    elif how == "median":
+        out["value"] = g["value"].median()
+    else:
+        counts = f.dropna(subset=["value"]).groupby([*keys, "value"], sort=False).size().rename("c").reset_index()
+        counts = counts.sort_values(["c", "value"], ascending=[False, True], kind="stable")
+        top = counts.drop_duplicates(keys, keep="first").set_index(keys)["value"]
+        out["value"] = top.reindex(out.index)
+    out["valid"] = out["n_valid_repeats"] > 0
+    return out.reset_index()
+
+
+# ------------------------------------------------------------------------------------------------
+# target items
+
+
+def text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(line number, stripped text) of the non-blank lines of a UTF-8 file (a BOM is dropped);
+    an undecodable line raises ValueError naming the file and line."""
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            try:
+                s = raw.decode("utf-8-sig" if i == 1 else "utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}:{i}: not valid UTF-8 ({exc.reason})") from None
+            if s:
+                yield i, s
+
+
+def read_targets(path: str | os.PathLike) -> list[str]:
+    """Target turn ids from JSONL (``turn_id``/``query_id``/``id``), TREC qrels or one id per line,
+    in first-seen order.
+
+    Raises:
+        ValueError: naming the file and line of an undecodable or malformed line.
+    """
+    seen: dict[str, None] = {}
+    for i, s in text_lines(path):
+        if s.startswith("{"):
+            try:
+                obj = json.loads(s)
+            except (ValueError, RecursionError):
+                raise ValueError(f"{path}:{i}: a line starting with '{{' is not valid JSON") from None
+            tid = next((str(obj[k]) for k in ("turn_id", "query_id", "id") if isinstance(obj, dict)
+                        and isinstance(obj.get(k), (str, int)) and not isinstance(obj.get(k), bool) and str(obj[k]) != ""),
+                       None)
+            if tid is None:
+                raise ValueError(f"{path}:{i}: a JSON line has no turn_id/query_id/id")
+        else:
+            tid = s.split()[0]
+        seen.setdefault(tid, None)
+    return list(seen)

@@ -58,10 +58,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
-from .aggregate import _DIM_SCALE, AGGREGATES, SCALES, collapse_repeats, read_judgments
-from .agreement import _read_table, _report, _scale, read_ratings
-from .prompts import canonical
+from ..errors import DataFormatWarning, Problem, user_stacklevel
+from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, canonical, collapse_repeats, read_judgments
+from ..io.ratings import out_of_scale, read_ratings, read_table, report_problems, scale_bounds
 
 __all__ = ["METHODS", "CALIBRATION_COLUMNS", "PPIResult", "ppi_mean", "calibrate", "calibration_section"]
 
@@ -222,28 +221,23 @@ def _human_groups(human: Any, by: str | None, keys: list[Any],
                   problems: list[Problem]) -> tuple[dict[Any, pd.DataFrame], bool]:
     """Ratings per group (``read_ratings`` frames) and whether one set of ratings serves every group."""
     if by is None:
-        return {None: read_ratings(human, problems)}, True
+        return {None: read_ratings(human, problems, keep_lines=True)}, True
     if isinstance(human, Mapping):
-        return {k: read_ratings(v, problems) for k, v in human.items()}, False
+        return {k: read_ratings(v, problems, keep_lines=True) for k, v in human.items()}, False
     frame = human if isinstance(human, pd.DataFrame) else None
     path = None
     if frame is None:
         path = str(human)
-        frame = _read_table(human)
+        frame = read_table(human)
     if by not in frame.columns:
-        return {None: read_ratings(human if path is None else path, problems)}, True
-    offset = 2 if path is not None and path.lower().endswith((".csv", ".tsv")) else 1
+        return {None: read_ratings(human if path is None else path, problems, keep_lines=True)}, True
     out = {}
     frame = frame.reset_index(drop=True)
     for k, part in frame.groupby(by, sort=False, dropna=False):
         found: list[Problem] = []
-        out[_key_like(k, keys)] = read_ratings(part.drop(columns=[by]).reset_index(drop=True), found)
-        rows = part.index.to_numpy()
-        for p in found:  # problems name the original file and row
-            line = None
-            if p.line is not None and 1 <= p.line <= len(rows):
-                line = int(rows[p.line - 1]) + offset if path is None or offset == 2 else None
-            problems.append(replace(p, path=path, line=line, message=f"{by} {k}: {p.message}"))
+        # the part keeps the file's row positions as its index: problems name the file and line
+        out[_key_like(k, keys)] = read_ratings(part.drop(columns=[by]), found, keep_lines=True, path=path)
+        problems.extend(replace(p, message=f"{by} {k}: {p.message}") for p in found)
     return out, False
 
 
@@ -267,27 +261,23 @@ def _judge_values(source: Any, scale, aggregate: str, problems: list[Problem], r
                          message=f"{label}: {p.message}") for p in found]
     problems.extend(found)
     for dim in dict.fromkeys(frame["dimension"].tolist()):
-        _scale(dim, scale)  # a dimension without a known scale is an error here: no normalised value
+        scale_bounds(dim, scale)  # a dimension without a known scale is an error here: no normalised value
     items = collapse_repeats(frame, aggregate)
     return items.loc[items["valid"], ["turn_id", "dimension", "value"]]
 
 
-def _human_values(ratings: pd.DataFrame, scale, source: Any) -> pd.DataFrame:
-    """``turn_id, dimension, value`` (the normalised mean of the raters) of rated items."""
+def _human_values(ratings: pd.DataFrame, scale, found: list[Problem]) -> pd.DataFrame:
+    """``turn_id, dimension, value`` (the normalised mean of the raters) of rated items; a rating
+    off its dimension's scale is left out, with a problem in ``found`` naming its file and line."""
     if ratings.empty:
         return pd.DataFrame({"turn_id": [], "dimension": [], "value": []})
-    bounds = {d: _scale(d, scale) for d in dict.fromkeys(ratings["dimension"].tolist())}
+    bounds = {d: scale_bounds(d, scale) for d in dict.fromkeys(ratings["dimension"].tolist())}
+    ratings, off = out_of_scale(ratings, bounds, hint=" (ratings on another scale? give their scale: --scale on "
+                                                      "the command line, scale= in Python)")
+    found.extend(off)
     low = ratings["dimension"].map(lambda d: bounds[d][0]).to_numpy(dtype=np.float64)
     high = ratings["dimension"].map(lambda d: bounds[d][1]).to_numpy(dtype=np.float64)
     score = ratings["score"].to_numpy(dtype=np.float64)
-    off = (score < low) | (score > high)
-    if off.any():
-        where = None if isinstance(source, pd.DataFrame) else str(source)
-        bad = ratings[off]
-        raise DataFormatError([
-            Problem(f"human score {int(s)} for {d!r} by rater {r!r} is outside the {bounds[d][0]}-{bounds[d][1]} "
-                    "scale (ratings on another scale? give scale=)", path=where, query_id=str(t), kind="score")
-            for t, d, r, s in zip(bad["turn_id"], bad["dimension"], bad["rater"], bad["score"], strict=True)])
     value = (score - low) / (high - low)
     out = pd.DataFrame({"turn_id": ratings["turn_id"].to_numpy(), "dimension": ratings["dimension"].to_numpy(),
                         "value": value})
@@ -344,10 +334,16 @@ def calibrate(
         ``bias`` (judge − human) over the ``n_human``; ``calibrated`` the prediction-powered
         mean with its interval ``ci_low, ci_high``; ``lam`` the λ used.
 
+    The estimate and its interval are clipped to the normalised scale [0, 1] (the normal
+    interval of a mean near 0 or 1 can reach past it, e.g. ``ci_high`` 1.0074): a mean of scores on
+    the scale cannot leave it. A clipped value is named in the calibration warning.
+
+    A human score outside its dimension's scale (ratings on another scale?) is left out with a
+    problem naming its file and line (in ``problems``, else a `DataFormatWarning`).
+
     Raises:
         ValueError: an unknown method, scale or confidence level; a dimension without a known
-            scale. `DataFormatError` (a ``ValueError``): a human
-            score outside its scale (ratings on another scale are not silently dropped).
+            scale.
     """
     _check_method(method, ci)
     _check_scale(scale)
@@ -360,7 +356,7 @@ def calibrate(
     keys = [k for k, _, _ in groups]
     ratings, shared = _human_groups(human, by, keys, found)
     judged = {k: _judge_values(src, scale, aggregate, found, rows, f"{by} {k}") for k, src, rows in groups}
-    rated = {k: _human_values(r, scale, human if shared else k) for k, r in ratings.items()}
+    rated = {k: _human_values(r, scale, found) for k, r in ratings.items()}
     if dimensions is not None:
         dims = list(dict.fromkeys(canonical(d) for d in dimensions))
     else:
@@ -370,10 +366,10 @@ def calibrate(
     rows = []
     for k in keys:
         j = judged[k]
-        h = rated[None] if shared else rated.get(k, _human_values(pd.DataFrame(), scale, None))
+        h = rated[None] if shared else rated.get(k, _human_values(pd.DataFrame(), scale, found))
         where = f" ({by} {k})" if by is not None else ""
         for dim in dims:
-            _scale(dim, scale)
+            scale_bounds(dim, scale)
             row, note = _one(j[j["dimension"] == dim], h[h["dimension"] == dim], method, ci, found, dim, where)
             rows.append(({by: k} if by is not None else {}) | row)
             if note:
@@ -383,7 +379,7 @@ def calibrate(
         notes.append(f"human ratings for {by} {', '.join(map(str, unknown[:5]))} without judgments; not used")
     if shared and by is not None and len(keys) > 1:
         _warn_shared(judged, rated[None], by, notes)
-    _report(found, problems)
+    report_problems(found, problems)
     if notes:
         warnings.warn("calibration: " + "; ".join(notes[:20]) + (f"; and {len(notes) - 20} more" if len(notes) > 20
                                                                    else ""), DataFormatWarning, stacklevel=user_stacklevel())
@@ -416,9 +412,26 @@ def _one(j: pd.DataFrame, h: pd.DataFrame, method: str, ci: float, found: list[P
         return row, note
     res = ppi_mean(y, f_l, f_u, method=method, ci=ci)
     row.update(calibrated=res.estimate, ci_low=res.ci_low, ci_high=res.ci_high, lam=res.lam)
+    notes = []
     if n_h == 1:
-        note = f"{dim}{where}: one human-rated item cannot estimate the correction's variance: no interval"
-    return row, note
+        notes.append(f"{dim}{where}: one human-rated item cannot estimate the correction's variance: no interval")
+    clipped = _clip_to_scale(row)
+    if clipped:
+        notes.append(f"{dim}{where}: {clipped} clipped to the 0-1 scale")
+    return row, "; ".join(notes) or None
+
+
+def _clip_to_scale(row: dict[str, Any]) -> str:
+    """Clip ``calibrated``, ``ci_low`` and ``ci_high`` of ``row`` to [0, 1] (a mean of scores on
+    the normalised scale cannot leave it; the normal interval can); returns what was clipped, in
+    words (empty when nothing was)."""
+    said = []
+    for name in ("calibrated", "ci_low", "ci_high"):
+        v = row[name]
+        if v == v and not 0.0 <= v <= 1.0:
+            said.append(f"{name} {v:.4f}")
+            row[name] = min(1.0, max(0.0, v))
+    return ", ".join(said)
 
 
 def _warn_shared(judged: dict[Any, pd.DataFrame], ratings: pd.DataFrame, by: str, notes: list[str]) -> None:
@@ -457,8 +470,8 @@ def calibration_section(
     dims, skipped = None, []
     if isinstance(judge, pd.DataFrame) and "dimension" in judge.columns:  # custom prompts have no known scale
         present = [canonical(str(d)) for d in dict.fromkeys(judge["dimension"].tolist())]
-        dims = [d for d in present if d in _DIM_SCALE]
-        skipped = [d for d in present if d not in _DIM_SCALE]
+        dims = [d for d in present if d in DIM_SCALE]
+        skipped = [d for d in present if d not in DIM_SCALE]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataFormatWarning)
         table = calibrate(judge, human, method=method, ci=ci, aggregate=aggregate, dimensions=dims,
