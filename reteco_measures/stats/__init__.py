@@ -22,7 +22,7 @@ Entry points::
         -> DataFrame(query_id, value, min, max, tied_at_cutoff)
 
     stats.rank_agreement(a, b, *, top=None, ci=0.95, n_resamples=1000, seed=0) -> RankAgreement
-        # kendall_tau_b, tau_ap, spearman, top1_same, n, swaps (+ bootstrap intervals)
+        # kendall_tau_b, tau_ap, spearman, tau_gap, topk_kendall, top1_same, n, swaps (+ intervals)
 
 How each measure is resampled (its *unit*) is described in `reteco_measures.stats.design`,
 the tests in `reteco_measures.stats.tests`, the tie orders in
