@@ -30,7 +30,7 @@ from .aggregate import (
     normalize_scores,
     read_judgments,
 )
-from .agreement import agreement, confusion_matrices, read_ratings, self_consistency
+from .agreement import agreement, confusion_matrices, fleiss_kappa, read_ratings, self_consistency
 from .cache import JudgmentCache, cache_key
 from .calibrate import calibrate
 from .client import (
@@ -54,6 +54,7 @@ from .sampling import rating_sheet, sample_items
 from .temporal import label_rows, pool_pairs, temporal_items
 
 __all__ = [
+    "fleiss_kappa",
     "FAMILIES",
     "SCALES",
     "Prompt",
