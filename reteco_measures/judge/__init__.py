@@ -12,6 +12,8 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * `.golden` — golden-case meta-evaluation;
 * `.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
   correlations, bootstrap intervals) and self-consistency of repeated judgments;
+* `.panel` — judge panels: agreement matrix, errors against humans and their correlation,
+  effective committee size, calibrated panel means;
 * `.calibrate` — judge means calibrated by a human spot-check (prediction-powered inference);
 * `.sampling` — reproducible stratified rating sheets;
 * `.ledger` / `.report` — token and cost totals; the disclosure for a task report;
@@ -47,6 +49,7 @@ from .client import (
 from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
 from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
 from .ledger import token_totals
+from .panel import Panel, panel
 from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_prompt
 from .report import build_report, report_json, report_markdown
 from .runner import JudgeItem, Outcome, RunStats, run_items
@@ -55,6 +58,8 @@ from .temporal import label_rows, pool_pairs, temporal_items
 
 __all__ = [
     "fleiss_kappa",
+    "panel",
+    "Panel",
     "FAMILIES",
     "SCALES",
     "Prompt",
