@@ -14,6 +14,8 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
   correlations, bootstrap intervals) and self-consistency of repeated judgments;
 * `.panel` — judge panels: agreement matrix, errors against humans and their correlation,
   effective committee size, calibrated panel means;
+* `.repeats` — repeated stochastic judge runs: replicate-level intervals, flip rates, pass^k, a
+  gate over repeats;
 * `.calibrate` — judge means calibrated by a human spot-check (prediction-powered inference);
 * `.sampling` — reproducible stratified rating sheets;
 * `.ledger` / `.report` — token and cost totals; the disclosure for a task report;
@@ -51,6 +53,7 @@ from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
 from .ledger import token_totals
 from .panel import Panel, panel
 from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_prompt
+from .repeats import Repeats, gate_repeats, repeats
 from .report import build_report, report_json, report_markdown
 from .runner import JudgeItem, Outcome, RunStats, run_items
 from .sampling import rating_sheet, sample_items
@@ -60,6 +63,9 @@ __all__ = [
     "fleiss_kappa",
     "panel",
     "Panel",
+    "repeats",
+    "Repeats",
+    "gate_repeats",
     "FAMILIES",
     "SCALES",
     "Prompt",
