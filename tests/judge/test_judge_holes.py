@@ -14,12 +14,11 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from judge_server import JudgeServer, judged_text, score_reply, write_jsonl
 
 from reteco_measures.cli.main import main as cli_main
 from reteco_measures.errors import DataFormatWarning
 from reteco_measures.judge.holes import find_holes, hole_report, judged_at_k, judged_warning
-
-from judge_server import JudgeServer, judged_text, score_reply, write_jsonl
 
 QRELS = "q1 0 d1 1\nq1 0 d5 0\nq2 0 d3 2\n"
 RUN1 = "q1 Q0 d1 1 9 r1\nq1 Q0 d2 2 8 r1\nq1 Q0 d3 3 7 r1\nq2 Q0 d3 1 9 r1\nq2 Q0 d1 2 8 r1\n"
