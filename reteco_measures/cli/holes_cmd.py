@@ -60,9 +60,98 @@ def _cmd_holes(args: argparse.Namespace) -> int:
     return 1 if result.invalid else 0
 
 
+def _judge_sources(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep:
+            name, path = Path(item).stem, item
+        if name in out:
+            raise ValueError(f"judge {name!r} given twice")
+        out[name] = path
+    return out
+
+
+def _cmd_panel(args: argparse.Namespace) -> int:
+    from ..judge.panel import panel
+
+    scale = args.scale
+    result = panel(_judge_sources(args.judge), args.human, scale=scale, method=args.method, ci=args.ci,
+                   n_resamples=args.resamples, seed=args.seed)
+    for dim in dict.fromkeys(result.aggregate["dimension"]):
+        print(f"== {dim}: judge x judge quadratic-weighted kappa")
+        print(result.matrix(dim, "kappa_quadratic").round(args.places).to_string())
+        print(f"== {dim}: judge x judge ordinal alpha")
+        print(result.matrix(dim, "alpha_ordinal").round(args.places).to_string())
+        if not result.error_correlation.empty:
+            print(f"== {dim}: correlation of the judges' errors against the humans")
+            print(result.matrix(dim, "r").round(args.places).to_string())
+        print()
+    for title, frame in (("errors against the human ratings", result.errors),
+                         ("effective committee size k/(1+(k-1)rho)", result.effective),
+                         ("panel aggregates (calibrated: PPI against the human ratings)", result.aggregate)):
+        if len(frame):
+            print(f"== {title}")
+            print_frame(frame, "table", places=args.places)
+            print()
+    return 0
+
+
+def _cmd_repeats(args: argparse.Namespace) -> int:
+    from ..judge.repeats import gate_repeats, repeats
+
+    result = repeats(args.judgments, scale=args.scale, pass_threshold=args.pass_threshold, ci=args.ci,
+                     n_resamples=args.resamples, seed=args.seed)
+    print_frame(result.summary, "table", places=args.places)
+    if not args.baseline:
+        return 0
+    if not args.dimension:
+        raise ValueError("--baseline needs --dimension (the dimension the gate decides on)")
+    g = gate_repeats(args.baseline, args.judgments, dimension=args.dimension, margin=args.margin, alpha=args.alpha,
+                     scale=args.scale, seed=args.seed)
+    print(f"\ngate {args.dimension}: delta {g.delta:+.4f} [{g.ci_low:+.4f}, {g.ci_high:+.4f}], one-sided "
+          f"p = {g.p_value:.4f}, n = {g.n} items: {g.verdict} (exit {g.exit_code}): {g.reason}")
+    return g.exit_code
+
+
+def _scale_arg(value: str):
+    if "-" in value and value.replace("-", "").isdigit():
+        low, high = value.split("-")
+        return int(low), int(high)
+    return value
+
+
 def configure(jsub: argparse._SubParsersAction) -> None:
-    """Add ``judge holes`` to the ``judge`` sub-commands."""
+    """Add ``judge holes``, ``judge panel`` and ``judge repeats`` to the ``judge`` sub-commands."""
     from .judge_cmd import _add_client_args
+
+    p = jsub.add_parser("panel", help="judge panels: judge x judge kappa/alpha, errors against humans and their "
+                                      "correlation, effective committee size, calibrated panel means")
+    p.add_argument("--judge", required=True, nargs="+", metavar="NAME=FILE",
+                   help="each judge's judgments JSONL (NAME= optional: the file name otherwise)")
+    p.add_argument("--human", help="human ratings (CSV/TSV/JSONL: turn_id, dimension, rater, score)")
+    p.add_argument("--scale", type=_scale_arg, help="reteco, ikat, binary or LOW-HIGH (default: each dimension's)")
+    p.add_argument("--method", default="ppi++", choices=["ppi++", "ppi"], help="calibration (default ppi++)")
+    p.add_argument("--ci", type=float, default=0.95)
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap of the effective size (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--places", type=int, default=4)
+    p.set_defaults(func=_cmd_panel)
+
+    p = jsub.add_parser("repeats", help="repeated judge runs: replicate-level intervals, flip rates, pass^k; "
+                                        "with --baseline, the gate between two judged systems (exit 0/1/2)")
+    p.add_argument("--judgments", required=True, help="judgments JSONL with several repeats per item")
+    p.add_argument("--scale", type=_scale_arg, help="reteco, ikat, binary or LOW-HIGH (default: each dimension's)")
+    p.add_argument("--pass-threshold", type=float, help="a score at or above it passes (default: 1 on 0-1 scales)")
+    p.add_argument("--ci", type=float, default=0.95)
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--baseline", help="the baseline system's judgments: gate --judgments against it")
+    p.add_argument("--dimension", help="the dimension of the gate")
+    p.add_argument("--margin", type=float, default=0.0)
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--places", type=int, default=4)
+    p.set_defaults(func=_cmd_repeats)
 
     p = jsub.add_parser("holes", help="judge only the unjudged pairs of the runs' top K; extended qrels with "
                                       "provenance; each run's measure with and without the filled holes",

@@ -89,3 +89,25 @@ def test_effective_size_formula_and_inputs():
     with pytest.raises(ValueError, match="'judge' column"):
         panel(judg.drop(columns=["judge"]))
     assert panel({j: g.drop(columns=["judge"]) for j, g in judg.groupby("judge")}).judges == ["g1", "g2", "g3"]
+
+
+def test_panel_and_repeats_commands(tmp_path, capsys):
+    from reteco_measures.cli.main import main as cli_main
+
+    judg, hum = _frames()
+    for j in J:
+        judg[judg["judge"] == j].drop(columns=["judge"]).to_json(tmp_path / f"{j}.jsonl", orient="records",
+                                                                   lines=True)
+    hum.to_csv(tmp_path / "h.csv", index=False)
+    assert cli_main(["judge", "panel", "--judge", *(str(tmp_path / f"{j}.jsonl") for j in J), "--human",
+                     str(tmp_path / "h.csv"), "--resamples", "50"]) == 0
+    out = capsys.readouterr().out
+    kappa = panel(judg, hum, n_resamples=0).matrix("correctness").loc["g1", "g2"]
+    assert f"{kappa:.4f}" in out and "effective committee size" in out
+    # repeats: g1's and g3's scores as two repeats of one judge; gate g2 (baseline) -> the same items
+    rep = pd.concat([judg[judg["judge"] == "g1"].assign(repeat=0), judg[judg["judge"] == "g3"].assign(repeat=1)])
+    rep.drop(columns=["judge"]).to_json(tmp_path / "rep.jsonl", orient="records", lines=True)
+    code = cli_main(["judge", "repeats", "--judgments", str(tmp_path / "rep.jsonl"), "--baseline",
+                     str(tmp_path / "g2.jsonl"), "--dimension", "correctness"])
+    out = capsys.readouterr().out
+    assert code == 2 and "cannot_tell" in out  # 8 items: fewer than the 10 units a verdict needs
