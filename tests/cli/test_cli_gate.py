@@ -44,3 +44,9 @@ def test_gate_exit_codes_and_json(reversed_run, capsys):
     # an unreadable input is never "worse"
     assert cli_main(["gate", base, "missing.txt", "--benchmark", "reteco-2a", "--data", data]) == 2
     assert "missing.txt" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_worked_example_of_the_gate_page_prints_what_the_page_shows(worked_example):
+    page = worked_example("gate.md")
+    assert page["printed"] == page["text"][0]

@@ -134,3 +134,8 @@ def test_calibrated_value_equals_ppi_py():
     assert row["n_labelled"] == 2 and row["value_human"] == pytest.approx((0.5 + 1 + 0.5) / 3)
     assert row["value_filled"] == pytest.approx((0.5 + 1 + 1) / 3)
     assert row["calibrated"] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, unl, lam=1))[0]))
+
+
+def test_the_worked_example_of_the_holes_page_prints_what_the_page_shows(worked_example):
+    page = worked_example("qrels-holes.md")
+    assert page["printed"] == page["text"][0]

@@ -111,3 +111,8 @@ def test_panel_and_repeats_commands(tmp_path, capsys):
                      str(tmp_path / "g2.jsonl"), "--dimension", "correctness"])
     out = capsys.readouterr().out
     assert code == 2 and "cannot_tell" in out  # 8 items: fewer than the 10 units a verdict needs
+
+
+def test_the_worked_example_of_the_panels_page_prints_what_the_page_shows(worked_example):
+    page = worked_example("judge-panels.md")
+    assert page["printed"] == page["text"][0]
