@@ -6,7 +6,7 @@ non-relevant. Pools built for older systems judge newer ones badly.
 
 * `judged_at_k` — the share of each query's top ``k`` documents that the qrels judge (ir_measures'
   ``Judged@k``, which the tests check it against), and `judged_warning`, which flags a run whose
-  mean Judged@k is far below the pooled runs' (`JUDGED_GAP`);
+  mean Judged@k is far below the pooled runs' (below `JUDGED_RATIO` = 0.8 of their mean);
 * `find_holes` — the holes of several runs (each pair once, first-seen order);
 * `fill_holes` — judges only the holes (through the judge runner `run_items` and its cache, so a
   pair judged before is never asked again; pairs the qrels already hold, with any provenance, are
@@ -43,12 +43,12 @@ from .calibrate import ppi_mean
 from .runner import JudgeItem, Outcome, run_items
 from .temporal import temporal_items
 
-__all__ = ["write_extended_qrels", "EXTENDED_HEADER", "judged_at_k", "judged_warning", "find_holes", "fill_holes", "hole_report", "Holes", "JUDGED_GAP",
+__all__ = ["write_extended_qrels", "EXTENDED_HEADER", "judged_at_k", "judged_warning", "find_holes", "fill_holes", "hole_report", "Holes", "JUDGED_RATIO",
            "HOLE_REPORT_COLUMNS"]
 
-#: a run whose mean Judged@k is more than this below the mean over the pooled runs gets a warning
-#: (0.10 = ten points of the top k unjudged beyond what the pooled runs have)
-JUDGED_GAP = 0.10
+#: a run whose mean Judged@k is below this fraction of the mean over the pooled runs gets a warning
+#: (0.8: a fifth fewer judged documents in its top k than the pool has on average)
+JUDGED_RATIO = 0.8
 
 #: the columns of `hole_report`
 HOLE_REPORT_COLUMNS = ["run", "measure", "n", "holes", "judged_before", "judged_after", "value_human",
@@ -112,13 +112,14 @@ def judged_at_k(qrels: Any, run: Any, k: int = 10, *, tie_break: str = "trec_eva
     return pd.Series(judged, index=top["query_id"].to_numpy(), dtype=np.float64).groupby(level=0, sort=False).mean()
 
 
-def judged_warning(judged: Mapping[str, float], gap: float = JUDGED_GAP) -> list[str]:
-    """The runs whose mean Judged@k is more than ``gap`` below the mean over all runs (the pool),
-    as messages; also given as one `DataFormatWarning`."""
+def judged_warning(judged: Mapping[str, float], ratio: float = JUDGED_RATIO) -> list[str]:
+    """The runs whose mean Judged@k is below ``ratio`` times the mean over all runs (the pool), as
+    messages; also given as one `DataFormatWarning`. Relative, so that it holds for pools that
+    judge most of the top k and for sparse ones (a shallow pool judges a tenth of it)."""
     values = pd.Series(judged, dtype=np.float64)
     pool = float(values.mean())
-    low = values[values < pool - gap]
-    out = [f"run {r!r}: Judged@k {v:.3f} is far below the pooled runs' {pool:.3f} (gap > {gap:g}): its unjudged "
+    low = values[values < ratio * pool]
+    out = [f"run {r!r}: Judged@k {v:.3f} is far below the pooled runs' {pool:.3f} (< {ratio:g} x): its unjudged "
            "documents count as non-relevant; fill the holes (judge holes) or read its score with care"
            for r, v in low.items()]
     if out:
@@ -227,7 +228,7 @@ def hole_report(
     method: str = "ppi++",
     ci: float = 0.95,
     tie_break: str = "trec_eval",
-    gap: float = JUDGED_GAP,
+    ratio: float = JUDGED_RATIO,
 ) -> pd.DataFrame:
     """Each run's ``measure`` without and with the filled holes, and its PPI-calibrated mean
     (module docs). ``qrels``: the human qrels; ``extended``: `fill_holes`' qrels; ``model_labels``:
@@ -275,5 +276,5 @@ def hole_report(
                            "human-judged pairs (model_labels) to calibrate")
         rows.append(row)
     if len(before) >= 2:
-        judged_warning(before, gap)
+        judged_warning(before, ratio)
     return pd.DataFrame(rows, columns=HOLE_REPORT_COLUMNS)

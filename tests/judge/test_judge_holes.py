@@ -139,3 +139,27 @@ def test_calibrated_value_equals_ppi_py():
 def test_the_worked_example_of_the_holes_page_prints_what_the_page_shows(worked_example):
     page = worked_example("qrels-holes.md")
     assert page["printed"] == page["text"][0]
+
+
+def test_judged_at_10_is_a_diagnostic_of_the_scores_and_the_leaderboard_warns(tmp_path):
+    import reteco_measures as rm
+    from reteco_measures.sample import sample_path, sample_root
+
+    run = sample_path("runs", "reteco_track2.txt")
+    score = rm.benchmark("reteco-2a").score(run, data=sample_root())
+    qrels = pd.concat([rm.read_qrels(p) for p in sorted((sample_root() / "reteco" / "track2_recor").glob("*/qrels_dev.txt"))])
+    qrels["query_id"] = [f"{p.parent.name}/{q}" for p in sorted((sample_root() / "reteco" / "track2_recor")
+                                                               .glob("*/qrels_dev.txt"))
+                         for q in rm.read_qrels(p)["query_id"]]
+    per = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.Judged @ 10], qrels, rm.read_run(run))}
+    summary = score.summary.set_index("measure")
+    assert summary.loc["Judged@10", "role"] == "diagnostic"
+    assert summary.loc["Judged@10", "value"] == pytest.approx(np.mean([per.get(q, 0.0) for q in score.per_query["query_id"]]))
+    # a run made only of unjudged documents of the corpus: Judged@10 far below the pooled runs'
+    lines = run.read_text().splitlines()
+    judged = set(zip(qrels["query_id"], qrels["doc_id"], strict=True))
+    kept = [ln for ln in lines if (ln.split()[0], ln.split()[2]) not in judged]
+    (tmp_path / "unjudged.txt").write_text("\n".join(kept) + "\n")
+    with pytest.warns(DataFormatWarning, match="unjudged.*far below"):
+        rm.leaderboard("reteco-2a", {"sample": run, "sample2": run, "unjudged": tmp_path / "unjudged.txt"},
+                       data=sample_root(), n_resamples=50, on_mismatch="warn")
