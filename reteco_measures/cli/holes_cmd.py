@@ -16,16 +16,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import judge_cmd
 from .report import print_frame
 
-__all__ = ["configure"]
+__all__ = ["configure", "configure_judge"]
 
 
 def _cmd_holes(args: argparse.Namespace) -> int:
     from ..judge.holes import fill_holes, hole_report, write_extended_qrels
     from ..judge.inputs import read_documents, read_temporal_topics
-    from . import judge_cmd
-
     if args.depth < 1:
         raise ValueError("--depth must be >= 1")
     topics, problems = read_temporal_topics(args.topics)
@@ -123,7 +122,7 @@ def _scale_arg(value: str):
 
 def configure(jsub: argparse._SubParsersAction) -> None:
     """Add ``judge holes``, ``judge panel`` and ``judge repeats`` to the ``judge`` sub-commands."""
-    from .judge_cmd import _add_client_args
+    _add_client_args = judge_cmd._add_client_args
 
     p = jsub.add_parser("panel", help="judge panels: judge x judge kappa/alpha, errors against humans and their "
                                       "correlation, effective committee size, calibrated panel means")
@@ -168,3 +167,13 @@ def configure(jsub: argparse._SubParsersAction) -> None:
     p.add_argument("--model-labels", help="model judgments of human-judged pairs (qrels) for the PPI calibration")
     _add_client_args(p, default_cache="OUT.cache")
     p.set_defaults(func=_cmd_holes)
+
+
+def configure_judge(sub: argparse._SubParsersAction) -> None:
+    """The ``judge`` command (`judge_cmd.configure`) with ``holes``, ``panel`` and ``repeats``."""
+    judge_cmd.configure(sub)
+    parser = sub.choices.get("judge")
+    if parser is None:
+        return
+    jsub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    configure(jsub)

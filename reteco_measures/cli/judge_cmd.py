@@ -27,7 +27,6 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import Problem
-from . import holes_cmd
 from .report import OUTPUT_FORMATS, frame_records, print_frame
 
 __all__ = ["configure"]
@@ -763,7 +762,6 @@ def configure(sub: argparse._SubParsersAction) -> None:
     _add_generation(jsub)
     _add_ikat(jsub)
     _add_temporal(jsub)
-    holes_cmd.configure(jsub)
     _add_meta_eval(jsub)
     _add_aggregate(jsub)
     _add_lexical(jsub)

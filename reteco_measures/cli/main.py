@@ -27,7 +27,7 @@ import pandas as pd
 from .._version import __version__
 from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning
 from ..kernels.ranking import TIE_BREAKS
-from . import compare_cmd, gate_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
+from . import compare_cmd, gate_cmd, holes_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .report import OUTPUT_FORMATS, print_frame
 from .score_cmd import add_score_parsers
 
@@ -40,7 +40,7 @@ COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "compare": compare_cmd.configure,
     "compare-leaderboards": rank_agreement_cmd.configure,
     "gate": gate_cmd.configure,
-    "judge": judge_cmd.configure,
+    "judge": holes_cmd.configure_judge,
     "leaderboard": leaderboard_cmd.configure,
 }
 
