@@ -45,7 +45,8 @@ while ``pairwise`` keeps the board's test of the raw judge scores.
 
 **Judged@k**: where the benchmark reports ``Judged@k`` (the share of a run's top ``k`` the qrels
 judge), a run whose mean is below ``reteco_measures.judge.holes.JUDGED_RATIO`` (0.8) times the
-mean over the ranked runs gets a `DataFormatWarning`: its unjudged documents count as
+mean over the ranked runs, and at least ``JUDGED_MIN_GAP`` (0.05) below it, gets a
+`DataFormatWarning`: its unjudged documents count as
 non-relevant, so its score is a lower bound (``judge holes`` fills them).
 
 **Tie sensitivity**: where the ranking measure breaks ties trec_eval's way and a run has tied

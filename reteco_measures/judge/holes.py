@@ -43,12 +43,15 @@ from .calibrate import ppi_mean
 from .runner import JudgeItem, Outcome, run_items
 from .temporal import temporal_items
 
-__all__ = ["write_extended_qrels", "EXTENDED_HEADER", "judged_at_k", "judged_warning", "find_holes", "fill_holes", "hole_report", "Holes", "JUDGED_RATIO",
+__all__ = ["write_extended_qrels", "EXTENDED_HEADER", "judged_at_k", "judged_warning", "find_holes", "fill_holes", "hole_report", "Holes", "JUDGED_RATIO", "JUDGED_MIN_GAP",
            "HOLE_REPORT_COLUMNS"]
 
 #: a run whose mean Judged@k is below this fraction of the mean over the pooled runs gets a warning
 #: (0.8: a fifth fewer judged documents in its top k than the pool has on average)
 JUDGED_RATIO = 0.8
+#: ... and at least this far below it in absolute terms (no warning over trivial differences of
+#: nearly unjudged pools)
+JUDGED_MIN_GAP = 0.05
 
 #: the columns of `hole_report`
 HOLE_REPORT_COLUMNS = ["run", "measure", "n", "holes", "judged_before", "judged_after", "value_human",
@@ -112,13 +115,15 @@ def judged_at_k(qrels: Any, run: Any, k: int = 10, *, tie_break: str = "trec_eva
     return pd.Series(judged, index=top["query_id"].to_numpy(), dtype=np.float64).groupby(level=0, sort=False).mean()
 
 
-def judged_warning(judged: Mapping[str, float], ratio: float = JUDGED_RATIO) -> list[str]:
-    """The runs whose mean Judged@k is below ``ratio`` times the mean over all runs (the pool), as
-    messages; also given as one `DataFormatWarning`. Relative, so that it holds for pools that
-    judge most of the top k and for sparse ones (a shallow pool judges a tenth of it)."""
+def judged_warning(judged: Mapping[str, float], ratio: float = JUDGED_RATIO,
+                   min_gap: float = JUDGED_MIN_GAP) -> list[str]:
+    """The runs whose mean Judged@k is below ``ratio`` times the mean over all runs (the pool) and
+    at least ``min_gap`` below it, as messages; also given as one `DataFormatWarning`. Relative,
+    so that it holds for pools that judge most of the top k and for shallow ones; the absolute
+    floor keeps nearly unjudged pools (0.004 against 0.007) quiet."""
     values = pd.Series(judged, dtype=np.float64)
     pool = float(values.mean())
-    low = values[values < ratio * pool]
+    low = values[(values < ratio * pool) & (values <= pool - min_gap)]
     out = [f"run {r!r}: Judged@k {v:.3f} is far below the pooled runs' {pool:.3f} (< {ratio:g} x): its unjudged "
            "documents count as non-relevant; fill the holes (judge holes) or read its score with care"
            for r, v in low.items()]

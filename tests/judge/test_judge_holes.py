@@ -81,6 +81,7 @@ def test_a_run_far_below_the_pool_is_warned_about():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert judged_warning({"a": 0.95, "b": 0.9, "c": 0.88}) == []
+        assert judged_warning({"a": 0.009, "b": 0.008, "c": 0.004}) == []  # below 0.8 x, but by 0.003 only
 
 
 def test_judge_holes_end_to_end_asks_only_the_holes_and_never_twice(server, files, capsys):
