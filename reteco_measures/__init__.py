@@ -64,6 +64,7 @@ from . import report as report
 from . import scale as scale
 from . import stats as stats
 from .benchmarks.leaderboard import leaderboard
+from .benchmarks.gate import gate
 from .stats import Comparison, compare, tie_sensitivity
 
 _install()
@@ -109,6 +110,7 @@ __all__ = [
     # official scoring
     "benchmark",
     "leaderboard",
+    "gate",
     "Benchmark",
     "Score",
     "reward",

@@ -43,6 +43,12 @@ Angelopoulos, Duchi & Zrnic 2023, Theorem 1); clusters use the paired bootstrap 
 calibrated differences on those resamples (``calibrated_pairwise``, with the board's correction),
 while ``pairwise`` keeps the board's test of the raw judge scores.
 
+**Judged@k**: where the benchmark reports ``Judged@k`` (the share of a run's top ``k`` the qrels
+judge), a run whose mean is below ``reteco_measures.stats.judged.JUDGED_RATIO`` (0.8) times the
+mean over the ranked runs, and at least ``JUDGED_MIN_GAP`` (0.05) below it, gets a
+`DataFormatWarning`: its unjudged documents count as
+non-relevant, so its score is a lower bound (``judge holes`` fills them).
+
 **Tie sensitivity**: where the ranking measure breaks ties trec_eval's way and a run has tied
 scores, ``tie_min`` / ``tie_max`` give its aggregate under the worst and best order of the tied
 documents (`reteco_measures.stats.tie_sensitivity`); the columns appear only when ties
@@ -70,6 +76,7 @@ from ..report.text import frame_records
 from ..stats import Comparison, adjust, compare_frame, has_ties, unit_columns
 from ..stats.calibrate import METHODS, calibrate
 from ..stats.compare import Resamples, file_run_name
+from ..stats.judged import judged_warning
 from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
 from .registry import benchmark
@@ -434,6 +441,9 @@ def leaderboard(
         if bench.contract == "judgments" and np.isnan(column).all():
             continue  # a dimension no submission was judged on
         ranking[diag] = column
+    for col in [c for c in ranking.columns if str(c).startswith("Judged@")]:
+        # a run whose top k is judged far less than the pooled runs' scores low for unjudged documents
+        judged_warning(dict(zip(ranking["run"], ranking[col], strict=True)))
     groups = {}
     for g in bench.groupings:
         groups[g.name] = _group_table(scores, order, g, label)

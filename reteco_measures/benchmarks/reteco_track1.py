@@ -79,14 +79,15 @@ DISPLAY_NAMES = {
 
 
 def diagnostics(k: int = 10, reference: str = "reteco") -> list:
-    """The Track 1 diagnostics at cutoff ``k``: TP, TR, TC, nDCG|FC, MAP, R, MRR.
+    """The Track 1 diagnostics at cutoff ``k``: TP, TR, TC, nDCG|FC, MAP, R, MRR, Judged (the share
+    of the top ``k`` the qrels judge, ir_measures' ``Judged@k``).
 
     ``reference='tempo'`` gives TP, TR, TC and nDCG|FC the rules of TEMPO's own
     ``temporal_metrics.py`` (see the Track 1 page for every difference from the default)."""
     temporal = ["TP", "TR", "TC", "nDCG_FC"]
     if reference != "reteco":
         temporal = [f"{m}(reference='{reference}')" for m in temporal]
-    return parse_measures([*(f"{m}@{k}" for m in temporal), f"AP@{k}", f"R@{k}", "RR"])
+    return parse_measures([*(f"{m}@{k}" for m in temporal), f"AP@{k}", f"R@{k}", "RR", f"Judged@{k}"])
 
 
 def display(measure: Any) -> str:

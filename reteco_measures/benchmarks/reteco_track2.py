@@ -193,7 +193,7 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
 def _measures(opts: dict) -> list:
     k = opts["k"]
     official = TurnNDCG @ k if opts["average"] == "turn" else TurnNDCG(average=opts["average"]) @ k
-    return parse_measures([official, f"AP@{k}", f"R@{k}", "RR"])
+    return parse_measures([official, f"AP@{k}", f"R@{k}", "RR", f"Judged@{k}"])
 
 
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):

@@ -56,7 +56,7 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
 
 def _measures(opts: dict) -> list:
     k = opts["top_k"]
-    return parse_measures([f"SpokenMacroNDCG@{k}", f"nDCG@{k}"])
+    return parse_measures([f"SpokenMacroNDCG@{k}", f"nDCG@{k}", f"Judged@{k}"])
 
 
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):

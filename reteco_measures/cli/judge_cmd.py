@@ -50,7 +50,7 @@ ENVIRONMENT_HELP = (
     "cache or message.")
 
 
-def _add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats: bool = False) -> None:
+def add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats: bool = False) -> None:
     p.epilog = ENVIRONMENT_HELP
     g = p.add_argument_group("judge endpoint and run")
     g.add_argument("--model", required=True, help="judge model name (sent to the endpoint)")
@@ -188,7 +188,7 @@ class _Progress:
             self.bar.close()
 
 
-def _run(args: argparse.Namespace, items, cache_default: str | None):
+def run_session(args: argparse.Namespace, items, cache_default: str | None):
     """Run a `JudgeSession` on items, printing its progress and summary; returns the
     `RunResult` when it finished, else its exit code."""
     from ..judge.budget import Budget
@@ -287,7 +287,7 @@ def _cmd_generation(args: argparse.Namespace) -> int:
     _print_problems(problems)
     items = generation_items(answers, contexts, dims, targets=targets, prompts_dir=args.prompts,
                              repeats=args.repeats)
-    run = _run(args, items, f"{args.out}.cache")
+    run = run_session(args, items, f"{args.out}.cache")
     if isinstance(run, int):
         return run
     outcomes = run.outcomes
@@ -311,7 +311,7 @@ def _add_generation(sub: argparse._SubParsersAction) -> None:
                    help="reteco: correctness, completeness, relevance, coherence, faithfulness (1-5); "
                         "ikat: naturalness, groundedness (0-4)")
     p.add_argument("--targets", help="target turn ids: JSONL, TREC qrels or one id per line")
-    _add_client_args(p, default_cache="OUT.cache", repeats=True)
+    add_client_args(p, default_cache="OUT.cache", repeats=True)
     p.set_defaults(func=_cmd_generation)
 
 
@@ -326,7 +326,7 @@ def _add_ikat(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="judgments JSONL to write")
     p.add_argument("--dimensions", help="naturalness,groundedness (default both)")
     p.add_argument("--targets", help="judged turns, e.g. the qrels file (pruned turns are not assessed)")
-    _add_client_args(p, default_cache="OUT.cache", repeats=True)
+    add_client_args(p, default_cache="OUT.cache", repeats=True)
     p.set_defaults(func=_cmd_generation, scale="ikat")
 
 
@@ -353,7 +353,7 @@ def _cmd_temporal(args: argparse.Namespace) -> int:
     problems += p2
     _print_problems(problems)
     items = temporal_items(pairs, topics, documents, prompts_dir=args.prompts)
-    run = _run(args, items, f"{args.out}.cache")
+    run = run_session(args, items, f"{args.out}.cache")
     if isinstance(run, int):
         return run
     outcomes = run.outcomes
@@ -379,7 +379,7 @@ def _add_temporal(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pairs", help="explicit pairs: JSONL {query_id, doc_id}, 'qid docid' lines or qrels")
     p.add_argument("--out", required=True, help="labels JSONL to write")
     p.add_argument("--judgments-out", help="also write every single judgment (with rationale) here")
-    _add_client_args(p, default_cache="OUT.cache")
+    add_client_args(p, default_cache="OUT.cache")
     p.set_defaults(func=_cmd_temporal)
 
 
@@ -395,7 +395,7 @@ def _cmd_meta_eval(args: argparse.Namespace) -> int:
     items = golden_items(dims, prompts_dir=args.prompts)
     if not items:
         raise ValueError("no golden case for the chosen dimensions")
-    run = _run(args, items, None)
+    run = run_session(args, items, None)
     if isinstance(run, int):
         return run
     outcomes = run.outcomes
@@ -424,7 +424,7 @@ def _add_meta_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dimensions", help="comma-separated (default: all dimensions with golden cases)")
     p.add_argument("--min-accuracy", type=float, default=1.0, help="required share of separated pairs (default 1)")
     p.add_argument("--out", help="write the per-case results as JSONL")
-    _add_client_args(p, default_cache="no cache")
+    add_client_args(p, default_cache="no cache")
     p.set_defaults(func=_cmd_meta_eval)
 
 

@@ -29,7 +29,7 @@ import pandas as pd
 from .._version import __version__
 from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning, display, display_message
 from ..kernels.ranking import TIE_BREAKS
-from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
+from . import compare_cmd, gate_cmd, holes_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .read_limits import add_read_limit_options, read_limits_of
 from .report import OUTPUT_FORMATS, print_frame
 from .score_cmd import add_score_parsers
@@ -42,7 +42,8 @@ COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "codabench": platform_cmd.configure,
     "compare": compare_cmd.configure,
     "compare-leaderboards": rank_agreement_cmd.configure,
-    "judge": judge_cmd.configure,
+    "gate": gate_cmd.configure,
+    "judge": holes_cmd.configure_judge,
     "leaderboard": leaderboard_cmd.configure,
 }
 

@@ -14,6 +14,10 @@ generation dimensions, the iKAT 2023 response criteria, TEMPO's temporal labels)
 * `.golden` — golden-case meta-evaluation;
 * `.agreement` — agreement with human raters (weighted kappa, Krippendorff's alpha, rank
   correlations, bootstrap intervals) and self-consistency of repeated judgments;
+* `.panel` — judge panels: agreement matrix, errors against humans and their correlation,
+  effective committee size, calibrated panel means;
+* `.repeats` — repeated stochastic judge runs: replicate-level intervals, flip rates, pass^k, a
+  gate over repeats;
 * `calibrate` — judge means calibrated by a human spot-check (prediction-powered inference;
   computed in the core, `reteco_measures.stats.calibrate`, from the ratings of
   `reteco_measures.io.ratings`, and re-exported here);
@@ -38,14 +42,16 @@ from .aggregate import (
     normalize_scores,
     read_judgments,
 )
-from .agreement import agreement, confusion_matrices, self_consistency
+from .agreement import agreement, confusion_matrices, fleiss_kappa, self_consistency
 from .budget import Budget
 from .cache import JudgmentCache, cache_key
 from .client import STRUCTURED_MODES, JudgeClient, JudgeFatalError, JudgeQueueingWarning, judgment_schema
 from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
 from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
 from .ledger import token_totals
+from .panel import Panel, panel
 from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_prompt
+from .repeats import Repeats, gate_repeats, repeats
 from .replies import ReplyError, Verdict, parse_reply
 from .report import build_report, report_json, report_markdown
 from .runner import JudgeItem, Outcome, RunStats, run_items
@@ -54,6 +60,12 @@ from .session import BatchOptions, JudgeSession, RunResult, read_run_records, ru
 from .temporal import label_rows, pool_pairs, temporal_items
 
 __all__ = [
+    "fleiss_kappa",
+    "panel",
+    "Panel",
+    "repeats",
+    "Repeats",
+    "gate_repeats",
     "FAMILIES",
     "SCALES",
     "Prompt",

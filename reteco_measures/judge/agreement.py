@@ -13,6 +13,10 @@ ratings" and that the report disclose the agreement. `agreement` gives, per dime
 * ``spearman``, ``kendall`` (tau-b): the judge against the mean of the raters' scores;
 * ``exact``, ``within_1``: the share of items where the judge equals the consensus / is at most
   one point from it;
+* ``fleiss_kappa``: Fleiss' kappa (Fleiss 1971, "Measuring nominal scale agreement among many
+  raters", Psychological Bulletin 76(5)) of the judge and the raters as nominal raters, over the
+  items *every one of them* rated (the statistic needs the same number of ratings per item); NaN
+  with fewer than three raters in all (judge included) or no such item;
 * percentile bootstrap confidence intervals (items resampled) for kappa and alpha, given only
   when at least `MIN_INTERVAL_ITEMS` items are compared (``note`` says so otherwise);
 * a *pooled* row per scale shared by several dimensions (``dimension`` = ``(pooled 1-5)`` ...):
@@ -48,6 +52,7 @@ __all__ = [
     "confusion_matrices",
     "kappa_quadratic",
     "alpha_ordinal",
+    "fleiss_kappa",
     "self_consistency",
     "judge_scores",
     "JUDGE_SCORE_COLUMNS",
@@ -59,7 +64,8 @@ __all__ = [
 #: the columns of `agreement`, in order
 AGREEMENT_COLUMNS = [
     "dimension", "n", "kappa_quadratic", "kappa_ci_low", "kappa_ci_high", "alpha_ordinal",
-    "alpha_ci_low", "alpha_ci_high", "alpha_humans", "spearman", "kendall", "exact", "within_1", "note",
+    "alpha_ci_low", "alpha_ci_high", "alpha_humans", "spearman", "kendall", "exact", "within_1", "fleiss_kappa",
+    "note",
 ]
 
 #: fewest compared items for a bootstrap interval: with fewer, the resamples take a handful of
@@ -216,7 +222,7 @@ def judge_scores(
 JUDGE_SCORE_COLUMNS = ["turn_id", "dimension", "repeat", "score"]
 
 
-def _judge_consensus(judge: pd.DataFrame) -> pd.DataFrame:
+def judge_consensus(judge: pd.DataFrame) -> pd.DataFrame:
     """One judge score per item: repeats combined by the lower median (an integer on the scale)."""
     if judge.duplicated(["turn_id", "dimension"]).any():
         return (judge.groupby(["turn_id", "dimension"], sort=False)["score"]
@@ -226,6 +232,30 @@ def _judge_consensus(judge: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------------
 # agreement
+
+
+def fleiss_kappa(counts: np.ndarray) -> float:
+    """Fleiss' kappa of a subjects × categories table of counts (every row sums to the same number
+    of raters ``m >= 2``): ``(P̄ − P̄_e) / (1 − P̄_e)`` with ``P_i = (Σ_j n_ij² − m) / (m(m − 1))`` the
+    agreement on subject ``i`` and ``P̄_e = Σ_j p_j²`` over the category shares ``p_j`` (Fleiss
+    1971). NaN for an empty table, fewer than two raters or chance agreement 1.
+
+    Raises:
+        ValueError: rows with different totals.
+    """
+    t = np.asarray(counts, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] == 0:
+        return float("nan")
+    m = t.sum(axis=1)
+    if not np.all(m == m[0]):
+        raise ValueError("Fleiss' kappa needs the same number of ratings on every subject")
+    m0 = float(m[0])
+    if m0 < 2:
+        return float("nan")
+    p_i = ((t * t).sum(axis=1) - m0) / (m0 * (m0 - 1))
+    p_j = t.sum(axis=0) / t.sum()
+    p_e = float((p_j * p_j).sum())
+    return float("nan") if p_e >= 1 else float((p_i.mean() - p_e) / (1 - p_e))
 
 
 def _bootstrap(stat, n_items: int, B: int, rng: np.random.Generator, ci: float) -> tuple[float, float]:
@@ -243,7 +273,7 @@ def _bootstrap(stat, n_items: int, B: int, rng: np.random.Generator, ci: float) 
 def _dimensions(judge, human, scale, dimensions, problems):
     """Per dimension to report: (dimension, low, high, items, judge scores, human matrix, human
     consensus) over the compared items whose scores are on the scale."""
-    j = _judge_consensus(judge_scores(judge, problems, scale=scale))
+    j = judge_consensus(judge_scores(judge, problems, scale=scale))
     h = read_ratings(human, problems, keep_lines=True)
     dims = [canonical(d) for d in dimensions] if dimensions else list(dict.fromkeys(h["dimension"]))
     for dim in dims:
@@ -288,7 +318,7 @@ def agreement(
     Returns:
         DataFrame with `AGREEMENT_COLUMNS`: ``dimension, n, kappa_quadratic,
         kappa_ci_low, kappa_ci_high, alpha_ordinal, alpha_ci_low, alpha_ci_high, alpha_humans,
-        spearman, kendall, exact, within_1, note``; ``note`` says when there is nothing to compare,
+        spearman, kendall, exact, within_1, fleiss_kappa, note``; ``note`` says when there is nothing to compare,
         when ``n`` is below `MIN_INTERVAL_ITEMS` (no interval is given) and what a pooled
         row pools.
     """
@@ -406,6 +436,9 @@ def _agreement_one(dim, low, high, items, js, hm, cons, B, ci, rng) -> dict[str,
     row["kendall"] = kendall_tau_b(js, mean)
     row["exact"] = float(np.mean(js == cons))
     row["within_1"] = float(np.mean(np.abs(js - cons) <= 1))
+    complete = ~np.isnan(hm).any(axis=1)
+    row["fleiss_kappa"] = fleiss_kappa(all_counts[complete]) if hm.shape[1] >= 2 and complete.any() \
+        else float("nan")
     return row
 
 

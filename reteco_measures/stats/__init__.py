@@ -22,7 +22,10 @@ Entry points::
         -> DataFrame(query_id, value, min, max, tied_at_cutoff)
 
     stats.rank_agreement(a, b, *, top=None, ci=0.95, n_resamples=1000, seed=0) -> RankAgreement
-        # kendall_tau_b, tau_ap, spearman, top1_same, n, swaps (+ bootstrap intervals)
+        # kendall_tau_b, tau_ap, spearman, tau_gap, topk_kendall, top1_same, n, swaps (+ intervals)
+
+    stats.gate_frame(per_query, *, baseline, candidate, margin=0.0, alpha=0.05, ...) -> Gate
+        # the regression gate on a per-query frame (rm.gate scores the runs first)
 
 How each measure is resampled (its *unit*) is described in `reteco_measures.stats.design`,
 the tests in `reteco_measures.stats.tests`, the tie orders in
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 from .compare import ALL, Comparison, compare, compare_frame, per_query_frame
 from .design import unit_columns, unit_kind
+from .gate import Gate, gate_frame
 from .rank_agreement import RankAgreement, rank_agreement
 from .tests import CORRECTIONS, TESTS, TIE_TOLERANCE, adjust
 from .ties import has_ties, tie_sensitivity
@@ -54,4 +58,6 @@ __all__ = [
     "has_ties",
     "rank_agreement",
     "RankAgreement",
+    "Gate",
+    "gate_frame",
 ]

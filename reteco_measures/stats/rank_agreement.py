@@ -19,6 +19,25 @@
   identical rankings (ties included), and is 0 when ``b`` ties every run of an untied ``a``. It is
   computed in closed form (harmonic numbers), not by enumerating orders;
 * ``spearman`` — Spearman's ρ, Pearson's r of the average ranks;
+* ``tau_gap`` — the head-weighted, gap-sensitive correlation τ_GAP of Gao & Oard (2015, "A
+  head-weighted gap-sensitive correlation coefficient", SIGIR): going down ``b``'s ranking, the
+  run at position ``i`` scores the share of the reference gap mass ``Σ_{j<i} |a_j − a_i|`` of the
+  runs above it that ``b`` orders as ``a`` does (``a_j > a_i``);
+  ``τ_GAP = 2/N' · Σ_i share(i) − 1`` over the ``N'`` positions whose gap mass is not zero
+  (``N' = n − 1`` when ``a`` has no ties; a pair ``a`` ties weighs nothing). A swap near the top
+  or across a large gap of ``a`` costs more than a swap near the bottom across a small one. Not
+  symmetric: ``a`` gives the gaps, ``b`` only the order. **Ties in b** are ordered by run name
+  (neither side's values decide them), the convention of the TREC AutoJudge meta-evaluation
+  (``autojudge-evaluate``, which walks runs sorted by id); NaN when every pair of ``a`` is tied;
+* ``topk_kendall`` — the Kendall distance ``K^(p)`` between the top-``k`` lists of the two sides
+  (Fagin, Kumar & Sivakumar 2003, "Comparing top k lists", SIAM J. Discrete Math.), over the
+  union of both lists: a pair both lists order costs 1 when they order it oppositely (a run in a
+  list is ahead of one it leaves out), a pair that both runs of one list hold and the other list
+  holds neither of costs ``p`` (default ½, the "neutral" choice), normalised by its maximum
+  ``k² + p·k(k − 1)`` (two disjoint lists): 0 = the same top ``k`` in the same order, 1 = disjoint.
+  ``k`` is ``top`` (default: every run both sides rank). With fewer than ``2k`` runs the lists
+  cannot be disjoint and the distance stays below 1 (the normalisation does not depend on the
+  number of runs, so values at one ``k`` compare across leaderboards). Ties are ordered by run name;
 * ``top1_same`` — whether some run is first on both sides, a run tied for first counting as
   first: the sets of runs tied for first share a run. **Ties** are exact equality of the values as
   given (a leaderboard JSON holds them at full precision), whatever order a board prints tied runs
@@ -56,10 +75,11 @@ import pandas as pd
 from ..errors import DataFormatWarning, user_stacklevel
 from .tests import bootstrap_counts, build_paired
 
-__all__ = ["RankAgreement", "rank_agreement", "STATISTICS", "kendall_tau_b", "tau_ap", "spearman"]
+__all__ = ["RankAgreement", "rank_agreement", "STATISTICS", "kendall_tau_b", "tau_ap", "spearman", "tau_gap",
+           "topk_kendall"]
 
 #: the statistics that get bootstrap intervals
-STATISTICS = ("kendall_tau_b", "tau_ap", "spearman")
+STATISTICS = ("kendall_tau_b", "tau_ap", "spearman", "tau_gap")
 _ALL = "(all)"
 
 
@@ -68,7 +88,8 @@ class RankAgreement:
     """The agreement of ranking ``b`` with the reference ``a`` (see the module docs).
 
     Attributes:
-        n: runs compared. kendall_tau_b, tau_ap, spearman: the correlations (NaN when undefined).
+        n: runs compared. kendall_tau_b, tau_ap, spearman, tau_gap: the correlations (NaN when
+            undefined). topk_kendall: the normalised top-``k`` Kendall distance (0 = same lists).
         top1_same: some run is first on both sides (ties counting as first; module docs).
             top1_tied_a, top1_tied_b: runs tied for first on each side (1: no tie). swaps: pairs significant in ``a`` that
             ``b`` reverses (None without significance in ``a``); swaps_significant: those also
@@ -93,6 +114,8 @@ class RankAgreement:
     params: dict[str, Any] = field(default_factory=dict)
     top1_tied_a: int = 1
     top1_tied_b: int = 1
+    tau_gap: float = float("nan")
+    topk_kendall: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the statistics, ``<statistic>_ci_low/_ci_high`` when intervals exist, the
@@ -102,6 +125,7 @@ class RankAgreement:
             out[s] = _none(getattr(self, s))
             if s in self.intervals:
                 out[f"{s}_ci_low"], out[f"{s}_ci_high"] = (_none(v) for v in self.intervals[s])
+        out["topk_kendall"] = _none(self.topk_kendall)
         out.update({"top1_same": self.top1_same, "top1_tied_a": self.top1_tied_a, "top1_tied_b": self.top1_tied_b,
                     "swaps": self.swaps, "swaps_significant": self.swaps_significant,
                     "swapped": [list(p) for p in self.swapped], "runs": list(self.runs),
@@ -112,7 +136,7 @@ class RankAgreement:
         """One row per statistic: ``statistic, value, ci_low, ci_high``."""
         rows = [{"statistic": s, "value": getattr(self, s), "ci_low": self.intervals.get(s, (np.nan, np.nan))[0],
                  "ci_high": self.intervals.get(s, (np.nan, np.nan))[1]} for s in STATISTICS]
-        for s in ("top1_same", "top1_tied_a", "top1_tied_b", "n", "swaps", "swaps_significant"):
+        for s in ("topk_kendall", "top1_same", "top1_tied_a", "top1_tied_b", "n", "swaps", "swaps_significant"):
             v = getattr(self, s)
             rows.append({"statistic": s, "value": np.nan if v is None else float(v), "ci_low": np.nan,
                          "ci_high": np.nan})
@@ -189,6 +213,59 @@ def tau_ap(a: np.ndarray, b: np.ndarray) -> np.ndarray | float:
         within = np.where(m == 1, 0.0, L / (m * (m - 1) / 2.0) * (m - 1 + tied_a) / 4.0)
     total = (between + within).sum(axis=-1)
     return _scalar(2.0 * total / (n - 1) - 1.0)
+
+
+def tau_gap(a: np.ndarray, b: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray | float:
+    """τ_GAP (Gao & Oard 2015) of ranking ``b`` against the reference values ``a`` (higher first),
+    over the last axis (module docs). ``tiebreak``: a rank per run (shape ``(n,)``) ordering the
+    runs ``b`` ties (lower first; default: their position). NaN for fewer than two runs or when
+    every pair of ``a`` is tied."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    n = a.shape[-1]
+    if n < 2:
+        return _scalar(np.full(a.shape[:-1], np.nan))
+    tb = np.arange(n) if tiebreak is None else np.asarray(tiebreak)
+    order = np.lexsort((np.broadcast_to(tb, b.shape), -b), axis=-1)  # b best first, ties by tiebreak
+    t = np.take_along_axis(a, order, axis=-1)                          # the reference walked in b's order
+    above = np.tril(np.ones((n, n), dtype=bool), k=-1)                 # [i, j]: j above i
+    gap = np.abs(t[..., None, :] - t[..., :, None]) * above
+    right = np.where(t[..., None, :] > t[..., :, None], gap, 0.0)
+    mass, ok = gap.sum(axis=-1), right.sum(axis=-1)
+    used = (mass > 0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(mass > 0, ok / np.where(mass > 0, mass, 1.0), 0.0).sum(axis=-1)
+        out = np.where(used > 0, 2.0 * share / np.maximum(used, 1) - 1.0, np.nan)
+    return _scalar(out)
+
+
+def topk_kendall(a: np.ndarray, b: np.ndarray, k: int | None = None, *, p: float = 0.5,
+                 tiebreak: np.ndarray | None = None) -> float:
+    """Normalised Kendall distance ``K^(p)`` of the top-``k`` lists of ``a`` and ``b`` (Fagin,
+    Kumar & Sivakumar 2003; module docs): 0 = the same top ``k`` in the same order, 1 = disjoint
+    lists. ``a``, ``b``: values of the same runs (higher first); ``k`` default: every run;
+    ``tiebreak``: a rank per run ordering tied values (default: position). NaN for ``k < 1``."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    n = a.shape[-1]
+    k = n if k is None else min(int(k), n)
+    if not 0 <= p <= 1:
+        raise ValueError(f"p must be in [0, 1], not {p!r}")
+    if k < 1:
+        return float("nan")
+    tb = np.arange(n) if tiebreak is None else np.asarray(tiebreak)
+
+    def positions(v: np.ndarray) -> np.ndarray:  # place in the top k (0 = first), k = not in it
+        pos = np.empty(n, dtype=np.int64)
+        pos[np.lexsort((tb, -v))] = np.arange(n)
+        return np.minimum(pos, k)
+
+    pa, pb = positions(a), positions(b)
+    keep = (pa < k) | (pb < k)                       # the union of the two lists
+    pa, pb = pa[keep], pb[keep]
+    da = np.sign(pa[None, :] - pa[:, None])          # 0: neither run in a's list
+    db = np.sign(pb[None, :] - pb[:, None])
+    pair = np.triu(np.ones((len(pa), len(pa)), dtype=bool), k=1)
+    distance = ((da * db < 0) & pair).sum() + p * ((da * db == 0) & pair).sum()
+    return float(distance / (k * k + p * k * (k - 1)))
 
 
 def _scalar(v: np.ndarray) -> np.ndarray | float:
@@ -347,6 +424,8 @@ def rank_agreement(
         warnings.warn(f"rank agreement: runs ranked by one side only (or with no value) are left out: "
                       f"a only {only_a[:10]}, b only {only_b[:10]}; {len(common)} run(s) compared",
                       DataFormatWarning, stacklevel=user_stacklevel())
+    names = np.argsort(np.argsort(np.array(common, dtype=object)))  # ties of b by run name (docs)
+    topk = topk_kendall(va.reindex(common).to_numpy(), vb.reindex(common).to_numpy(), top, tiebreak=names)
     if top is not None:
         common = common[:top]
     if len(common) < 2:
@@ -365,7 +444,8 @@ def rank_agreement(
         n=len(common), kendall_tau_b=kendall_tau_b(x, y), tau_ap=tau_ap(x, y), spearman=spearman(x, y),
         top1_same=bool(top_a & top_b), top1_tied_a=len(top_a), top1_tied_b=len(top_b), swaps=None if A.significant is None else len(swapped),
         swaps_significant=sw_both, swapped=swapped, intervals=intervals, runs=common, only_a=only_a,
-        only_b=only_b, params={"top": top, "ci": ci, "n_resamples": n_resamples if intervals else 0, "seed": seed})
+        only_b=only_b, tau_gap=tau_gap(x, y, np.argsort(np.argsort(np.array(common, dtype=object)))),
+        topk_kendall=topk, params={"top": top, "ci": ci, "n_resamples": n_resamples if intervals else 0, "seed": seed})
 
 
 def _order(values: pd.Series) -> list[str]:
@@ -415,6 +495,7 @@ def _bootstrap(A: _Side, B: _Side, runs: list[str], x: np.ndarray, y: np.ndarray
         stats["kendall_tau_b"].append(np.atleast_1d(kendall_tau_b(xs, ys)))
         stats["tau_ap"].append(np.atleast_1d(tau_ap(xs, ys)))
         stats["spearman"].append(np.atleast_1d(spearman(xs, ys)))
+        stats["tau_gap"].append(np.atleast_1d(tau_gap(xs, ys, np.argsort(np.argsort(np.array(runs, dtype=object))))))
         done += size
     q = (1.0 - ci) / 2.0
     out = {}

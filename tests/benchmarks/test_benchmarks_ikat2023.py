@@ -174,7 +174,7 @@ def test_cli(root: Path, ikat2023_dir: Path, capsys, monkeypatch):
     bad = root / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
     assert main(["score", "ikat-2023", str(bad)]) == 1
-    assert "not valid JSON" in capsys.readouterr().out  # table output: problems on stdout
+    assert "not valid JSON" in capsys.readouterr().err  # unscorable: the reason and the problems on stderr
 
 
 # --------------------------------------------------------------------------------------------

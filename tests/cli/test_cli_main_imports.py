@@ -29,4 +29,4 @@ def test_every_sub_command_is_registered() -> None:
 
     names = [name for name, _ in _subcommands(build_parser())]
     assert names == ["eval", "validate", "reward", "score", "demo", "datasets", "ir_measures",
-                     "codabench", "compare", "compare-leaderboards", "judge", "leaderboard"]
+                     "codabench", "compare", "compare-leaderboards", "gate", "judge", "leaderboard"]

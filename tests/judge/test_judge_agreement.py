@@ -77,7 +77,7 @@ def test_random_ratings_match_the_reference_implementations(seed, low, high, rat
     scale = {(1, 5): "reteco", (0, 4): "ikat", (0, 1): "binary"}[(low, high)]
     table = agreement(j, h, scale=scale, bootstrap=0)
     assert list(table.columns) == AGREEMENT_COLUMNS == COLUMNS[:3] + [
-        "kappa_ci_low", "kappa_ci_high", "alpha_ordinal", "alpha_ci_low", "alpha_ci_high"] + COLUMNS[4:] + ["note"]
+        "kappa_ci_low", "kappa_ci_high", "alpha_ordinal", "alpha_ci_low", "alpha_ci_high"] + COLUMNS[4:] + ["fleiss_kappa", "note"]
     (row,) = table.to_dict(orient="records")
     assert row["n"] == n and row["dimension"] == "correctness"
     assert_matches(row, references(judge, human, low, high))

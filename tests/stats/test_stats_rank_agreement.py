@@ -240,7 +240,7 @@ def test_leaderboards_give_their_ranking_values_and_paired_intervals(boards):
     assert res.spearman == pytest.approx(sps.spearmanr(x, y).statistic, abs=1e-12)
     assert res.tau_ap == pytest.approx(_tau_ap_plain(x.to_numpy(), y.to_numpy()), abs=1e-12)
     assert res.swaps == 0 and res.swapped == []  # no pair of the official board is significant here
-    assert set(res.intervals) == {"kendall_tau_b", "tau_ap", "spearman"}
+    assert set(res.intervals) == {"kendall_tau_b", "tau_ap", "spearman", "tau_gap"}
     for s, (lo, hi) in res.intervals.items():
         assert -1 <= lo <= hi <= 1, s
     # paired: a board against itself agrees perfectly in every resample (same units drawn for both sides)
