@@ -43,6 +43,7 @@ import pandas as pd
 
 from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
+from ..datasets.base import MissingDataError
 from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files
 from ..kernels.stepwise import step_parents
 from ..side import load_labels
@@ -51,6 +52,7 @@ from ._reteco import (
     FILE_OPTIONS,
     TIE_BREAK_OPTION,
     explicit_file,
+    missing_release,
     read_run_any,
     validate_reteco_domains,
 )
@@ -133,7 +135,14 @@ def _load(steps: bool):
         if folder is not None or any(opts.get(n) for n in ("qrels", "topics", "corpus", "steps")):
             tempo = _explicit(opts, steps, folder)
         else:
-            tempo = load_tempo(split or "dev", steps=steps, root=data, domains=opts["domain"], periods=opts["periods"])
+            try:
+                tempo = load_tempo(split or "dev", steps=steps, root=data, domains=opts["domain"],
+                                   periods=opts["periods"])
+            except MissingDataError as exc:
+                if "missing TEMPO release folder" not in str(exc):
+                    raise
+                raise missing_release(exc, data, "track1_tempo", "the Track 1 (TEMPO) release",
+                                      ("examples.jsonl", "qrels.txt")) from None
         labels = load_labels(opts["labels"]) if opts.get("labels") is not None else None
         source = "oracle" if opts.get("labels") is None else (
             "labels table" if isinstance(opts["labels"], pd.DataFrame) else str(opts["labels"]))
