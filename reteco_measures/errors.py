@@ -20,6 +20,7 @@ __all__ = [
     "DataFormatError",
     "DataFormatWarning",
     "QueryIdMismatchWarning",
+    "QueryIdFormWarning",
     "EmptyInputWarning",
     "GroupMismatchWarning",
     "InputMismatchError",
@@ -167,6 +168,14 @@ class QueryIdMismatchWarning(DataFormatWarning):
     the switch that makes such a pair score correctly: ``query_ids="normalize"`` in Python,
     ``--normalize-ids`` on the command line. The command line treats it as an error.
     """
+
+
+class QueryIdFormWarning(QueryIdMismatchWarning):
+    """The `QueryIdMismatchWarning` case that a known id-form mapping repairs: the sides share
+    fewer query ids as written than once normalised (``#turn1`` / ``_turn_1``, ``<domain>/<id>`` /
+    ``<id>``, ``001`` / ``1``). ``rm.calc_aggregate``, ``rm.iter_calc`` and ``rm.evaluate`` refuse
+    it by default (``on_mismatch="refuse_forms"``: an `InputMismatchError` naming
+    ``query_ids="normalize"``); a plain ``ir_measures`` call gives it as a warning."""
 
 
 class EmptyInputWarning(DataFormatWarning):

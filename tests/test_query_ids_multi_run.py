@@ -268,9 +268,12 @@ def test_calc_aggregate_refuses_on_request_with_the_organiser_loaders_ids(recor,
         warnings.simplefilter("ignore")  # the loader reports the '#turn' rows it normalised
         data = load_organiser_sample(recor_sample_dir)
     run = recor["runs"]["good"]  # ex_3025_turn_1: the loader's qrels say law/ex_3025_turn_1
-    # an ir_measures-style plain call keeps its documented behaviour: a loud warning
+    # by default a number that the id forms would make 0 is refused; on_mismatch='warn' is the
+    # ir_measures-style call: a loud warning and the 0
+    with pytest.raises(InputMismatchError, match="query_ids='normalize'"):
+        rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run)
     with pytest.warns(QueryIdMismatchWarning):
-        plain = rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run)
+        plain = rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run, on_mismatch="warn")
     assert list(plain.values()) == [0.0]
     with pytest.raises(InputMismatchError, match="share no query id.*law/"):
         rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run, on_mismatch="error")

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from .._version import __version__
-from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning
+from ..errors import DataFormatError, EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .report import OUTPUT_FORMATS, print_frame
@@ -497,7 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("error", EmptyInputWarning)
         try:
             return int(args.func(args) or 0)
-        except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
+        except (QueryIdMismatchWarning, EmptyInputWarning, InputMismatchError) as exc:
             print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
             return 1
         except DataFormatError as exc:
