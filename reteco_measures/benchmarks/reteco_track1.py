@@ -250,7 +250,29 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
             notes.append(f"{int(tc.isna().sum())} query(ies) have no required period: not scored by TC / nDCG|FC")
     if tempo.corpus is None:
         notes.append("no corpus given: unknown documents were not checked")
+    elif opts.get("corpus_scope", "domain") == "domain":
+        full = _all_relevant_topics(qrels, tempo.corpus)
+        if full:
+            n = qrels["query_id"].nunique()
+            doms = ", ".join(sorted({d for _, d in full}))
+            notes.append(f"{len(full)} of {n} {kind} topic(s) find every document of their domain's corpus "
+                         f"relevant ({doms}): any ranking of that corpus scores 1.0 here; use the full release")
     return notes
+
+
+def _all_relevant_topics(qrels: pd.DataFrame, corpus: pd.DataFrame) -> list[tuple[str, str]]:
+    """``(topic, domain)`` pairs whose relevant documents are the whole corpus of their domain (the
+    organisers' public sample: each domain's corpus holds only its topic's gold documents)."""
+    if "domain" not in qrels.columns or "domain" not in corpus.columns or not len(corpus):
+        return []
+    docs = corpus[["doc_id", "domain"]].astype(str).drop_duplicates()
+    size = docs.groupby("domain")["doc_id"].size()
+    rel = qrels.loc[qrels["relevance"] >= 1, ["query_id", "doc_id", "domain"]].astype(str)
+    n_rel = rel.merge(docs, on=["doc_id", "domain"]).drop_duplicates().groupby(["query_id", "domain"]).size()
+    if n_rel.empty:
+        return []
+    full = n_rel.to_numpy() >= size.reindex(n_rel.index.get_level_values("domain")).to_numpy()
+    return [tuple(map(str, ix)) for ix in n_rel.index[full]]
 
 
 def _describe(steps: bool):
