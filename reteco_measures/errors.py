@@ -237,14 +237,16 @@ KIND_NAMES: dict[str, str] = {
 }
 
 
-def describe_kinds(counts: dict[str, int]) -> str:
+def describe_kinds(counts: dict[str, int], names: dict[str, str] | None = None) -> str:
     """Problem counts in words, in the order of `KIND_NAMES` (the order the RETECO contract
     applies its rules), other kinds after them by their key: ``{"unknown_doc": 2, "duplicate": 1}``
     → ``'1 duplicate document(s), 2 unknown document(s)'``; counts of 0 are left out; ``'nothing'``
-    when there is none."""
+    when there is none. ``names`` overrides words of `KIND_NAMES` for a benchmark whose topics
+    have another name (iKAT: ``missing turn(s)``)."""
+    words = {**KIND_NAMES, **(names or {})}
     order = {kind: i for i, kind in enumerate(KIND_NAMES)}
     kinds = sorted((k for k, n in counts.items() if n), key=lambda k: (order.get(k, len(order)), k))
-    return ", ".join(f"{counts[k]} {KIND_NAMES.get(k, k)}" for k in kinds) or "nothing"
+    return ", ".join(f"{counts[k]} {words.get(k, k)}" for k in kinds) or "nothing"
 
 
 # ------------------------------------------------------------------------------------------------
