@@ -365,7 +365,32 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..sample.demo import run_demo
 
-    return run_demo(fmt=args.format)
+    code = run_demo(fmt=args.format)
+    # the way on: the same command for one's own run (on stderr when stdout is machine-readable)
+    print(_demo_next_steps(), file=sys.stdout if args.format == "table" else sys.stderr)
+    return code
+
+
+def _demo_next_steps() -> str:
+    """What to type next: the `score` command of one demo submission, with the run to replace."""
+    import shlex
+
+    from ..benchmarks import BENCHMARKS
+    from ..sample import sample_root
+
+    bench = BENCHMARKS.get("reteco-2a")
+    if bench is None or bench.demo is None:
+        return "next: score your own run with 'reteco-measures score BENCHMARK RUN --data DIR' (see --help)"
+    kw = dict(bench.demo(sample_root()))
+    cmd = ["reteco-measures", "score", bench.name, str(kw["run"]), "--data", str(kw["data"])]
+    if kw.get("split"):
+        cmd += ["--split", str(kw["split"])]
+    return ("next: score your own run the same way - this command gives the reteco-2a table above:\n"
+            f"  {shlex.join(cmd)}\n"
+            "replace the run file with yours, and --data with your data: the release root (or set RETECO_DATA), "
+            "or the organisers' sample folder (e.g. .../reteco_sample/track2_recor);\n"
+            "'reteco-measures score BENCHMARK --help' lists each benchmark's options, "
+            "'reteco-measures validate' checks a run without scoring it.")
 
 
 def _add_demo(sub: argparse._SubParsersAction) -> None:

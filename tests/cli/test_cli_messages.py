@@ -73,3 +73,21 @@ def test_python_hears_the_keyword(tmp_path: Path) -> None:
     root = _sample_root(tmp_path / "sample")
     with pytest.raises(MissingDataError, match=r"pass data='.*track1_tempo'"):
         rm.benchmark("reteco-1a").score(str(_run(tmp_path)), data=root)
+
+
+@pytest.mark.slow
+def test_the_demo_ends_with_the_command_that_scores_ones_own_run(capsys) -> None:
+    import shlex
+
+    assert _exit(["demo"]) == 0
+    out = capsys.readouterr().out
+    tail = out[out.rindex("[valid submission]"):] if "[valid submission]" in out else out
+    assert "next: score your own run" in tail
+    line = next(ln.strip() for ln in tail.splitlines() if ln.strip().startswith("reteco-measures score "))
+    argv = shlex.split(line)[1:]
+    # the printed command runs as printed and gives the demo's reteco-2a official value
+    demo_2a = out[out.index("reteco-2a:"):]
+    official = next(ln for ln in demo_2a.splitlines() if ln.startswith("TurnNDCG@10")).split()[1]
+    assert _exit(argv) == 0
+    again = capsys.readouterr().out
+    assert next(ln for ln in again.splitlines() if ln.startswith("TurnNDCG@10")).split()[1] == official
