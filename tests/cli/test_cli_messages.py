@@ -91,3 +91,11 @@ def test_the_demo_ends_with_the_command_that_scores_ones_own_run(capsys) -> None
     assert _exit(argv) == 0
     again = capsys.readouterr().out
     assert next(ln for ln in again.splitlines() if ln.startswith("TurnNDCG@10")).split()[1] == official
+
+
+@pytest.mark.parametrize("benchmark", ["ikat-2023", "chunqiu"])
+def test_a_missing_file_under_data_is_named_once_without_the_variable(benchmark: str, tmp_path: Path,
+                                                                       capsys) -> None:
+    assert _exit(["score", benchmark, str(_run(tmp_path)), "--data", str(tmp_path / "nowhere")]) != 0
+    err = capsys.readouterr().err
+    assert str(tmp_path / "nowhere") in err and "$RETECO_DATA" not in err and "that is" not in err, err
