@@ -576,7 +576,7 @@ def wheel_from_installed(dest: str | os.PathLike) -> Path:
     import io
     import zipfile
 
-    from .. import __version__
+    from .._version import __version__
 
     site = Path(__file__).resolve().parents[2]
     dist = next((d for d in md.distributions(path=[str(site)])
