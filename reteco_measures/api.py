@@ -65,7 +65,7 @@ def calc_aggregate(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
-    on_mismatch: str = "warn",
+    on_mismatch: str = "refuse_forms",
     stream: bool = False,
     exclude_label: int | None = None,
 ) -> dict[ir_measures.Measure, float]:
@@ -89,11 +89,15 @@ def calc_aggregate(
             (``#turn1`` ↔ ``_turn_1``, ``<domain>/<id>`` ↔ ``<id>``, ``001`` ↔ ``1``,
             ``9-1-3`` ↔ ``9-1_3``; see
             `reteco_measures.query_ids`).
-        on_mismatch: ``'warn'`` (default, as a drop-in for ``ir_measures.calc_aggregate``): inputs
-            that do not match (the cases of `QueryIdMismatchWarning`,
-            an empty run or qrels) warn and the numbers are computed; ``'error'``: they raise
-            `InputMismatchError` and no number is returned (what
-            ``rm.compare`` and ``rm.leaderboard`` do by default, and the command line always).
+        on_mismatch: ``'refuse_forms'`` (default): ids that differ from the qrels' only in a known
+            form (`QueryIdFormWarning`, e.g. ``_turn_1`` vs ``#turn1``: every value would be 0,
+            and ``query_ids='normalize'`` makes it right) raise `InputMismatchError` naming
+            ``query_ids='normalize'``; the other mismatches (no shared id at all, an empty run
+            or qrels) warn and the numbers are computed, as ``ir_measures.calc_aggregate``
+            would. ``'warn'``: every case warns and the numbers are computed (a plain
+            ``ir_measures`` call through our provider behaves so); ``'error'``: every case
+            raises `InputMismatchError` and no number is returned (what ``rm.compare`` and
+            ``rm.leaderboard`` do by default, and the command line always).
         stream: read the run *file* in blocks of whole queries (out of core, same numbers; see
             `reteco_measures.scale.stream`). A Dask DataFrame run is evaluated on its
             cluster's workers (`reteco_measures.scale.dask`).
@@ -111,7 +115,8 @@ def calc_aggregate(
     Raises:
         ValueError: a measure with a cutoff below 1, an unknown tie policy, id mode or
             ``on_mismatch``.
-        InputMismatchError: inputs that do not match, with ``on_mismatch='error'``.
+        InputMismatchError: ids in another known form (default ``on_mismatch``), or any
+            inputs that do not match with ``on_mismatch='error'``.
     """
     with mismatch_policy(on_mismatch):
         if is_scaled(run, stream):  # out of core or on a Dask cluster: reteco_measures.scale
@@ -133,7 +138,7 @@ def iter_calc(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
-    on_mismatch: str = "warn",
+    on_mismatch: str = "refuse_forms",
     stream: bool = False,
     exclude_label: int | None = None,
 ) -> Iterator[Metric]:
@@ -163,7 +168,7 @@ def evaluate(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     query_ids: str = "exact",
-    on_mismatch: str = "warn",
+    on_mismatch: str = "refuse_forms",
     names: str = "human",
     stream: bool = False,
     exclude_label: int | None = None,

@@ -21,6 +21,7 @@ __all__ = [
     "DataFormatError",
     "DataFormatWarning",
     "QueryIdMismatchWarning",
+    "QueryIdFormWarning",
     "EmptyInputWarning",
     "GroupMismatchWarning",
     "InputMismatchError",
@@ -233,6 +234,14 @@ class QueryIdMismatchWarning(DataFormatWarning):
     """
 
 
+class QueryIdFormWarning(QueryIdMismatchWarning):
+    """The `QueryIdMismatchWarning` case that a known id-form mapping repairs: the sides share
+    fewer query ids as written than once normalised (``#turn1`` / ``_turn_1``, ``<domain>/<id>`` /
+    ``<id>``, ``001`` / ``1``). ``rm.calc_aggregate``, ``rm.iter_calc`` and ``rm.evaluate`` refuse
+    it by default (``on_mismatch="refuse_forms"``: an `InputMismatchError` naming
+    ``query_ids="normalize"``); a plain ``ir_measures`` call gives it as a warning."""
+
+
 class EmptyInputWarning(DataFormatWarning):
     """A run or qrels without a single usable row: every value would be 0 or undefined.
 
@@ -307,14 +316,16 @@ KIND_NAMES: dict[str, str] = {
 }
 
 
-def describe_kinds(counts: dict[str, int]) -> str:
+def describe_kinds(counts: dict[str, int], names: dict[str, str] | None = None) -> str:
     """Problem counts in words, in the order of `KIND_NAMES` (the order the RETECO contract
     applies its rules), other kinds after them by their key: ``{"unknown_doc": 2, "duplicate": 1}``
     → ``'1 duplicate document(s), 2 unknown document(s)'``; counts of 0 are left out; ``'nothing'``
-    when there is none."""
+    when there is none. ``names`` overrides words of `KIND_NAMES` for a benchmark whose topics
+    have another name (iKAT: ``missing turn(s)``)."""
+    words = {**KIND_NAMES, **(names or {})}
     order = {kind: i for i, kind in enumerate(KIND_NAMES)}
     kinds = sorted((k for k, n in counts.items() if n), key=lambda k: (order.get(k, len(order)), k))
-    return ", ".join(f"{counts[k]} {KIND_NAMES.get(k, k)}" for k in kinds) or "nothing"
+    return ", ".join(f"{counts[k]} {words.get(k, k)}" for k in kinds) or "nothing"
 
 
 # ------------------------------------------------------------------------------------------------

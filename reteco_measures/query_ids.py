@@ -32,7 +32,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning, user_stacklevel
+from .errors import (
+    EmptyInputWarning,
+    InputMismatchError,
+    QueryIdFormWarning,
+    QueryIdMismatchWarning,
+    user_stacklevel,
+)
 
 __all__ = [
     "QUERY_ID_MODES",
@@ -46,6 +52,7 @@ __all__ = [
     "Aligned",
     "align_query_ids",
     "ON_MISMATCH",
+    "SINGLE_RUN_ON_MISMATCH",
     "check_on_mismatch",
     "mismatch_policy",
     "AlignedRuns",
@@ -60,6 +67,13 @@ QUERY_ID_MODES: tuple[str, ...] = ("exact", "normalize")
 #: match: ``"error"`` (default) raises `InputMismatchError`,
 #: ``"warn"`` gives the warning and computes the numbers anyway
 ON_MISMATCH: tuple[str, ...] = ("error", "warn")
+
+#: what a single-run function (``rm.calc_aggregate``, ``rm.iter_calc``, ``rm.evaluate``) does with
+#: inputs that do not match: ``"refuse_forms"`` (default) raises `InputMismatchError` when
+#: the ids differ only in a known form (`QueryIdFormWarning`: a number that ``query_ids="normalize"``
+#: would make right) and warns on the other cases, as ``ir_measures`` would compute them;
+#: ``"error"`` refuses every case; ``"warn"`` warns on every case and computes the numbers
+SINGLE_RUN_ON_MISMATCH: tuple[str, ...] = ("refuse_forms", "error", "warn")
 
 #: how to switch normalisation on, for messages
 NORMALIZE_HINT = "pass query_ids='normalize' (command line: --normalize-ids)"
@@ -204,7 +218,7 @@ def check_query_ids(
             warnings.warn(
                 f"{head}, but {match.n_normalized} match once the id forms are normalised (e.g. {pair}); "
                 f"{NORMALIZE_HINT}",
-                QueryIdMismatchWarning,
+                QueryIdFormWarning,
                 stacklevel=user_stacklevel(),
             )
         elif match.n_exact == 0:
@@ -294,22 +308,26 @@ def check_on_mismatch(on_mismatch: str) -> None:
 
 @contextmanager
 def mismatch_policy(on_mismatch: str) -> Iterator[None]:
-    """Apply ``on_mismatch`` to the checks run inside the block: ``'warn'`` leaves their warnings
-    as they are; ``'error'`` turns the first `QueryIdMismatchWarning`
-    or `EmptyInputWarning` into an
-    `InputMismatchError` (nothing is computed after it). The
-    single-run functions (``rm.calc_aggregate``, ``rm.iter_calc``, ``rm.evaluate``) take their
+    """Apply ``on_mismatch`` (one of `SINGLE_RUN_ON_MISMATCH`) to the checks run inside the
+    block: ``'warn'`` leaves their warnings as they are; ``'error'`` turns the first
+    `QueryIdMismatchWarning` or `EmptyInputWarning` into an `InputMismatchError` (nothing is
+    computed after it); ``'refuse_forms'`` does so only for a `QueryIdFormWarning` (ids that a
+    known form mapping repairs) and leaves the other warnings as they are. The single-run
+    functions (``rm.calc_aggregate``, ``rm.iter_calc``, ``rm.evaluate``) take their
     ``on_mismatch`` through it."""
-    check_on_mismatch(on_mismatch)
+    if on_mismatch not in SINGLE_RUN_ON_MISMATCH:
+        raise ValueError(f"on_mismatch must be one of {SINGLE_RUN_ON_MISMATCH}, not {on_mismatch!r}")
     if on_mismatch == "warn":
         yield
         return
+    refused: tuple[type[Warning], ...] = (
+        (QueryIdMismatchWarning, EmptyInputWarning) if on_mismatch == "error" else (QueryIdFormWarning,))
     with warnings.catch_warnings():
-        warnings.simplefilter("error", QueryIdMismatchWarning)
-        warnings.simplefilter("error", EmptyInputWarning)
+        for category in refused:
+            warnings.simplefilter("error", category)
         try:
             yield
-        except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
+        except refused as exc:
             raise InputMismatchError(str(exc), exc) from None
 
 

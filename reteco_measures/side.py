@@ -109,10 +109,61 @@ def _read_records(path: Path) -> pd.DataFrame:
 @lru_cache(maxsize=32)
 def _load_cached(path: str, mtime: float, kind: str) -> pd.DataFrame:
     frame = _read_records(Path(path))
-    return _normalise_topics(frame) if kind == "topics" else _normalise_labels(frame)
+    return _normalise_topics(frame, path) if kind == "topics" else _normalise_labels(frame)
 
 
-def _normalise_topics(frame: pd.DataFrame) -> pd.DataFrame:
+def _is_conversations(frame: pd.DataFrame) -> bool:
+    """Records of conversations (``{id, task, turns: [{turn_id, query, ...}]}``, the RECOR benchmark
+    files of the organisers' sample and release) rather than one row per query."""
+    return ("turns" in frame.columns and "id" in frame.columns and "query_id" not in frame.columns
+            and bool(frame["turns"].map(lambda t: isinstance(t, list)).any()))
+
+
+def _conversation_turns(frame: pd.DataFrame, path: str | None) -> pd.DataFrame:
+    """One topics row per turn of RECOR conversation records: ``query_id`` =
+    ``<conversation_id>_turn_<turn_id>`` (the release and run form; ``query_ids='normalize'``
+    meets the sample qrels' ``#turn<t>``), ``conversation_id``, ``turn``, ``domain`` (the record's
+    ``task`` or ``domain``, lower-cased, as the RECOR release names its folders), ``text`` (the
+    turn's ``query``). A record or turn that cannot be read is left out with a
+    `DataFormatWarning` naming the file and record (line)."""
+    where = path or "topics"
+    conv = pd.DataFrame({"conversation_id": frame["id"].astype(str).to_numpy(), "turns": frame["turns"].to_numpy(),
+                         "line": np.arange(1, len(frame) + 1)})
+    dom = frame["task"] if "task" in frame.columns else frame.get("domain")
+    conv["domain"] = "" if dom is None else dom.fillna("").astype(str).str.lower().to_numpy()
+    problems = [f"{where}:{line}: {cid}: 'turns' is not a list" for cid, line, ok in
+                zip(conv["conversation_id"], conv["line"], conv["turns"].map(lambda t: isinstance(t, list)))
+                if not ok]
+    turns = conv[conv["turns"].map(lambda t: isinstance(t, list) and len(t) > 0)].explode("turns")
+    position = turns.groupby("line").cumcount() + 1
+    record = turns["turns"]
+    is_dict = record.map(lambda t: isinstance(t, dict))
+    raw_tid = [t.get("turn_id", pos) if d else None for t, d, pos in zip(record, is_dict, position)]
+    tid = pd.to_numeric(pd.Series(raw_tid, index=turns.index, dtype=object).map(
+        lambda v: v if isinstance(v, (int, str)) and not isinstance(v, bool) and str(v).isdigit() else None),
+        errors="coerce")
+    bad = tid.isna() | (tid < 1)
+    for cid, line, pos, value in zip(turns["conversation_id"][bad], turns["line"][bad], position[bad],
+                                     pd.Series(raw_tid, index=turns.index)[bad]):
+        problems.append(f"{where}:{line}: {cid}: turn {pos}: 'turn_id' {value!r} is not a positive integer")
+    turns = turns[~bad]
+    out = pd.DataFrame({
+        "query_id": turns["conversation_id"] + "_turn_" + tid[~bad].astype(int).astype(str),
+        "conversation_id": turns["conversation_id"],
+        "turn": tid[~bad].astype("Int64"),
+        "domain": turns["domain"],
+        "text": [t.get("query") for t in turns["turns"]],
+    }).reset_index(drop=True)
+    if problems:
+        warnings.warn(f"{len(problems)} conversation record(s) or turn(s) left out of the topics:\n  "
+                      + "\n  ".join(problems[:10]) + ("\n  ..." if len(problems) > 10 else ""),
+                      DataFormatWarning, stacklevel=user_stacklevel())
+    return out
+
+
+def _normalise_topics(frame: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
+    if _is_conversations(frame):
+        return _conversation_turns(frame, path)
     if "query_id" not in frame.columns:
         for alt in ("id", "qid", "turn_id"):
             if alt in frame.columns:
@@ -187,6 +238,11 @@ def load_topics(source: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
     The key column is ``query_id`` (``id``, ``qid`` or ``turn_id`` are accepted and renamed).
     Known columns: ``domain``, ``parent_id``, ``conversation_id``, ``turn`` (int),
     ``collection``, ``condition``, ``required_periods`` (list of str).
+
+    A RECOR benchmark file (conversation records ``{id, task, turns: [{turn_id, query, ...}]}``,
+    as JSONL in the organisers' sample or a JSON array in the release) gives one row per turn:
+    ``query_id`` = ``<id>_turn_<turn_id>``, ``conversation_id``, ``turn``, ``domain`` (``task``
+    lower-cased) and ``text``, so ``by="domain"`` groups turns as the RECOR tables do.
     """
     return _load(source, "topics")
 

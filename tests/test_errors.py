@@ -34,7 +34,8 @@ def test_query_id_mismatch_points_at_the_caller() -> None:
     assert any(isinstance(w.message, rm.errors.QueryIdMismatchWarning) for w in caught)
     _warned_here(lambda: list(rm.iter_calc(["nDCG@10"], QRELS, other)))
     forms = pd.DataFrame({"query_id": ["ex_1#turn1"], "doc_id": ["d1"], "relevance": [1]})
-    _warned_here(lambda: rm.evaluate(["nDCG@10"], forms, RUN.assign(query_id=["ex_1_turn_1", "ex_1_turn_2"])))
+    _warned_here(lambda: rm.evaluate(["nDCG@10"], forms, RUN.assign(query_id=["ex_1_turn_1", "ex_1_turn_2"]),
+                                     on_mismatch="warn"))
 
 
 def test_empty_input_points_at_the_caller() -> None:

@@ -18,7 +18,13 @@ import pytest
 import reteco_measures as rm
 from reteco_measures.cli.main import main
 from reteco_measures.datasets.reteco_recor import load_organiser_sample
-from reteco_measures.errors import EmptyInputWarning, GroupMismatchWarning, QueryIdMismatchWarning
+from reteco_measures.errors import (
+    EmptyInputWarning,
+    GroupMismatchWarning,
+    InputMismatchError,
+    QueryIdFormWarning,
+    QueryIdMismatchWarning,
+)
 from reteco_measures.query_ids import canonical_query_ids, match_query_ids
 
 
@@ -44,8 +50,12 @@ def _sample(recor_sample_dir: Path):
 
 def test_organiser_sample_warns_then_scores_with_normalize(recor_sample_dir: Path):
     qrels_path, run, by_hand = _sample(recor_sample_dir)
+    # by default the number that the id forms would make 0 is refused, naming the switch
+    with pytest.raises(InputMismatchError, match="query_ids='normalize'") as refused:
+        rm.calc_aggregate(["TurnNDCG@10"], str(qrels_path), run)
+    assert isinstance(refused.value.warning, QueryIdFormWarning)
     with pytest.warns(QueryIdMismatchWarning) as caught:
-        value = rm.calc_aggregate(["TurnNDCG@10"], str(qrels_path), run)
+        value = rm.calc_aggregate(["TurnNDCG@10"], str(qrels_path), run, on_mismatch="warn")
     message = str(caught[0].message)
     assert "#turn" in message and "_turn_" in message and "query_ids='normalize'" in message
     assert "--normalize-ids" in message
@@ -62,8 +72,11 @@ def test_organiser_sample_by_domain(recor_sample_dir: Path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the loader reports the '#turn' rows it normalised
         data = load_organiser_sample(recor_sample_dir)
+    with pytest.raises(InputMismatchError, match="query_ids='normalize'"):
+        rm.evaluate(["TurnNDCG@10"], data.qrels, run, topics=data.topics, by="domain")
     with pytest.warns(QueryIdMismatchWarning, match="law/"):
-        frame = rm.evaluate(["TurnNDCG@10"], data.qrels, run, topics=data.topics, by="domain")
+        frame = rm.evaluate(["TurnNDCG@10"], data.qrels, run, topics=data.topics, by="domain",
+                            on_mismatch="warn")
     assert (frame["value"] == 0.0).all()
     with warnings.catch_warnings():
         warnings.simplefilter("error", QueryIdMismatchWarning)
@@ -104,8 +117,8 @@ def test_ikat_turn_ids_with_a_hyphen_for_the_underscore():
         "9-1_3", "9-1_3", "10-2_12", "2023-01-05-1"]
     qrels = pd.DataFrame({"query_id": ["9-1-3", "9-1-4"], "doc_id": ["p1", "p2"], "relevance": [1, 1]})
     run = pd.DataFrame({"query_id": ["9-1_3", "9-1_4"], "doc_id": ["p1", "p9"], "score": [1.0, 1.0]})
-    with pytest.warns(QueryIdMismatchWarning, match=r"run '9-1_3', qrels '9-1-3'"):
-        rm.calc_aggregate(["P@1"], qrels, run)
+    with pytest.raises(InputMismatchError, match=r"run '9-1_3', qrels '9-1-3'"):
+        rm.calc_aggregate(["P@1"], qrels, run)  # a known form: refused by default, named
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = rm.calc_aggregate(["P@1"], qrels, run, query_ids="normalize")
@@ -121,8 +134,10 @@ def _pair(qrels_ids, run_ids):
 
 def test_numbers_read_as_ints():
     qrels, run = _pair(["001", "002", "003"], ["1", "2"])
-    with pytest.warns(QueryIdMismatchWarning, match=r"run '1', qrels '001'"):
+    with pytest.raises(InputMismatchError, match=r"run '1', qrels '001'.*query_ids='normalize'"):
         rm.calc_aggregate(["P@1"], qrels, run)
+    with pytest.warns(QueryIdMismatchWarning, match=r"run '1', qrels '001'"):
+        rm.calc_aggregate(["P@1"], qrels, run, on_mismatch="warn")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = rm.calc_aggregate(["P@1", "TurnNDCG@1"], qrels, run, query_ids="normalize")
@@ -179,9 +194,11 @@ def test_topics_ids_stay_strings_and_unmatched_groups_are_counted(tmp_path: Path
 def test_topics_and_labels_in_another_form_warn_and_normalize():
     qrels, run = _pair(["c_turn_1", "c_turn_2"], ["c_turn_1", "c_turn_2"])
     topics = pd.DataFrame({"query_id": ["dom/c_turn_1", "dom/c_turn_2"], "domain": ["dom", "dom"]})
+    with pytest.raises(InputMismatchError, match="topics 'dom/c_turn_1', qrels 'c_turn_1'"):
+        rm.evaluate(["P@1"], qrels, run, topics=topics, by="domain")
     with pytest.warns(QueryIdMismatchWarning, match="topics 'dom/c_turn_1', qrels 'c_turn_1'"):
         with pytest.warns(GroupMismatchWarning, match="2 of 2 evaluated queries"):
-            rm.evaluate(["P@1"], qrels, run, topics=topics, by="domain")
+            rm.evaluate(["P@1"], qrels, run, topics=topics, by="domain", on_mismatch="warn")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         frame = rm.evaluate(["P@1"], qrels, run, topics=topics, by="domain", query_ids="normalize")
@@ -199,7 +216,7 @@ def test_plain_ir_measures_call_warns_once():
         ir_measures.calc_aggregate([rm.TurnNDCG @ 10], qrels, run)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rm.calc_aggregate([rm.TurnNDCG @ 10], qrels, run)
+        rm.calc_aggregate([rm.TurnNDCG @ 10], qrels, run, on_mismatch="warn")
     assert len([w for w in caught if issubclass(w.category, QueryIdMismatchWarning)]) == 1
 
 
@@ -218,3 +235,49 @@ def test_iter_calc_and_align_query_ids_share_the_switch():
     assert run["query_id"].tolist() == ["c_turn_1", "c_turn_2"]  # inputs untouched
     with pytest.raises(ValueError, match="query_ids must be one of"):
         rm.calc_aggregate(["P@1"], qrels, run, query_ids="fuzzy")
+
+
+# ------------------------------------------------------------------------------------------------
+# rm.* refuse a number that a known id form would make 0; plain ir_measures keeps the warning
+
+
+@pytest.mark.parametrize("qrels_ids,run_ids", [
+    (["c#turn1", "c#turn2"], ["c_turn_1", "c_turn_2"]),          # organiser sample vs release
+    (["law/c_turn_1", "law/c_turn_2"], ["c_turn_1", "c_turn_2"]),  # qualified vs plain
+    (["001", "002"], ["1", "2"]),                                  # numbers through a spreadsheet
+])
+def test_rm_functions_refuse_ids_in_another_known_form(qrels_ids, run_ids):
+    import ir_measures
+
+    qrels, run = _pair(qrels_ids, run_ids)
+    calls = {
+        "calc_aggregate": lambda **kw: rm.calc_aggregate(["P@1", "TurnNDCG@1"], qrels, run, **kw),
+        "iter_calc": lambda **kw: list(rm.iter_calc(["P@1", "TurnNDCG@1"], qrels, run, **kw)),
+        "evaluate": lambda **kw: rm.evaluate(["P@1", "TurnNDCG@1"], qrels, run, **kw),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InputMismatchError, match="query_ids='normalize'") as refused:
+            call()
+        assert isinstance(refused.value.warning, QueryIdFormWarning), name
+        # the switch named in the refusal gives the number: every run query retrieves its only
+        # relevant document at rank 1 -> P@1 = 1 per query (hand computation)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = call(query_ids="normalize")
+        if name == "calc_aggregate":
+            assert list(got.values()) == [1.0, 1.0]
+    # the drop-in ir_measures call through our provider keeps the warning (and its 0)
+    with pytest.warns(QueryIdFormWarning, match="query_ids='normalize'"):
+        assert list(ir_measures.calc_aggregate([rm.TurnNDCG @ 1], qrels, run).values()) == [0.0]
+
+
+def test_unrelated_ids_and_empty_runs_still_warn_by_default():
+    qrels, run = _pair(["a", "b"], ["x", "y"])
+    with pytest.warns(QueryIdMismatchWarning, match="share no query id"):
+        assert list(rm.calc_aggregate(["P@1"], qrels, run).values()) == [0.0]
+    with pytest.warns(EmptyInputWarning):
+        rm.calc_aggregate(["P@1"], qrels, run.iloc[:0])
+    with pytest.raises(InputMismatchError, match="share no query id"):
+        rm.calc_aggregate(["P@1"], qrels, run, on_mismatch="error")
+    with pytest.raises(ValueError, match="on_mismatch must be one of"):
+        rm.calc_aggregate(["P@1"], qrels, run, on_mismatch="refuse")

@@ -242,10 +242,13 @@ def test_leaderboard_refuses_then_normalizes(tempo_runs):
 
 def test_leaderboard_on_mismatch_warn(tempo_runs):
     runs = [tempo_runs["paths"]["perfect"], tempo_runs["paths"]["decoys"]]
-    with pytest.warns(QueryIdMismatchWarning):
-        board = rm.leaderboard("reteco-1a", runs, data=tempo_runs["root"], split="dev", n_resamples=50,
-                               ties=False, workers=1, on_mismatch="warn")
-    assert len(board.ranking) == 2
+    # on_mismatch='warn' lets the runs through with a warning; sharing no query id with the topics,
+    # neither can be scored, and a board needs two scored submissions
+    from reteco_measures.benchmarks.leaderboard import TooFewScoredError
+
+    with pytest.warns(QueryIdMismatchWarning), pytest.raises(TooFewScoredError, match="not scored: perfect"):
+        rm.leaderboard("reteco-1a", runs, data=tempo_runs["root"], split="dev", n_resamples=50,
+                       ties=False, workers=1, on_mismatch="warn")
 
 
 def test_cli_leaderboard_refuses_with_one_line_and_exit_1(tempo_runs, capsys):
@@ -268,9 +271,12 @@ def test_calc_aggregate_refuses_on_request_with_the_organiser_loaders_ids(recor,
         warnings.simplefilter("ignore")  # the loader reports the '#turn' rows it normalised
         data = load_organiser_sample(recor_sample_dir)
     run = recor["runs"]["good"]  # ex_3025_turn_1: the loader's qrels say law/ex_3025_turn_1
-    # an ir_measures-style plain call keeps its documented behaviour: a loud warning
+    # by default a number that the id forms would make 0 is refused; on_mismatch='warn' is the
+    # ir_measures-style call: a loud warning and the 0
+    with pytest.raises(InputMismatchError, match="query_ids='normalize'"):
+        rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run)
     with pytest.warns(QueryIdMismatchWarning):
-        plain = rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run)
+        plain = rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run, on_mismatch="warn")
     assert list(plain.values()) == [0.0]
     with pytest.raises(InputMismatchError, match="share no query id.*law/"):
         rm.calc_aggregate(["TurnNDCG@10"], data.qrels, run, on_mismatch="error")

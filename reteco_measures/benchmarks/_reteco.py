@@ -14,13 +14,15 @@ import pyarrow.compute as pc
 
 from ..contracts.base import ValidationReport
 from ..contracts.reteco import validate_reteco
+from ..datasets.base import MissingDataError, data_root
 from ..errors import Problem
 from ..kernels.ranking import TIE_BREAKS
 from .declaration import Option
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
-           "gold_outside_corpus", "gold_notes", "BASELINES", "BASELINE_SOURCE", "baseline_note"]
+           "gold_outside_corpus", "gold_notes", "BASELINES", "BASELINE_SOURCE", "baseline_note",
+           "missing_release"]
 
 
 def domain_check(
@@ -220,6 +222,31 @@ def explicit_file(opts: dict, name: str, folder: Path | None, default: str) -> s
     if folder is not None and (folder / default).is_file():
         return str(folder / default)
     return None
+
+
+def missing_release(exc: MissingDataError, data: Any, track: str, what: str,
+                    sample_files: tuple[str, ...]) -> MissingDataError:
+    """A missing-release error in the words of the benchmark's own parameters (``data=``,
+    ``topics=``, ``qrels=``; the command line turns them into ``--data``, ``--topics``,
+    ``--qrels``), never in loader function names.
+
+    When ``<data root>/<track>`` holds the organisers' sample files (``sample_files``) - the
+    folder given is the sample's root, not the release root - the message names that folder:
+    ``pass data='<root>/track1_tempo'``. ``track`` is the sample's folder name
+    (``track1_tempo``), ``what`` the release (``the Track 1 (TEMPO) release``)."""
+    try:
+        root = data_root(data)
+    except MissingDataError:
+        return exc
+    sample = root / track
+    if all((sample / name).is_file() for name in sample_files):
+        return MissingDataError(
+            f"{root} holds the organisers' sample in {track}/ ({', '.join(sample_files)}), not "
+            f"{what} under reteco/{track}/<domain>/: pass data='{sample}'")
+    files = ", ".join(sample_files)
+    return MissingDataError(
+        f"missing {what}: put it at {root / 'reteco' / track}/<domain>/..., or pass data=... naming "
+        f"a folder that holds the organisers' sample files ({files}), or give topics=... and qrels=...")
 
 
 #: explicit reference files: score any layout (the organisers' public sample, a single folder)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ import pandas as pd
 from ..contracts.base import ValidationReport
 from ..contracts.ikat import PassageScore, convert_ikat_run
 from ..datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
+from ..errors import count_problems, describe_kinds
 from ..sample import ikat_sample_root
 from .declaration import Benchmark, Inputs, Option
 from .registry import register
@@ -103,6 +103,10 @@ def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: d
     return long, None
 
 
+#: iKAT's topics are turns: its problem counts say so (every count is in turns)
+IKAT_KIND_NAMES = {"missing_query": "missing turn(s) (score 0)", "format": "format problem(s)"}
+
+
 def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: dict) -> list[str]:
     notes = []
     judged = set(inputs.qrels["query_id"].astype(str))
@@ -113,8 +117,8 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
     if not report.valid:
         # Invalid = the organisers' validator would reject the run (a turn missing, an unknown
         # passage or PTKB id, a malformed field ...); what could be read is still scored.
-        kinds = Counter(p.kind for p in report.problems_of("error"))
-        errors = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        kinds = count_problems(report.problems_of("error"), by="kind")  # a summary counts as its turns
+        errors = describe_kinds(kinds, names=IKAT_KIND_NAMES)
         if len(report.run):
             notes.append(f"the run is invalid by the iKAT 2023 run rules ({errors}); it is scored as read: "
                          "rejected parts are skipped and missing turns score 0")

@@ -44,6 +44,7 @@ import pandas as pd
 
 from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
+from ..datasets.base import MissingDataError
 from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files, map_duplicates
 from ..kernels.stepwise import step_parents
 from ..side import load_labels
@@ -59,6 +60,7 @@ from ._reteco import (
     gold_notes,
     kit_macro,
     kit_qrels,
+    missing_release,
     read_run_any,
     validate_reteco_domains,
 )
@@ -143,7 +145,14 @@ def _load(steps: bool):
         if from_files:
             tempo = _explicit(opts, steps, folder)
         else:
-            tempo = load_tempo(split or "dev", steps=steps, root=data, domains=opts["domain"], periods=opts["periods"])
+            try:
+                tempo = load_tempo(split or "dev", steps=steps, root=data, domains=opts["domain"],
+                                   periods=opts["periods"])
+            except MissingDataError as exc:
+                if "missing TEMPO release folder" not in str(exc):
+                    raise
+                raise missing_release(exc, data, "track1_tempo", "the Track 1 (TEMPO) release",
+                                      ("examples.jsonl", "qrels.txt")) from None
         labels = load_labels(opts["labels"]) if opts.get("labels") is not None else None
         source = "oracle" if opts.get("labels") is None else (
             "labels table" if isinstance(opts["labels"], pd.DataFrame) else str(opts["labels"]))
@@ -300,6 +309,13 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
             notes.append(f"{int(tc.isna().sum())} query(ies) have no required period: not scored by TC / nDCG|FC")
     if tempo.corpus is None:
         notes.append("no corpus given: unknown documents were not checked")
+    if tempo.corpus is not None and opts.get("corpus_scope", "domain") == "domain":
+        full = _all_relevant_topics(qrels, tempo.corpus)
+        if full:
+            n = qrels["query_id"].nunique()
+            doms = ", ".join(sorted({d for _, d in full}))
+            notes.append(f"{len(full)} of {n} {kind} topic(s) find every document of their domain's corpus "
+                         f"relevant ({doms}): any ranking of that corpus scores 1.0 here; use the full release")
     notes += gold_notes(qrels, tempo.corpus, opts["rules"], unit=f"{kind} topic")
     if len(tempo.duplicates):
         removed = set(tempo.duplicates["removed"])
@@ -328,6 +344,21 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
         if note:
             notes.append(note)
     return notes
+
+
+def _all_relevant_topics(qrels: pd.DataFrame, corpus: pd.DataFrame) -> list[tuple[str, str]]:
+    """``(topic, domain)`` pairs whose relevant documents are the whole corpus of their domain (the
+    organisers' public sample: each domain's corpus holds only its topic's gold documents)."""
+    if "domain" not in qrels.columns or "domain" not in corpus.columns or not len(corpus):
+        return []
+    docs = corpus[["doc_id", "domain"]].astype(str).drop_duplicates()
+    size = docs.groupby("domain")["doc_id"].size()
+    rel = qrels.loc[qrels["relevance"] >= 1, ["query_id", "doc_id", "domain"]].astype(str)
+    n_rel = rel.merge(docs, on=["doc_id", "domain"]).drop_duplicates().groupby(["query_id", "domain"]).size()
+    if n_rel.empty:
+        return []
+    full = n_rel.to_numpy() >= size.reindex(n_rel.index.get_level_values("domain")).to_numpy()
+    return [tuple(map(str, ix)) for ix in n_rel.index[full]]
 
 
 def _describe(steps: bool):

@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
+from ..datasets.base import MissingDataError
 from ..datasets.reteco_recor import (
     RecorData,
     _check_qrels_topics,
@@ -57,6 +58,7 @@ from ._reteco import (
     gold_notes,
     kit_macro,
     kit_qrels,
+    missing_release,
     read_run_any,
     validate_reteco_domains,
 )
@@ -121,8 +123,14 @@ def _load(data: Any, split: str | None, opts: dict) -> Inputs:
             recor.domains = [d for d in recor.domains if d in keep]
     else:
         # all-domains ids even for one domain: runs may use either form (plain ids are mapped)
-        recor = load_recor(split or "dev", root=data, domains=opts["domain"], qualified=True,
-                           hash_turn_ids="normalise")
+        try:
+            recor = load_recor(split or "dev", root=data, domains=opts["domain"], qualified=True,
+                               hash_turn_ids="normalise")
+        except MissingDataError as exc:
+            if "missing RECOR release folder" not in str(exc):
+                raise
+            raise missing_release(exc, data, "track2_recor", "the Track 2 (RECOR) release",
+                                  ("benchmark.jsonl", "qrels.txt")) from None
     return Inputs(qrels=recor.qrels, topics=recor.topics, corpus=recor.corpus, problems=list(recor.problems),
                   meta={"domains": recor.domains, "_split": None if folder is not None or any(
                       opts.get(n) for n in ("topics", "qrels", "corpus")) else (split or "dev")},

@@ -27,7 +27,14 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
-from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning, display, display_message
+from ..errors import (
+    DataFormatError,
+    EmptyInputWarning,
+    InputMismatchError,
+    QueryIdMismatchWarning,
+    display,
+    display_message,
+)
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, gate_cmd, holes_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .read_limits import add_read_limit_options, read_limits_of
@@ -430,7 +437,32 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..sample.demo import run_demo
 
-    return run_demo(fmt=args.format)
+    code = run_demo(fmt=args.format)
+    # the way on: the same command for one's own run (on stderr when stdout is machine-readable)
+    print(_demo_next_steps(), file=sys.stdout if args.format == "table" else sys.stderr)
+    return code
+
+
+def _demo_next_steps() -> str:
+    """What to type next: the `score` command of one demo submission, with the run to replace."""
+    import shlex
+
+    from ..benchmarks import BENCHMARKS
+    from ..sample import sample_root
+
+    bench = BENCHMARKS.get("reteco-2a")
+    if bench is None or bench.demo is None:
+        return "next: score your own run with 'reteco-measures score BENCHMARK RUN --data DIR' (see --help)"
+    kw = dict(bench.demo(sample_root()))
+    cmd = ["reteco-measures", "score", bench.name, str(kw["run"]), "--data", str(kw["data"])]
+    if kw.get("split"):
+        cmd += ["--split", str(kw["split"])]
+    return ("next: score your own run the same way - this command gives the reteco-2a table above:\n"
+            f"  {shlex.join(cmd)}\n"
+            "replace the run file with yours, and --data with your data: the release root (or set RETECO_DATA), "
+            "or the organisers' sample folder (e.g. .../reteco_sample/track2_recor);\n"
+            "'reteco-measures score BENCHMARK --help' lists each benchmark's options, "
+            "'reteco-measures validate' checks a run without scoring it.")
 
 
 def _add_demo(sub: argparse._SubParsersAction) -> None:
@@ -572,7 +604,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "(--max-lines, --max-line-bytes), or use 'eval --stream', which reads a run in blocks",
                   file=sys.stderr)
             return 1
-        except (QueryIdMismatchWarning, EmptyInputWarning) as exc:
+        except (QueryIdMismatchWarning, EmptyInputWarning, InputMismatchError) as exc:
             print(f"reteco-measures: error: {display_message(cli_message(exc, args))}", file=sys.stderr)
             return 1
         except DataFormatError as exc:

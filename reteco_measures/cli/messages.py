@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 
 __all__ = ["CLI_FLAGS", "EXTRAS", "cli_message", "install_hint"]
 
@@ -34,22 +35,36 @@ CLI_FLAGS: dict[str, tuple[tuple[str, ...], str]] = {
     "tie_break": (("tie_break",), "--tie-break POLICY"),
 }
 
-_PARAMETER = re.compile(r"\b(pass|give|set)\s+(\w+)=(?:\.\.\.|'[^']*'|\"[^\"]*\"|[\w.-]*)"
+#: ``name=value`` of a Python parameter in a message: after a verb (``pass root=...``) or in a list
+#: that follows one (``give topics=... and qrels=...``); ``value`` is ``...``, quoted or a bare word
+_PARAMETER = re.compile(r"(?<![\w.])(\w+)=(\.\.\.|'[^']*'|\"[^\"]*\"|[\w./~$-]*)"
                         r"(\s*\(command line: [^)]*\))?")
+
+
+def _flag(entry: tuple[tuple[str, ...], str], value: str) -> str:
+    """The flag of a `CLI_FLAGS` entry for ``value``: a placeholder value (``...``, empty) keeps the
+    flag's metavar (``--data DIR``); a concrete value of a flag that takes one is kept
+    (``data='/x/track1_tempo'`` -> ``--data /x/track1_tempo``); a switch drops it (``--normalize-ids``)."""
+    parts = entry[1].split(maxsplit=1)
+    value = value.strip("'\"")
+    if len(parts) == 1 or value in ("", "..."):
+        return entry[1]
+    return f"{parts[0]} {shlex.quote(value)}"
 
 
 def cli_message(message: object, args: argparse.Namespace | None) -> str:
     """A library message in command-line words: ``pass root=...`` → ``pass --data DIR``, ``give
-    topics=...`` → ``give --topics FILE`` (after `CLI_FLAGS`), where the running command
-    has that flag; other parameters are left as they are."""
+    topics=...`` → ``give --topics FILE``, ``pass data='/x/track1_tempo'`` → ``pass --data
+    /x/track1_tempo`` (after `CLI_FLAGS`), where the running command has that flag; other
+    parameters are left as they are."""
     text = str(message)
     dests = set(vars(args)) if args is not None else set()
 
     def word(m: re.Match) -> str:
-        entry = CLI_FLAGS.get(m.group(2))
+        entry = CLI_FLAGS.get(m.group(1))
         if entry is None or not dests.intersection(entry[0]):
             return m.group(0)
-        return f"{m.group(1)} {entry[1]}"
+        return _flag(entry, m.group(2))
 
     return _PARAMETER.sub(word, text)
 

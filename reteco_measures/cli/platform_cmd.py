@@ -105,7 +105,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--start", help="phase start, 'YYYY-MM-DD HH:MM:SS' (default: today)")
     b.add_argument("--package", help="what the scoring image installs: a wheel file to ship in the bundle, or a "
                                      "pip requirement installed from the image's index (default: a wheel built "
-                                     "now from this source tree, shipped in the bundle)")
+                                     "now from this source tree, or repacked from the installed package, shipped in the bundle)")
     b.add_argument("--wheelhouse", metavar="DIR", help="wheels of the dependencies (e.g. from 'pip download') to "
                                                        "ship too: the image then installs offline (--no-index)")
     b.add_argument("--vendor-dependencies", action="store_true",

@@ -230,9 +230,11 @@ class _Collector:
         turn: str | None = None,
         kind: str = "field",
         doc_id: str | None = None,
+        count: int = 1,
     ) -> None:
         self.problems.append(
-            Problem(message, line=line, query_id=turn, path=self.path, kind=kind, doc_id=doc_id, severity=severity)
+            Problem(message, line=line, query_id=turn, path=self.path, kind=kind, doc_id=doc_id, severity=severity,
+                    count=count)
         )
 
     def warnings(self) -> int:
@@ -568,6 +570,7 @@ def convert_ikat_run(
                 f"turn), e.g. {', '.join(missing[:5])}",
                 "error",
                 kind="missing_query",
+                count=len(missing),  # one summary standing for every missing turn
             )
     if max_warnings is not None:
         _check_warning_count(out, list(seen_turns), max_warnings)

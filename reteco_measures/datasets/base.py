@@ -86,10 +86,9 @@ class DataFile:
         root = data_root(self.root)
         full = root / self.relpath
         if force and not full.exists():
-            source = f"${ENV_VAR}" if self.root is None else str(root)
-            raise MissingDataError(
-                f"missing {self.what}: put it at {full} (that is {source}/{self.relpath})"
-            )
+            # where $RETECO_DATA points, say so; a root the caller gave is named as given
+            source = f" (that is ${ENV_VAR}/{self.relpath})" if self.root is None else ""
+            raise MissingDataError(f"missing {self.what}: put it at {full}{source}")
         return str(full)
 
     @contextlib.contextmanager

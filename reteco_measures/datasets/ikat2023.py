@@ -278,8 +278,8 @@ def passages_dir(root: str | os.PathLike | None = None) -> Path:
         raise MissingDataError(
             "the iKAT 2023 ClueWeb22-B passage collection is licensed (ClueWeb22, CMU) and not shipped: "
             f'put your copy of the organisers\' passage JSONL files ({{"id", "contents", "url"}} per '
-            f"line; .jsonl, .jsonl.gz or .jsonl.bz2) in {folder} "
-            f"(that is $RETECO_DATA/{IKAT_DIR}/{PASSAGES_DIR}/)"
+            f"line; .jsonl, .jsonl.gz or .jsonl.bz2) in {folder}"
+            + (f" (that is $RETECO_DATA/{IKAT_DIR}/{PASSAGES_DIR}/)" if root is None else "")
         )
     return folder
 

@@ -46,7 +46,7 @@ import pandas as pd
 from ..errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
 from ..io.jsonl import iter_jsonl
 from ..io.readers import read_qrels_with_problems
-from .base import DataFile, MissingDataError, add_topics, data_root
+from .base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
 
 __all__ = [
     "RECOR_DOMAINS",
@@ -453,8 +453,8 @@ def recor_domains(split: str = "dev", root: str | os.PathLike | None = None) -> 
     base = _track_dir(root)
     if not base.is_dir():
         raise MissingDataError(
-            f"missing RECOR release folder: put the Track 2 release at {base} "
-            f"(that is $RETECO_DATA/{TRACK_DIR}/<domain>/...)"
+            f"missing RECOR release folder: put the Track 2 release at {base}/<domain>/..."
+            + (f" (that is ${ENV_VAR}/{TRACK_DIR}/<domain>/...)" if root is None else "")
         )
     present = sorted(p.name for p in base.iterdir() if (p / f"benchmark_{split}.json").is_file())
     ordered = [d for d in RECOR_DOMAINS if d in present] + [d for d in present if d not in RECOR_DOMAINS]

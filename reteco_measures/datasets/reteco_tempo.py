@@ -377,9 +377,9 @@ def tempo_domains(split: str | None = None, root: str | os.PathLike | None = Non
     `TEMPO_DOMAINS` order, then other folders sorted); with ``split``, only those holding ``examples_<split>.jsonl``."""
     base = data_root(root) / TRACK_DIR
     if not base.is_dir():
-        source = f"${ENV_VAR}" if root is None else str(root)
-        raise MissingDataError(f"missing TEMPO release folder: put the Track 1 release at {base} "
-                               f"(that is {source}/{TRACK_DIR}/<domain>/...), or load loose files with "
+        source = f" (that is ${ENV_VAR}/{TRACK_DIR}/<domain>/...)" if root is None else ""
+        raise MissingDataError(f"missing TEMPO release folder: put the Track 1 release at {base}/<domain>/..."
+                               f"{source}, or load loose files with "
                                "load_tempo_files() / the organisers' sample with load_tempo_organiser_sample()")
     present = sorted(p.name for p in base.iterdir() if p.is_dir()
                      and (split is None or (p / f"examples_{split}.jsonl").is_file()))

@@ -211,7 +211,15 @@ def _warn_no_periods(measure: ir_measures.Measure, with_labels: bool, topics: pd
         need = "topics with 'required_periods' (list of str) or 'steps'"
     else:
         need = "topics with 'steps' (the records of steps_<split>.jsonl: [{step_id, gold_ids}, ...])"
-    have = "no topics were given" if topics is None else f"the topics have columns {list(topics.columns)}"
+    columns = ("required_periods", "steps") if with_labels else ("steps",)
+    if topics is None:
+        have = "no topics were given"
+    elif not any(c in topics.columns for c in columns):
+        have = (f"the topics have no {' or '.join(repr(c) for c in columns)} column (their columns: "
+                f"{list(topics.columns)})")
+    else:
+        present = " and ".join(repr(c) for c in columns if c in topics.columns)
+        have = f"the topics' {present} {'are' if ' and ' in present else 'is'} empty for every evaluated query"
     warnings.warn(f"{measure}: no evaluated query has a required period, so the measure is not defined "
                   f"(NaN); it needs {need}, but {have}", UserWarning, stacklevel=user_stacklevel())
 

@@ -53,6 +53,8 @@ __all__ = [
     "leaderboard_columns",
     "parse_settings",
     "build_bundle",
+    "build_wheel",
+    "wheel_from_installed",
     "SubmissionError",
     "SubmissionLimits",
     "FORMAT_KINDS",
@@ -553,22 +555,24 @@ def _source_root() -> Path | None:
 
 
 def build_wheel(dest: str | os.PathLike) -> Path:
-    """Build the wheel of the source tree this package runs from (``pip wheel . --no-deps``,
-    without build isolation: no package index needed) into ``dest``.
+    """The wheel of the code this package runs from, written into ``dest``.
+
+    From a source tree (a checkout, an editable install): ``pip wheel . --no-deps`` without build
+    isolation (no package index needed). From an installed package (``pip install .`` or a wheel
+    from an index): `wheel_from_installed` repacks the installed distribution's own files.
 
     Raises:
-        FileNotFoundError: the package is not running from a source tree (pass the wheel it was
-            installed from as ``package=``).
-        RuntimeError: pip failed (its output is in the message).
+        FileNotFoundError: neither a source tree nor an installed distribution with its file
+            list (pass the wheel to ship as ``package=``).
+        RuntimeError: pip failed (its output is in the message), or an installed file no longer
+            has the hash its distribution recorded.
     """
     import subprocess
     import sys
 
     root = _source_root()
     if root is None:
-        raise FileNotFoundError("reteco-measures is not running from a source tree: pass the wheel to ship "
-                                "(--package reteco_measures-X-py3-none-any.whl) or a requirement to install "
-                                "from an index (--package 'reteco-measures==X')")
+        return wheel_from_installed(dest)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--no-build-isolation",
@@ -577,6 +581,93 @@ def build_wheel(dest: str | os.PathLike) -> Path:
     if proc.returncode != 0 or not wheels:
         raise RuntimeError(f"pip wheel failed: {proc.stderr.strip()[-2000:]}")
     return wheels[-1]
+
+
+#: dist-info files an installer writes about the installation, not part of the wheel (PEP 376, PEP 610)
+_INSTALLER_FILES = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+
+
+def _record_hash(data: bytes) -> str:
+    import base64
+    import hashlib
+
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def wheel_from_installed(dest: str | os.PathLike) -> Path:
+    """Repack the installed reteco-measures distribution (the one this package is imported from)
+    as a pure-Python wheel ``reteco_measures-<version>-py3-none-any.whl`` in ``dest``.
+
+    The wheel holds exactly the files the installation recorded (its ``RECORD``, the binary
+    distribution format of PEP 427 / PEP 376) below the package folder and its ``.dist-info``
+    (``METADATA``, ``entry_points.txt``, licence files), minus compiled ``.pyc`` files and the
+    installer's own records; each file must still have its recorded hash, so the wheel is the
+    installed release, not a modified copy. A fresh ``RECORD`` is written (and ``WHEEL`` where the
+    installation kept none).
+
+    Raises:
+        FileNotFoundError: no installed distribution with a file list holds this package.
+        RuntimeError: an installed file is missing or differs from its recorded hash.
+    """
+    import csv
+    import importlib.metadata as md
+    import io
+    import zipfile
+
+    from .._version import __version__
+
+    site = Path(__file__).resolve().parents[2]
+    dist = next((d for d in md.distributions(path=[str(site)])
+                 if (d.metadata["Name"] or "").lower().replace("_", "-") == "reteco-measures"), None)
+    if dist is None or not dist.files:
+        raise FileNotFoundError(
+            f"reteco-measures is neither running from a source tree nor installed with a file list in {site}: "
+            "pass the wheel to ship (--package reteco_measures-X-py3-none-any.whl) or a requirement to install "
+            "from an index (--package 'reteco-measures==X'); 'pip wheel <source folder> --no-deps' makes the wheel")
+    version = dist.version
+    info_dir = f"reteco_measures-{version}.dist-info"
+    entries: list[tuple[str, bytes]] = []
+    for f in dist.files:
+        parts = f.parts
+        if not parts or parts[0] == ".." or f.suffix == ".pyc" or "__pycache__" in parts:
+            continue  # scripts outside site-packages are made by the installer from entry_points.txt
+        top = parts[0]
+        if top.endswith(".dist-info"):
+            if parts[-1] in _INSTALLER_FILES and len(parts) == 2:
+                continue
+            name = "/".join((info_dir, *parts[1:]))
+        elif top == "reteco_measures":
+            name = "/".join(parts)
+        else:
+            continue
+        full = Path(f.locate())
+        if not full.is_file():
+            raise RuntimeError(f"installed file missing: {full} (reinstall reteco-measures)")
+        data = full.read_bytes()
+        if f.hash is not None and _record_hash(data) != f"{f.hash.mode}={f.hash.value}":
+            raise RuntimeError(f"installed file differs from its recorded hash: {full}; reinstall reteco-measures "
+                               "or pass the wheel to ship with --package")
+        entries.append((name, data))
+    if not any(n == "reteco_measures/__init__.py" for n, _ in entries):
+        raise FileNotFoundError(f"the installed distribution in {site} lists no reteco_measures/ files "
+                                "(an editable install?): run from the source tree or pass --package")
+    wheel_meta = (f"Wheel-Version: 1.0\nGenerator: reteco-measures {__version__} (repacked from the installed "
+                  "distribution)\nRoot-Is-Purelib: true\nTag: py3-none-any\n").encode()
+    if not any(n == f"{info_dir}/WHEEL" for n, _ in entries):  # the installed WHEEL file, else ours
+        entries.append((f"{info_dir}/WHEEL", wheel_meta))
+    record = io.StringIO()
+    writer = csv.writer(record, lineterminator="\n")
+    for name, data in entries:
+        writer.writerow([name, _record_hash(data), len(data)])
+    writer.writerow([f"{info_dir}/RECORD", "", ""])
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / f"reteco_measures-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in entries:
+            zf.writestr(name, data)
+        zf.writestr(f"{info_dir}/RECORD", record.getvalue())
+    return out
 
 
 def _python_of(wheel: str) -> str:

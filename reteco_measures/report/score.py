@@ -81,7 +81,9 @@ def print_checks(score: Any, *, table: bool, limit: int, out: TextIO, err: TextI
             print(f"\n{count_problems(report.errors)} problem(s); {len(report.invalid_queries)} invalid and "
                   f"{len(report.missing_queries)} missing request(s) score 0:", file=stream)
     elif report.errors:
-        summary = describe_kinds(report.problem_counts())
+        names = ({"missing_query": "missing turn(s) (score 0)", "format": "format problem(s)"}
+                 if score.benchmark == "ikat-2023" else None)  # iKAT's topics are turns, its file one JSON
+        summary = describe_kinds(report.problem_counts(), names=names)
         state = f" ({'valid' if report.valid else 'INVALID'})" if score.benchmark == "ikat-2023" else ""
         print(f"\nrun checks{state}: {len(report.run)} {rows} kept; {summary}", file=stream)
     elif table:

@@ -445,7 +445,7 @@ def per_query_frame(
             run = run.compute()
         run_df = as_run_frame(run)
         metrics = iter_calc(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
-                            tie_break=tie_break)
+                            tie_break=tie_break, on_mismatch="warn")  # the caller checked the ids (align_runs)
         part = metrics_frame(metrics, measures=measure_objs, label=measure_label, order=order)
         part.insert(0, "run", name)
         part = part[["run", "measure", "query_id", "value", "weight"]]

@@ -91,7 +91,7 @@ def _reordered(ranked: pd.DataFrame, groups: np.ndarray, key: np.ndarray, best: 
 def _per_query(measure: Any, qrels: pd.DataFrame, run: pd.DataFrame, **kw: Any) -> pd.Series:
     from ..api import iter_calc
 
-    metrics = list(iter_calc([measure], qrels, run, tie_break="trec_eval", **kw))
+    metrics = list(iter_calc([measure], qrels, run, tie_break="trec_eval", on_mismatch="warn", **kw))
     return pd.Series([float(m.value) for m in metrics], index=pd.Index([str(m.query_id) for m in metrics]),
                      dtype=np.float64)
 
@@ -132,7 +132,7 @@ def tie_bounds(
         out = {}
         for name, best in (("worst", False), ("best", True)):
             metrics = iter_calc(ms, qrels, _reordered(ranked, groups, key, best=best), topics=topics, labels=labels,
-                                corpus=corpus, tie_break="trec_eval")
+                                corpus=corpus, tie_break="trec_eval", on_mismatch="warn")
             out[name] = {(m.measure, str(m.query_id)): float(m.value) for m in metrics}
         keys = list(out["worst"])
         parts.append(pd.DataFrame({"measure": [k[0] for k in keys], "query_id": [k[1] for k in keys],

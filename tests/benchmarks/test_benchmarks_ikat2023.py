@@ -242,7 +242,7 @@ def test_invalid_run_with_passages_is_scored_and_the_note_says_so(sample):
     assert not score.valid and score.report.problem_counts() == {"missing_query": 1, "unknown_doc": 1}
     assert score.official > 0  # scored, not zeroed
     [note] = _invalid_notes(score)
-    assert "1 missing_query" in note and "1 unknown_doc" in note and "scored as read" in note
+    assert "1 missing turn(s)" in note and "1 unknown document(s)" in note and "scored as read" in note
     assert not any("every" in n and "is 0" in n for n in score.notes)
     assert not any("could not be read" in n for n in score.notes)
 
@@ -271,4 +271,22 @@ def test_run_without_passages_scores_zero_and_the_note_says_why(sample):
     assert not score.valid and len(score.report.run) == 0
     assert score.official == 0.0
     [note] = _invalid_notes(score)
-    assert "holds no passage" in note and "every passage score is 0" in note and "format" in note
+    assert "holds no passage" in note and "every passage score is 0" in note and "format problem" in note
+
+
+def test_missing_turns_are_one_count_in_turns(root: Path, ikat2023_dir: Path, capsys) -> None:
+    """The organisers' sample run answers few turns: the removed count, the note and the printed
+    summary all give the number of missing turns, counted here from the two JSON files."""
+    topics = json.loads((ikat2023_dir / "2023_test_topics.json").read_text(encoding="utf-8"))
+    run = json.loads((ikat2023_dir / "2023_sample_run.json").read_text(encoding="utf-8"))
+    answered = {t["turn_id"] for t in run["turns"]}
+    missing = {f"{top['number']}_{turn['turn_id']}" for top in topics for turn in top["turns"]} - answered
+    assert len(missing) > 20  # the contract summarises them in one problem
+    score = _score(str(ikat2023_dir / "2023_sample_run.json"), root)
+    assert score.removed["missing_query"] == len(missing)
+    [note] = _invalid_notes(score)
+    assert f"{len(missing)} missing turn(s)" in note
+    main(["score", "ikat-2023", str(ikat2023_dir / "2023_sample_run.json"), "--data", str(root)])
+    out = capsys.readouterr().out
+    assert f"{len(missing)} missing turn(s) (score 0)" in out and "1 missing" not in out
+    assert f"{len(missing)} turns of the topics are missing" in out

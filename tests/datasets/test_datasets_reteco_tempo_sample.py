@@ -121,7 +121,8 @@ def test_missing_release_message_has_no_stray_dollar(tmp_path: Path, monkeypatch
     with pytest.raises(MissingDataError) as info:
         tempo_domains("dev", tmp_path)
     message = str(info.value)
-    assert f"(that is {tmp_path}/reteco/track1_tempo/<domain>/...)" in message and "$" not in message
+    # a root the caller gave is named once, as given; $RETECO_DATA only when it was the source
+    assert f"at {tmp_path}/reteco/track1_tempo/<domain>/..." in message and "$" not in message
     monkeypatch.setenv("RETECO_DATA", str(tmp_path))
     with pytest.raises(MissingDataError, match=r"\(that is \$RETECO_DATA/reteco/track1_tempo/<domain>/\.\.\.\)"):
         tempo_domains("dev")
