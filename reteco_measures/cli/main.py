@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from .._version import __version__
+from ..datasets import register
 from ..errors import DataFormatError, EmptyInputWarning, QueryIdMismatchWarning
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
@@ -381,6 +382,7 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
 def _cmd_datasets(args: argparse.Namespace) -> int:
     import ir_datasets
 
+    register()  # our datasets, registered with ir_datasets (an explicit call, not an import effect)
     try:
         ir_datasets.main(list(args.rest))
     except SystemExit as exc:
