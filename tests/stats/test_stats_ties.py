@@ -77,6 +77,27 @@ def test_compare_shows_tie_bounds_only_when_ties_change_a_value() -> None:
     assert (s["tie_min"] <= s["value"] + 1e-12).all() and (s["value"] <= s["tie_max"] + 1e-12).all()
 
 
+def test_compare_without_ties_skips_the_bounds(tmp_path, capsys) -> None:
+    # ties=False (and --no-ties): the same point estimates, no tie_min / tie_max columns
+    c = rm.compare({"tied": RUN, "B": BEST}, QRELS, ["nDCG@3"], n_resamples=100)
+    off = rm.compare({"tied": RUN, "B": BEST}, QRELS, ["nDCG@3"], n_resamples=100, ties=False)
+    assert "tie_min" in c.summary.columns and "tie_min" not in off.summary.columns
+    assert off.summary["value"].tolist() == c.summary["value"].tolist()
+    from reteco_measures.cli.main import main
+
+    qrels, runs = tmp_path / "qrels.txt", []
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
+    for name, run in (("tied", RUN), ("best", BEST)):
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"{q} Q0 {d} 1 {s!r} x\n" for q, docs in run.items() for d, s in docs.items()))
+        runs.append(str(path))
+    printed = {}
+    for flag in ([], ["--no-ties"]):
+        assert main(["compare", str(qrels), *runs, "nDCG@3", "--resamples", "100", *flag]) == 0
+        printed[bool(flag)] = capsys.readouterr().out
+    assert "tie" in printed[False] and "tie_m" not in printed[True].replace("tie_break", "")
+
+
 def test_temporal_measure_with_labels_orders_by_verdict() -> None:
     qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 1, 1]})
     run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]})
