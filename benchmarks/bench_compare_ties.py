@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import ranx
 
-        ranx_qrels = ranx.Qrels.from_df(qrels.astype({"query_id": str, "doc_id": str}), q_id_col="query_id",
+        ranx_qrels = ranx.Qrels.from_df(qrels.astype({"query_id": object, "doc_id": object}), q_id_col="query_id",
                                         doc_id_col="doc_id", score_col="relevance")
-        ranx_runs = [ranx.Run.from_df(r.astype({"query_id": str, "doc_id": str}), q_id_col="query_id",
+        ranx_runs = [ranx.Run.from_df(r.astype({"query_id": object, "doc_id": object}), q_id_col="query_id",
                                       doc_id_col="doc_id", score_col="score", name=n) for n, r in runs.items()]
 
         def ranx_compare() -> None:

@@ -176,13 +176,19 @@ def tie_bounds(
             sub_qrels = qrels[qrels["query_id"].astype(str).isin(wanted).to_numpy()].reset_index(drop=True)
         out = {}
         for name, best in (("worst", False), ("best", True)):
-            metrics = iter_calc(ms, sub_qrels, _reordered(sub_ranked, sub_groups, sub_key, best=best), topics=topics,
-                                labels=labels, corpus=corpus, tie_break="trec_eval")
-            out[name] = {(m.measure, str(m.query_id)): float(m.value) for m in metrics}
-        keys = list(out["worst"])
-        parts.append(pd.DataFrame({"measure": [k[0] for k in keys], "query_id": [k[1] for k in keys],
-                                   "worst": [out["worst"][k] for k in keys],
-                                   "best": [out["best"].get(k, np.nan) for k in keys]}))
+            metrics = list(iter_calc(ms, sub_qrels, _reordered(sub_ranked, sub_groups, sub_key, best=best),
+                                     topics=topics, labels=labels, corpus=corpus, tie_break="trec_eval"))
+            out[name] = pd.DataFrame({"measure": [m.measure for m in metrics],
+                                      "query_id": [str(m.query_id) for m in metrics],
+                                      name: np.array([float(m.value) for m in metrics], dtype=np.float64)})
+        worst, best_frame = out["worst"], out["best"]
+        same_rows = len(worst) == len(best_frame) and all(
+            a is b for a, b in zip(worst["measure"], best_frame["measure"])) and (
+            worst["query_id"].to_numpy() == best_frame["query_id"].to_numpy()).all()
+        if same_rows:  # both orders evaluate the same queries: rows in the same order
+            parts.append(worst.assign(best=best_frame["best"].to_numpy()))
+        else:
+            parts.append(worst.merge(best_frame, on=["measure", "query_id"], how="left", sort=False))
     if not parts:
         return None
     return pd.concat(parts, ignore_index=True)
