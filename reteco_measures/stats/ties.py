@@ -150,7 +150,7 @@ def tie_bounds(
         run = run[~dup].reset_index(drop=True)
     ranked = rank_run(run[["query_id", "doc_id", "score"]], "trec_eval")
     groups = tie_groups(ranked)
-    if not len(ranked) or len(np.unique(groups)) == len(ranked):
+    if not len(ranked) or int(groups[-1]) + 1 == len(ranked):
         return None
     by_key: dict[bool, list[Any]] = {}
     for m in measures:
@@ -261,7 +261,7 @@ def tie_sensitivity(
     ranked = rank_run(run_df[["query_id", "doc_id", "score"]], "trec_eval")
     groups = tie_groups(ranked)
     key = _keys(ranked, qrels_df, m, labels_df) if len(ranked) else np.zeros(0)
-    if len(ranked) and len(np.unique(groups)) < len(ranked) and _mixed(groups, key):
+    if len(ranked) and int(groups[-1]) + 1 < len(ranked) and _mixed(groups, key):
         worst = _per_query(m, qrels_df, _reordered(ranked, groups, key, best=False), **kw).reindex(value.index)
         best = _per_query(m, qrels_df, _reordered(ranked, groups, key, best=True), **kw).reindex(value.index)
     else:
