@@ -21,10 +21,10 @@ computed map stays non-decreasing, also across ``q = b``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["reward", "DEFAULT_A", "DEFAULT_B"]
 
@@ -35,6 +35,9 @@ DEFAULT_B = 0.4530094614433184
 
 
 def _as_float_array(q: Any) -> np.ndarray:
+    import numpy as np  # heavy: imported on first call, so that importing the package stays light
+    import pandas as pd
+
     if isinstance(q, (str, bytes)):
         raise ValueError(f"raw quality must be a number, not the string {q!r}")
     raw = q.to_numpy() if isinstance(q, (pd.Series, pd.DataFrame, pd.Index)) else q
@@ -89,6 +92,9 @@ def reward(q: Any, a: float = DEFAULT_A, b: float = DEFAULT_B, *, gate: Any = Tr
         raise ValueError(f"b must be in (0, 1), got {b!r}")
     if not (0.0 <= a_f <= 100.0):
         raise ValueError(f"a must be in [0, 100], got {a!r}")
+    import numpy as np  # heavy: imported on first call
+    import pandas as pd
+
     values = _as_float_array(q)
     gate_arr = np.asarray(gate.to_numpy() if isinstance(gate, (pd.Series, pd.DataFrame)) else gate)
     if gate_arr.dtype.kind not in "biuf":

@@ -82,7 +82,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         try:
             result = compare(runs, args.qrels, measures, baseline=args.baseline, topics=args.topics,
-                             labels=args.labels, by=args.by, tie_break=args.tie_break,
+                             labels=args.labels, by=args.by, tie_break=args.tie_break, ties=not args.no_ties,
                              query_ids="normalize" if args.normalize_ids else "exact", on_mismatch="error",
                              **statistics_options(args))
         except InputMismatchError as exc:  # never a table of zeros: one line, exit 1
@@ -119,6 +119,8 @@ def configure(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topics", help="topics metadata file (JSONL/TSV)")
     p.add_argument("--labels", help="frozen temporal labels JSONL")
     p.add_argument("--tie-break", default="trec_eval", choices=list(TIE_BREAKS))
+    p.add_argument("--no-ties", action="store_true",
+                   help="skip the tie-sensitivity step (tie_min / tie_max of runs with tied scores)")
     p.add_argument("--normalize-ids", action="store_true",
                    help="map every run's (topics', labels') query ids to the qrels' form of the same query: "
                         "'#turn1' = '_turn_1', '<domain>/<id>' = '<id>', '001' = '1'")

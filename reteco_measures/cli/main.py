@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
+from ..datasets import register
 from ..errors import (
     DataFormatError,
     EmptyInputWarning,
@@ -478,6 +479,7 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
 def _cmd_datasets(args: argparse.Namespace) -> int:
     import ir_datasets
 
+    register()  # our datasets, registered with ir_datasets (an explicit call, not an import effect)
     try:
         ir_datasets.main(list(args.rest))
     except SystemExit as exc:

@@ -6,21 +6,22 @@ The reader modules (`reteco_tempo`,
 pandas and declare every dataset's topics metadata (`topics`); the data root is
 ``$RETECO_DATA``. The ir_datasets registrations live in `reteco_measures.datasets.irds`,
 which imports ir_datasets (0.3-0.5 s: its ``__init__`` imports all of its own dataset modules),
-so importing this package does not import it. They are made in either import order::
+so they are made by one explicit call, `register`::
 
-    import ir_datasets, reteco_measures      # ir_datasets first: registered on our import
-    import reteco_measures, ir_datasets      # we first: registered when ir_datasets is imported
+    import ir_datasets
+    import reteco_measures as rm
 
-In the second case a small finder on `sys.meta_path` waits for ``import ir_datasets``: it
-lets the real module execute (without creating folders in the ir_datasets home) and then imports
-`reteco_measures.datasets.irds`, after which it removes itself. ``ir_datasets.load(...)``
-therefore always sees our datasets.
+    rm.datasets.register()            # idempotent
+    ir_datasets.load("reteco/tempo/dev")
+
+Importing reteco_measures changes nothing in ir_datasets (no import hook, no patched
+``pathlib``); ``reteco-measures datasets ...`` (the ir_datasets command line) calls `register`
+itself.
 """
 
 from __future__ import annotations
 
-import sys
-from importlib.machinery import ModuleSpec
+from typing import TYPE_CHECKING
 
 from .base import (
            ENV_VAR,
@@ -30,60 +31,51 @@ from .base import (
            MissingDataError,
            add_topics,
            data_root,
-           import_ir_datasets_without_folders,
-           topics,
-)
+           )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # isort: split
 # one reader module per benchmark; importing it declares its datasets' topics metadata
 from . import chunqiu, ikat2023, reteco_recor, reteco_tempo, spoken  # noqa: F401
 
 __all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "MissingDataError", "data_root",
-           "add_topics", "topics", "DATASET_MODULES"]
+           "add_topics", "topics", "DATASET_MODULES", "register"]
 
 #: reader modules, one per benchmark (imported above); their ir_datasets registrations are the
 #: modules of the same names in `reteco_measures.datasets.irds`
 DATASET_MODULES = ["reteco_tempo", "reteco_recor", "ikat2023", "chunqiu", "spoken"]
 
 
-def _register_with_ir_datasets() -> None:
-    """Register every dataset with ir_datasets (imports it)."""
-    from . import irds  # noqa: F401  (importing the package registers the datasets)
+def register() -> list[str]:
+    """Register every dataset of ours with ir_datasets (imports ir_datasets); idempotent.
+
+    Returns the registered names. A name ir_datasets already holds from another package raises
+    ``RuntimeError`` instead of replacing that dataset."""
+    # ir_datasets is heavy: imported by this call only. The registrations are made when the
+    # modules of `irds` execute (as ir_datasets' own dataset modules do), hence once per process.
+    from . import irds  # noqa: F401
+
+    return list(REGISTERED_DATASETS)
 
 
-class _IrDatasetsLoader:
-    """Loads ``ir_datasets`` by a plain ``import`` of the real module, then registers our datasets."""
+def topics(dataset) -> pd.DataFrame:
+    """Query metadata of one of our datasets (``domain``, ``parent_id``, ``conversation_id``,
+    ``turn``, ``collection``, ``condition``, ``required_periods``, ... as the benchmark has
+    them), as a DataFrame keyed by ``query_id``; pass it as ``topics=`` to our measures.
 
-    def create_module(self, spec: ModuleSpec):
-        _uninstall_hook()
-        module = import_ir_datasets_without_folders()  # the real import, run to its end
-        self.real_spec = module.__spec__
-        return module
+    ``dataset``: a registered name (``"reteco/tempo/dev"``) or the object
+    ``ir_datasets.load`` returned."""
+    name = dataset if isinstance(dataset, str) else getattr(getattr(dataset, "metadata", None), "_dsid", None)
+    if name is None or name not in TOPICS_FACTORIES:
+        # a name only the ir_datasets registrations declare (the upstream iKAT ids) or a dataset
+        # object: register our datasets with ir_datasets (imports it) and look again
+        register()
+        import ir_datasets
 
-    def exec_module(self, module) -> None:
-        module.__spec__ = self.real_spec  # the import system set ours; the module keeps its own
-        _register_with_ir_datasets()
-
-
-class _IrDatasetsHook:
-    """A `sys.meta_path` finder answering only for ``ir_datasets``, once."""
-
-    def find_spec(self, fullname: str, path=None, target=None) -> ModuleSpec | None:
-        if fullname != "ir_datasets":
-            return None
-        return ModuleSpec("ir_datasets", _IrDatasetsLoader())
-
-
-def _uninstall_hook() -> None:
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _IrDatasetsHook)]
-
-
-def _install_hook() -> None:
-    """Register now if ir_datasets is imported already, else when it is."""
-    if "ir_datasets" in sys.modules:
-        _register_with_ir_datasets()
-    elif not any(isinstance(f, _IrDatasetsHook) for f in sys.meta_path):
-        sys.meta_path.insert(0, _IrDatasetsHook())
-
-
-_install_hook()
+        if name is None:
+            name = next((n for n in REGISTERED_DATASETS if ir_datasets.registry[n] is dataset), None)
+    if name not in TOPICS_FACTORIES:
+        raise KeyError(f"no topics metadata for dataset {dataset!r}; known: {sorted(TOPICS_FACTORIES)}")
+    return TOPICS_FACTORIES[name]()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from operator import methodcaller
 from typing import Any
 
 import numpy as np
@@ -43,13 +44,44 @@ def _str_col(values: Any) -> pd.Series:
     return s.map(str).astype("str")
 
 
+def _strings(keys: list) -> pd.Series:
+    """A ``str`` column of ``keys`` (any hashable: ``str()`` of each unless all are ``str``)."""
+    try:
+        arr = pa.array(keys, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        arr = pa.array([str(k) for k in keys], type=pa.string())
+    return pd.Series(pd.array(arr, dtype="str"))
+
+
+def _values(values: list) -> Any:
+    """``values`` as a numeric array when numpy reads them as numbers (int, float, bool), else an
+    object array (text, None, mixed): the checks afterwards see exactly what the user gave."""
+    types = set(map(type, values))
+    try:
+        if types <= {float, int}:  # the common case, read without inferring a dtype
+            return np.fromiter(values, dtype=np.float64 if float in types else np.int64, count=len(values))
+    except OverflowError:  # an int beyond int64: numpy's inference below decides
+        pass
+    arr = np.array(values)
+    if arr.ndim == 1 and arr.dtype.kind in "biuf":
+        return arr
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
 def _from_dict_of_dict(data: dict, value_name: str) -> pd.DataFrame:
-    outer = list(data.items())
-    lengths = np.fromiter((len(v) for _, v in outer), dtype=np.int64, count=len(outer))
-    qids = np.repeat(np.array([str(q) for q, _ in outer], dtype=object), lengths)
-    docs = list(itertools.chain.from_iterable(v.keys() for _, v in outer))
-    vals = list(itertools.chain.from_iterable(v.values() for _, v in outer))
-    return pd.DataFrame({"query_id": _str_col(qids), "doc_id": _str_col([str(d) for d in docs]), value_name: vals})
+    """``{query: {doc: value}}`` as columns, built in one pass over the dicts: the row counts
+    first, the query ids as codes into the (few) outer keys, the document ids and values
+    gathered by C-level iteration; checks follow on whole columns."""
+    inner = list(data.values())
+    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    codes = np.repeat(np.arange(len(inner), dtype=np.int64), lengths)
+    qid_arr = pa.array([q if isinstance(q, str) else str(q) for q in data], type=pa.string())
+    qids = pd.Series(pd.array(qid_arr.take(pa.array(codes)), dtype="str"))
+    docs = _strings(list(itertools.chain.from_iterable(map(methodcaller("keys"), inner))))
+    vals = _values(list(itertools.chain.from_iterable(map(methodcaller("values"), inner))))
+    return pd.DataFrame({"query_id": qids, "doc_id": docs, value_name: vals}, copy=False)
 
 
 def _bad_value_problems(frame: pd.DataFrame, bad: np.ndarray, value: str, raw: Any, what: str) -> list[Problem]:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ir_measures
-import pandas as pd
 
 from .params import check_cutoff
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["parse_measures", "measure_name", "measure_label", "machine_name", "machine_names", "metric_key"]
 
@@ -124,6 +126,8 @@ def machine_names(frame: pd.DataFrame, column: str | None = "measure", headers: 
             frame = frame.rename(columns=renamed)
     if column is None or column not in frame.columns or frame.empty:
         return frame
+    import pandas as pd  # heavy: only when a frame is renamed (importing the package stays light)
+
     names = {v: machine_name(v) for v in pd.unique(frame[column].to_numpy(dtype=object)) if isinstance(v, str)}
     names = {v: n for v, n in names.items() if n != v}
     if not names:

@@ -11,6 +11,11 @@ row, which ir_measures passed on as a query.
 script's sort order is numeric, so the numbering changes nothing else), maps its rows back to
 the original ids, drops ``amean``, and refuses a grade above 4 with the query and document named
 instead of a script failure. The values are gdeval's own.
+
+``rm.calc_aggregate`` / ``rm.iter_calc`` / ``rm.evaluate`` and the command line use it through
+`pipeline` (ir_measures' default pipeline with gdeval replaced, built per call: nothing global
+changes). Plain ``ir_measures`` calls keep ir_measures' own gdeval provider unless the user opts in
+with `install`.
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ from typing import Any
 import ir_measures
 import numpy as np
 from ir_measures import Metric
+from ir_measures.providers.fallback_provider import FallbackProvider
 from ir_measures.providers.gdeval_provider import GdevalEvaluator as _Upstream
 from ir_measures.providers.gdeval_provider import GdevalProvider as _UpstreamProvider
 
 from ..io.convert import as_qrels_frame, as_run_frame
 
-__all__ = ["GdevalEvaluator", "GdevalProvider", "MAX_GRADE", "install"]
+__all__ = ["GdevalEvaluator", "GdevalProvider", "MAX_GRADE", "install", "pipeline", "PROVIDER"]
 
 #: the largest grade gdeval.pl accepts (its ``$MAX_JUDGMENT``): ERR's stop probability is
 #: ``(2**g - 1) / 2**4``
@@ -91,13 +97,26 @@ class GdevalProvider(_UpstreamProvider):
         return GdevalEvaluator(upstream.measures, upstream.qrels, upstream.invocations)
 
 
+#: the one `GdevalProvider` (used by `pipeline` and `install`)
+PROVIDER = GdevalProvider()
+
+
+def pipeline() -> FallbackProvider:
+    """ir_measures' default pipeline as it stands, with ir_measures' gdeval provider replaced by
+    `PROVIDER`: a new object, ``ir_measures.DefaultPipeline`` is left as it is."""
+    providers = [PROVIDER if getattr(p, "NAME", None) == PROVIDER.NAME else p
+                 for p in ir_measures.DefaultPipeline.providers]
+    return FallbackProvider(providers)
+
+
 def install() -> None:
-    """Put `GdevalProvider` in place of ir_measures' gdeval provider (registry and default
-    pipeline); idempotent."""
+    """Opt-in for plain ir_measures calls: put `PROVIDER` in place of ir_measures' gdeval
+    provider (registry and default pipeline), so ``ir_measures.calc_aggregate([ERR@10], ...)``
+    accepts any query id. Idempotent. (``rm.*`` calls need no such call: they use `pipeline`.)"""
     old = ir_measures.providers.registry.get("gdeval")
     if isinstance(old, GdevalProvider):
         return
-    new = GdevalProvider()
+    new = PROVIDER
     ir_measures.providers.registry["gdeval"] = new
     pipeline = ir_measures.DefaultPipeline.providers
     pipeline[:] = [new if p is old else p for p in pipeline]

@@ -22,6 +22,7 @@ from ..errors import DataFormatError
 from ..io.convert import as_qrels_frame, as_run_frame, is_source, qrels_to_dict, run_to_dict
 from ..kernels import standard
 from ..kernels.ranking import duplicate_pairs
+from . import gdeval  # ERR@k for any query id, without replacing ir_measures' provider
 
 __all__ = [
     "use_native_kernels",
@@ -266,7 +267,7 @@ def standard_calc_aggregate(measures: Iterable[ir_measures.Measure], qrels: Any,
     """``ir_measures.calc_aggregate`` for standard measures: native kernels where verified (mean
     over the qrels' queries, missing ones 0, as ir_measures), ir_measures for the rest."""
     result: dict = {}
-    for part in _routed(measures, qrels, run, standard.aggregate, ir_measures.calc_aggregate):
+    for part in _routed(measures, qrels, run, standard.aggregate, gdeval.pipeline().calc_aggregate):
         result.update(part)
     return result
 
@@ -275,14 +276,14 @@ def standard_iter_calc(measures: Iterable[ir_measures.Measure], qrels: Any, run:
     """``ir_measures.iter_calc`` for standard measures, routed as `standard_calc_aggregate`;
     per-query values are plain floats."""
     results: list[Metric] = []
-    for part in _routed(measures, qrels, run, standard.iter_metrics, ir_measures.iter_calc):
+    for part in _routed(measures, qrels, run, standard.iter_metrics, gdeval.pipeline().iter_calc):
         results.extend(part)
     return results
 
 
 def _ir_frame(measures: list[ir_measures.Measure], qrels: Any, run: Any) -> pd.DataFrame:
     """``ir_measures.iter_calc`` as a frame ``query_id, measure, value`` (in its order)."""
-    metrics = list(ir_measures.iter_calc(measures, qrels, run))
+    metrics = list(gdeval.pipeline().iter_calc(measures, qrels, run))
     col = np.empty(len(metrics), dtype=object)
     col[:] = [m.measure for m in metrics]
     return pd.DataFrame({"query_id": np.array([str(m.query_id) for m in metrics], dtype=object), "measure": col,

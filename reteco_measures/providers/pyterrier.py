@@ -13,10 +13,16 @@ aggregate do not survive a plain mean:
 
 Each per-query value of ours is a `WeightedValue` (a
 ``float`` with a ``weight``), so the right aggregate can be recovered from what PyTerrier holds.
-When PyTerrier is loaded and one of our measures is evaluated, `patch_pyterrier` wraps that
-averaging function once: measures whose values are ours are averaged with the measure's own
-aggregator (NaN-skipping weighted mean, the measure's ``empty`` value when nothing is defined);
-every other measure keeps PyTerrier's own mean, unchanged.
+`patch_pyterrier` is opt-in (importing reteco_measures does not change PyTerrier)::
+
+    import pyterrier as pt
+    from reteco_measures.providers.pyterrier import patch_pyterrier
+
+    patch_pyterrier()   # once per process
+
+It wraps that averaging function once: measures whose values are ours are averaged with the
+measure's own aggregator (NaN-skipping weighted mean, the measure's ``empty`` value when nothing is
+defined); every other measure keeps PyTerrier's own mean, unchanged.
 
 PyTerrier's significance tests (``baseline=``) and per-query tables (``perquery=True``) work on
 the per-query values themselves; conditional and weighted aggregates cannot be expressed there
@@ -79,11 +85,16 @@ def _wrap(original: Any) -> Any:
 
 
 def patch_pyterrier() -> bool:
-    """Make a loaded PyTerrier average our measures with their own aggregators (idempotent).
+    """Make PyTerrier average our measures with their own aggregators (opt-in; idempotent).
 
-    Returns True when PyTerrier's averaging is (now) wrapped, False when PyTerrier is not loaded
-    or has no such function (another major version: nothing is changed).
+    Imports PyTerrier's evaluation module. Returns True when PyTerrier's averaging is (now)
+    wrapped, False when PyTerrier is not installed or has no such function (another major
+    version: nothing is changed).
     """
+    try:
+        import pyterrier._evaluation._rendering  # noqa: F401  (heavy: only on this explicit call)
+    except ImportError:
+        return False
     module = sys.modules.get(_MODULE)
     if module is None:
         return False

@@ -498,6 +498,7 @@ def compare(
     labels: pd.DataFrame | str | None = None,
     by: str | Sequence[str] | None = None,
     tie_break: str = "trec_eval",
+    ties: bool = True,
     corpus: Sequence[str] | None = None,
     query_ids: str = "exact",
     on_mismatch: str = "error",
@@ -519,6 +520,9 @@ def compare(
         n_resamples: bootstrap / randomization resamples.
         seed: seed of the resampling (results are reproducible).
         topics, labels, corpus, tie_break: as `reteco_measures.calc_aggregate`.
+        ties: with ``tie_break='trec_eval'``, add ``tie_min`` / ``tie_max`` (the aggregate under
+            the worst and best order of tied scores) for runs with ties; ``False`` skips that
+            step (as ``rm.leaderboard(ties=False)``).
         by: a topics column, a list of them, or ``"depth"``: statistics per group, plus
             ``"(all)"`` rows over all queries. Queries that land in ``"(none)"`` (no topics row,
             no value, an id without a turn number) are counted in a
@@ -562,6 +566,6 @@ def compare(
         warnings.simplefilter("ignore", QueryIdMismatchWarning)
         warnings.simplefilter("ignore", EmptyInputWarning)
         frame, kwargs = per_query_frame(dict(items), qrels, measures, topics=topics, labels=labels, by=by,
-                                        corpus=corpus, tie_break=tie_break)
+                                        corpus=corpus, tie_break=tie_break, ties=ties)
     return compare_frame(frame, baseline=baseline, test=test, correction=correction, alpha=alpha, ci=ci,
                          n_resamples=n_resamples, seed=seed, by=by, **kwargs)

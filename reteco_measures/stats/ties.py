@@ -39,13 +39,30 @@ __all__ = ["tie_sensitivity", "tie_bounds", "has_ties", "tie_groups"]
 _TEMPORAL = {"TemporalPrecision", "TemporalRelevance", "TemporalCoverage", "nDCG_FC"}
 
 
+def _codes(*columns: Any) -> list[np.ndarray]:
+    """Integer codes of string columns over one shared vocabulary (pandas' factorize: a hash of
+    the Arrow strings, no Python string per row), one array per column."""
+    sizes = [len(c) for c in columns]
+    joined = pd.concat([pd.Series(np.asarray(c, dtype=object)) if not isinstance(c, pd.Series)
+                        else c.reset_index(drop=True) for c in columns], ignore_index=True)
+    codes, _ = pd.factorize(joined.astype("str"))
+    return np.split(codes.astype(np.int64), np.cumsum(sizes)[:-1])
+
+
+def _pair_keys(q: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """One int64 per (query code, doc code) pair."""
+    return q * (int(d.max(initial=0)) + 1) + d
+
+
 def has_ties(run: pd.DataFrame) -> bool:
     """True when two documents of one query have the same score at single precision."""
     if len(run) < 2:
         return False
-    frame = pd.DataFrame({"q": run["query_id"].astype(str).to_numpy(dtype=object),
-                          "s": np.asarray(run["score"], dtype=np.float64).astype(np.float32)})
-    return bool(frame.duplicated().any())
+    (q,) = _codes(run["query_id"])
+    bits = np.asarray(run["score"], dtype=np.float64).astype(np.float32)
+    bits = np.where(bits == 0, np.float32(0), bits).view(np.uint32).astype(np.int64)  # -0.0 ties 0.0
+    key = np.sort((q << 32) | bits)
+    return bool(np.any(key[1:] == key[:-1]))
 
 
 def tie_groups(ranked: pd.DataFrame) -> np.ndarray:
@@ -54,37 +71,49 @@ def tie_groups(ranked: pd.DataFrame) -> np.ndarray:
     n = len(ranked)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    q = ranked["query_id"].astype(str).to_numpy(dtype=object)
+    (q,) = _codes(ranked["query_id"])
     s = np.asarray(ranked["score"], dtype=np.float64).astype(np.float32)
     new = np.r_[True, (q[1:] != q[:-1]) | (s[1:] != s[:-1])]
     return np.cumsum(new) - 1
 
 
+def _lookup(ranked: pd.DataFrame, table: pd.DataFrame, column: str) -> np.ndarray:
+    """``table[column]`` of each row of ``ranked`` by (query_id, doc_id), the table's last row
+    of a repeated pair; 0 where the pair is absent or the value is not a number."""
+    n = len(ranked)
+    q, d = _codes(ranked["query_id"], table["query_id"]), _codes(ranked["doc_id"], table["doc_id"])
+    keys = _pair_keys(np.concatenate(q), np.concatenate(d))
+    run_keys, table_keys = keys[:n], keys[n:]
+    values = pd.to_numeric(pd.Series(np.asarray(table[column], dtype=object)), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    # the last row of a repeated pair wins: a stable sort, then the last of each run of equal keys
+    order = np.argsort(table_keys, kind="stable")
+    sorted_keys = table_keys[order]
+    last = np.r_[sorted_keys[1:] != sorted_keys[:-1], True] if len(sorted_keys) else np.zeros(0, dtype=bool)
+    sorted_keys, sorted_values = sorted_keys[last], values[order][last]
+    at = np.searchsorted(sorted_keys, run_keys)
+    at_ok = np.minimum(at, max(len(sorted_keys) - 1, 0))
+    found = (at < len(sorted_keys)) & (sorted_keys[at_ok] == run_keys) if len(sorted_keys) else np.zeros(n, bool)
+    out = np.where(found, sorted_values[at_ok] if len(sorted_keys) else 0.0, np.nan)
+    return np.nan_to_num(out, nan=0.0)
+
+
 def _keys(ranked: pd.DataFrame, qrels: pd.DataFrame, measure: Any, labels: pd.DataFrame | None) -> np.ndarray:
-    grade = ranked[["query_id", "doc_id"]].astype(str).merge(
-        qrels[["query_id", "doc_id", "relevance"]].astype({"query_id": str, "doc_id": str}).drop_duplicates(
-            ["query_id", "doc_id"], keep="last"),
-        on=["query_id", "doc_id"], how="left", sort=False)["relevance"]
-    key = pd.to_numeric(grade, errors="coerce").fillna(0).to_numpy(dtype=np.float64)
+    """The relevance key of every row of ``ranked`` (grade; temporal verdict first with labels)."""
+    key = _lookup(ranked, qrels, "relevance")
     if labels is not None and getattr(measure, "NAME", None) in _TEMPORAL and "temporal" in labels.columns:
-        lab = labels[["query_id", "doc_id", "temporal"]].astype({"query_id": str, "doc_id": str})
-        verdict = ranked[["query_id", "doc_id"]].astype(str).merge(
-            lab.drop_duplicates(["query_id", "doc_id"], keep="last"), on=["query_id", "doc_id"], how="left",
-            sort=False)["temporal"]
-        v = pd.to_numeric(verdict, errors="coerce").fillna(0).to_numpy(dtype=np.float64)
+        v = _lookup(ranked, labels, "temporal")
         key = v * (np.abs(key).max() + 1.0) + key
     return key
 
 
 def _reordered(ranked: pd.DataFrame, groups: np.ndarray, key: np.ndarray, best: bool) -> pd.DataFrame:
-    """The run re-scored (score = −new rank) so that trec_eval's order is the worst/best order."""
+    """The run re-scored (score = −new rank) so that trec_eval's order is the worst/best order.
+    ``ranked`` is sorted by query and rank; the new order keeps each query's rows together."""
     order = np.lexsort((ranked["rank"].to_numpy(), -key if best else key, groups))
     out = ranked.iloc[order][["query_id", "doc_id"]].reset_index(drop=True)
-    q = out["query_id"].astype(str).to_numpy(dtype=object)
-    starts = np.r_[True, q[1:] != q[:-1]]
-    start_idx = np.flatnonzero(starts)
-    first = np.repeat(start_idx, np.diff(np.r_[start_idx, len(q)]))
-    out["score"] = -(np.arange(len(q)) - first + 1).astype(np.float64)
+    rank = ranked["rank"].to_numpy()  # the rows of a query keep their positions: rank k at row start + k - 1
+    out["score"] = -rank.astype(np.float64)
     return out
 
 
@@ -108,8 +137,11 @@ def tie_bounds(
     """Per-query values of several measures under the worst and the best order of tied scores:
     ``measure`` (the measure object), ``query_id``, ``worst``, ``best``; None when the run has no
     tie. Measures sharing a relevance key are evaluated together (one call per order and key), so
-    the run is re-ranked at most four times whatever the number of measures. When every tie group
-    holds documents of one relevance only, the orders coincide and nothing is re-evaluated."""
+    the run is re-ranked at most four times whatever the number of measures. A query whose tie
+    groups each hold documents of one relevance only has worst = best = trec_eval's order: for
+    the standard measures (whose per-query value reads that query's rows only) it is not
+    re-evaluated and has no row here (its bounds are its value); reteco-measures' own measures,
+    whose units may span queries, re-evaluate the whole run when any query has such a group."""
     from ..api import iter_calc
     from ..kernels.ranking import duplicate_pairs, rank_run
 
@@ -118,7 +150,7 @@ def tie_bounds(
         run = run[~dup].reset_index(drop=True)
     ranked = rank_run(run[["query_id", "doc_id", "score"]], "trec_eval")
     groups = tie_groups(ranked)
-    if not len(ranked) or len(np.unique(groups)) == len(ranked):
+    if not len(ranked) or int(groups[-1]) + 1 == len(ranked):
         return None
     by_key: dict[bool, list[Any]] = {}
     for m in measures:
@@ -127,17 +159,37 @@ def tie_bounds(
     parts = []
     for _temporal, ms in by_key.items():
         key = _keys(ranked, qrels, ms[0], labels)
-        if not _mixed(groups, key):
+        mixed_rows = _mixed_rows(groups, key)
+        if not mixed_rows.any():
             continue  # every tie group is all of one relevance: worst = best = trec_eval's order
+        sub_ranked, sub_groups, sub_key, sub_qrels = ranked, groups, key, qrels
+        if not any(getattr(m, "_RETECO", False) for m in ms):
+            # standard measures: a query's value depends on its own rows only, so only the queries
+            # with a tie group of mixed relevance are re-evaluated (the others: worst = best = value)
+            (qcodes,) = _codes(ranked["query_id"])
+            hit = np.zeros(int(qcodes.max()) + 1, dtype=bool)
+            hit[qcodes[mixed_rows]] = True
+            rows = hit[qcodes]
+            sub_ranked = ranked[rows].reset_index(drop=True)
+            sub_groups, sub_key = groups[rows], key[rows]
+            wanted = pd.unique(sub_ranked["query_id"].astype(str).to_numpy(dtype=object))
+            sub_qrels = qrels[qrels["query_id"].astype(str).isin(wanted).to_numpy()].reset_index(drop=True)
         out = {}
         for name, best in (("worst", False), ("best", True)):
-            metrics = iter_calc(ms, qrels, _reordered(ranked, groups, key, best=best), topics=topics, labels=labels,
-                                corpus=corpus, tie_break="trec_eval", on_mismatch="warn")
-            out[name] = {(m.measure, str(m.query_id)): float(m.value) for m in metrics}
-        keys = list(out["worst"])
-        parts.append(pd.DataFrame({"measure": [k[0] for k in keys], "query_id": [k[1] for k in keys],
-                                   "worst": [out["worst"][k] for k in keys],
-                                   "best": [out["best"].get(k, np.nan) for k in keys]}))
+            metrics = list(iter_calc(ms, sub_qrels, _reordered(sub_ranked, sub_groups, sub_key, best=best),
+                                     topics=topics, labels=labels, corpus=corpus, tie_break="trec_eval",
+                                     on_mismatch="warn"))
+            out[name] = pd.DataFrame({"measure": [m.measure for m in metrics],
+                                      "query_id": [str(m.query_id) for m in metrics],
+                                      name: np.array([float(m.value) for m in metrics], dtype=np.float64)})
+        worst, best_frame = out["worst"], out["best"]
+        same_rows = len(worst) == len(best_frame) and all(
+            a is b for a, b in zip(worst["measure"], best_frame["measure"])) and (
+            worst["query_id"].to_numpy() == best_frame["query_id"].to_numpy()).all()
+        if same_rows:  # both orders evaluate the same queries: rows in the same order
+            parts.append(worst.assign(best=best_frame["best"].to_numpy()))
+        else:
+            parts.append(worst.merge(best_frame, on=["measure", "query_id"], how="left", sort=False))
     if not parts:
         return None
     return pd.concat(parts, ignore_index=True)
@@ -154,12 +206,18 @@ def tie_range(value: Any, worst: Any, best: Any) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
+def _mixed_rows(groups: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Rows (sorted by group) whose tie group holds documents of different relevance."""
+    if not len(key):
+        return np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    mixed = np.minimum.reduceat(key, starts) != np.maximum.reduceat(key, starts)
+    return np.repeat(mixed, np.diff(np.r_[starts, len(key)]))
+
+
 def _mixed(groups: np.ndarray, key: np.ndarray) -> bool:
     """True when some tie group holds documents of different relevance (rows sorted by group)."""
-    if not len(key):
-        return False
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-    return bool(np.any(np.minimum.reduceat(key, starts) != np.maximum.reduceat(key, starts)))
+    return bool(_mixed_rows(groups, key).any())
 
 
 def tie_sensitivity(
@@ -204,7 +262,7 @@ def tie_sensitivity(
     ranked = rank_run(run_df[["query_id", "doc_id", "score"]], "trec_eval")
     groups = tie_groups(ranked)
     key = _keys(ranked, qrels_df, m, labels_df) if len(ranked) else np.zeros(0)
-    if len(ranked) and len(np.unique(groups)) < len(ranked) and _mixed(groups, key):
+    if len(ranked) and int(groups[-1]) + 1 < len(ranked) and _mixed(groups, key):
         worst = _per_query(m, qrels_df, _reordered(ranked, groups, key, best=False), **kw).reindex(value.index)
         best = _per_query(m, qrels_df, _reordered(ranked, groups, key, best=True), **kw).reindex(value.index)
     else:

@@ -99,3 +99,23 @@ def test_python_m_cli_main_has_every_command():
     for name in ("judge", "leaderboard", "compare", "codabench", "eval", "score"):
         assert f"    {name}" in out, name
     assert out == script
+
+
+def test_gdeval_replacement_is_opt_in() -> None:
+    # a fresh interpreter: importing the package leaves ir_measures' gdeval provider in place;
+    # rm.* calls use ours through gdeval.pipeline(); gdeval.install() is the explicit opt-in
+    code = (
+        "import ir_measures\n"
+        "upstream = ir_measures.providers.registry['gdeval']\n"
+        "import reteco_measures as rm\n"
+        "from reteco_measures.providers import gdeval\n"
+        "assert ir_measures.providers.registry['gdeval'] is upstream\n"
+        "assert upstream in ir_measures.DefaultPipeline.providers\n"
+        "assert gdeval.PROVIDER in gdeval.pipeline().providers and upstream not in gdeval.pipeline().providers\n"
+        "gdeval.install(); gdeval.install()\n"
+        "assert ir_measures.providers.registry['gdeval'] is gdeval.PROVIDER\n"
+        "assert ir_measures.DefaultPipeline.providers.count(gdeval.PROVIDER) == 1\n"
+        "assert upstream not in ir_measures.DefaultPipeline.providers\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.stdout.strip() == "ok", done.stderr

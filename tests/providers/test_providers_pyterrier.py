@@ -6,11 +6,16 @@ SpokenMacroNDCG) aggregates need their own aggregator (see ``reteco_measures._py
 Expected values: per-query nDCG from pytrec_eval run side by side, coverage worked out by hand,
 then aggregated by the written rule; and equality with ``rm.calc_aggregate``.
 No Java is needed: the systems are result frames (``pt.Transformer.from_df``).
+The wrapper is opt-in: ``patch_pyterrier()`` is called once below (after the test that nothing
+changes without it).
 """
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import pandas as pd
@@ -20,6 +25,7 @@ import pytrec_eval
 from ir_measures import nDCG
 
 import reteco_measures as rm
+from reteco_measures.providers.pyterrier import patch_pyterrier
 
 QIDS = ["c1_turn_1", "c1_turn_2", "c1_turn_3", "c2_turn_1"]
 JUDGED = {
@@ -96,6 +102,30 @@ MEASURES = [
     rm.SpokenMacroNDCG @ 5,
     nDCG @ 5,
 ]
+
+
+def test_pyterrier_is_unchanged_until_patch_pyterrier_is_called() -> None:
+    # a fresh interpreter: this session has patched PyTerrier already (the fixture below)
+    code = textwrap.dedent("""
+        import pyterrier._evaluation._rendering as rendering
+        import ir_measures
+        import reteco_measures as rm
+        original = rendering._mean_of_measures
+        list(ir_measures.iter_calc([rm.TC @ 5], {"q": {"a": 1}}, {"q": {"a": 1.0}}))
+        assert rendering._mean_of_measures is original
+        from reteco_measures.providers.pyterrier import patch_pyterrier
+        assert patch_pyterrier() and patch_pyterrier()
+        assert rendering._mean_of_measures is not original
+        assert rendering._mean_of_measures.__wrapped__ is original
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+@pytest.fixture(autouse=True)
+def _patched() -> None:
+    assert patch_pyterrier()
 
 
 def test_experiment_equals_calc_aggregate_for_every_measure():

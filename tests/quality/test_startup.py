@@ -1,7 +1,7 @@
-"""Start-up cost: ``import reteco_measures`` does not import ir_datasets (whose ``__init__`` imports
-all of its ~100 dataset modules), yet our datasets are registered with ir_datasets in either import
-order (``reteco_measures.datasets``: readers without ir_datasets, registrations in ``datasets.irds``
-made at our import or, through a one-shot ``sys.meta_path`` hook, when ir_datasets is imported).
+"""Start-up cost and import effects: ``import reteco_measures`` registers our measures with
+ir_measures and imports neither pandas, numpy nor ir_datasets (whose ``__init__`` imports all of its
+~100 dataset modules); our datasets are registered with ir_datasets by one explicit call
+(``rm.datasets.register()``); ``--version`` answers without pandas.
 
 The timing criterion (``import reteco_measures`` <= 1.5x and ``reteco-measures --version`` /
 ``--help`` <= 1.3x the time of ``import ir_measures, pandas, numpy, pyarrow``) needs a quiet
@@ -48,44 +48,76 @@ def test_import_does_not_import_ir_datasets() -> None:
 
 
 _ORDERS = {
-    "ir_datasets first": "import ir_datasets\nimport reteco_measures as rm\n",
-    "reteco_measures first": "import reteco_measures as rm\nimport ir_datasets\n",
-    "reteco_measures, then a submodule of ir_datasets": (
-        "import reteco_measures as rm\nfrom ir_datasets.formats import TrecQrel\nimport ir_datasets\n"),
-    "reteco_measures, then from ir_datasets import load": (
-        "import reteco_measures as rm\nfrom ir_datasets import load\nimport ir_datasets\n"),
+    "ir_datasets first": "import ir_datasets\nimport reteco_measures as rm\nrm.datasets.register()\n",
+    "reteco_measures first": "import reteco_measures as rm\nimport ir_datasets\nrm.datasets.register()\n",
+    "register only": "import reteco_measures as rm\nrm.datasets.register()\nimport ir_datasets\n",
 }
 
 
 @pytest.mark.parametrize("order", list(_ORDERS))
-def test_datasets_are_registered_in_either_import_order(order: str, tmp_path) -> None:
+def test_datasets_are_registered_by_one_explicit_call(order: str) -> None:
     probe = _ORDERS[order] + textwrap.dedent("""
-        import os, sys
-        print(os.path.exists(os.environ["IR_DATASETS_HOME"]))  # a folder made by the imports?
-        from reteco_measures.datasets import _IrDatasetsHook
-        registered = ir_datasets.registry._registered
+        names = set(ir_datasets.registry)
         for name in ("chunqiu", "spoken-query", "spoken-query/validation", "ikat/2023/test",
                      "trec-ikat/2023", "reteco/recor/dev", "reteco/tempo/dev", "reteco/tempo/dev/steps"):
-            assert name in registered, name
+            assert name in names, name
         assert repr(ir_datasets.load("reteco/tempo/dev")) == (
             "Dataset(id='reteco/tempo/dev', provides=['docs', 'queries', 'qrels'])")
         assert ir_datasets.load("chunqiu").has_qrels()
-        # the real module, with its own spec; the hook is gone
-        assert ir_datasets.__spec__.origin == ir_datasets.__file__ and hasattr(ir_datasets, "registry")
-        assert not any(isinstance(f, _IrDatasetsHook) for f in sys.meta_path)
-        # a dataset object maps back to its topics
-        try:
+        assert rm.datasets.register() == rm.datasets.REGISTERED_DATASETS  # idempotent
+        try:  # a dataset object maps back to its topics
             rm.topics(ir_datasets.load("ikat/2023/test"))
         except rm.datasets.MissingDataError as exc:
             assert "RETECO_DATA" in str(exc)
         print("ok")
     """)
-    home = tmp_path / "irds"
-    env = {"IR_DATASETS_HOME": str(home)}
-    out = _run(probe, **env).split()
-    assert out[-1] == "ok"
-    if order != "ir_datasets first":  # else ir_datasets' own import made them, as without us
-        assert out[0] == "False", "importing ir_datasets after reteco_measures made folders in its home"
+    assert _run(probe).split()[-1] == "ok"
+
+
+def test_import_changes_nothing_but_the_ir_measures_registration() -> None:
+    # what importing the package may change in other libraries: ir_measures' provider registry and
+    # default pipeline gain our provider (first), nothing else; sys.meta_path, pathlib and the
+    # other providers (gdeval, pytrec_eval, ...) are the objects they were before
+    out = _run("""
+        import pathlib, sys
+        import ir_measures
+        mkdir, meta_path = pathlib.Path.mkdir, list(sys.meta_path)
+        registry, pipeline = dict(ir_measures.providers.registry), list(ir_measures.DefaultPipeline.providers)
+        import reteco_measures as rm
+        assert pathlib.Path.mkdir is mkdir
+        assert sys.meta_path == meta_path, sys.meta_path
+        now = ir_measures.providers.registry
+        assert set(now) == set(registry) | {"reteco"}, set(now) ^ set(registry)
+        assert all(now[k] is v for k, v in registry.items())
+        assert ir_measures.DefaultPipeline.providers == [rm.PROVIDER, *pipeline]
+        assert "ir_datasets" not in sys.modules and "pyterrier" not in sys.modules
+        rm.calc_aggregate(["nDCG@10"], {"q": {"a": 1}}, {"q": {"a": 1.0}})  # evaluating changes nothing more
+        assert pathlib.Path.mkdir is mkdir and sys.meta_path == meta_path
+        assert all(now[k] is v for k, v in registry.items())
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_import_and_version_do_not_import_pandas() -> None:
+    # the measures are registered by the import, everything else loads on first use
+    out = _run("""
+        import sys
+        import ir_measures
+        import reteco_measures as rm
+        heavy = [m for m in ("pandas", "numpy", "pyarrow", "ir_datasets") if m in sys.modules]
+        assert not heavy, heavy
+        assert ir_measures.parse_measure("TC@10") == rm.TC @ 10
+        assert "reteco" in ir_measures.providers.registry
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "reteco_measures", "--version"],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0 and done.stdout.startswith("reteco-measures "), done.stderr
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "reteco_measures" in loaded
+    assert not loaded & {"pandas", "numpy", "ir_datasets"}, sorted(loaded & {"pandas", "numpy", "ir_datasets"})
 
 
 def test_topics_of_a_name_only_the_registrations_declare() -> None:

@@ -77,6 +77,27 @@ def test_compare_shows_tie_bounds_only_when_ties_change_a_value() -> None:
     assert (s["tie_min"] <= s["value"] + 1e-12).all() and (s["value"] <= s["tie_max"] + 1e-12).all()
 
 
+def test_compare_without_ties_skips_the_bounds(tmp_path, capsys) -> None:
+    # ties=False (and --no-ties): the same point estimates, no tie_min / tie_max columns
+    c = rm.compare({"tied": RUN, "B": BEST}, QRELS, ["nDCG@3"], n_resamples=100)
+    off = rm.compare({"tied": RUN, "B": BEST}, QRELS, ["nDCG@3"], n_resamples=100, ties=False)
+    assert "tie_min" in c.summary.columns and "tie_min" not in off.summary.columns
+    assert off.summary["value"].tolist() == c.summary["value"].tolist()
+    from reteco_measures.cli.main import main
+
+    qrels, runs = tmp_path / "qrels.txt", []
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
+    for name, run in (("tied", RUN), ("best", BEST)):
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"{q} Q0 {d} 1 {s!r} x\n" for q, docs in run.items() for d, s in docs.items()))
+        runs.append(str(path))
+    printed = {}
+    for flag in ([], ["--no-ties"]):
+        assert main(["compare", str(qrels), *runs, "nDCG@3", "--resamples", "100", *flag]) == 0
+        printed[bool(flag)] = capsys.readouterr().out
+    assert "tie" in printed[False] and "tie_m" not in printed[True].replace("tie_break", "")
+
+
 def test_temporal_measure_with_labels_orders_by_verdict() -> None:
     qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 1, 1]})
     run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]})
@@ -96,3 +117,47 @@ def test_ties_among_equally_relevant_documents_change_nothing() -> None:
     assert got["tied_at_cutoff"]  # it straddles rank 2, but every order gives the same value
     c = rm.compare({"A": run, "B": BEST}, QRELS | qrels, ["nDCG@2"], n_resamples=50)
     assert "tie_min" not in c.summary.columns
+
+
+def test_tie_bounds_re_evaluates_exactly_the_queries_whose_order_matters() -> None:
+    """tie_bounds returns rows only for the queries it re-evaluates; brute force (every order of
+    every tie group, scored by pytrec_eval) says which queries' nDCG depends on the order of ties:
+    those must be exactly the re-evaluated ones, with the brute-force minimum and maximum."""
+    import itertools
+
+    import pytrec_eval
+
+    from reteco_measures.stats.ties import tie_bounds
+
+    rng = np.random.default_rng(7)
+    qrels_rows, run_rows = [], []
+    for i in range(12):
+        q = f"q{i}"
+        docs = [f"d{j}" for j in range(6)]
+        scores = rng.integers(1, 4, len(docs)).astype(float)  # three score levels: ties everywhere
+        for d, s in zip(docs, scores):
+            run_rows.append((q, d, s))
+        for d in rng.choice(docs, 3, replace=False):
+            qrels_rows.append((q, d, int(rng.integers(0, 3))))
+    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
+    qrels_dict: dict = {}
+    for q, d, g in qrels_rows:
+        qrels_dict.setdefault(q, {})[d] = g
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, {"ndcg"})
+    lo, hi = {}, {}
+    for q, rows in run.groupby("query_id"):
+        by_score = [list(g["doc_id"]) for _, g in sorted(rows.groupby("score"), key=lambda t: -t[0])]
+        values = []
+        for perms in itertools.product(*(itertools.permutations(g) for g in by_score)):
+            ranking = [d for group in perms for d in group]
+            scored = {d: float(len(ranking) - r) for r, d in enumerate(ranking)}
+            values.append(evaluator.evaluate({q: scored})[q]["ndcg"])
+        lo[q], hi[q] = min(values), max(values)
+    order_matters = {q for q in lo if hi[q] - lo[q] > 1e-12}
+    assert order_matters and order_matters != set(lo)  # the case has both kinds of query
+
+    bounds = tie_bounds(qrels, run, rm.parse_measures("nDCG"))
+    assert set(bounds["query_id"]) == order_matters
+    for q, worst, best in zip(bounds["query_id"], bounds["worst"], bounds["best"]):
+        assert worst == pytest.approx(lo[q], abs=1e-12) and best == pytest.approx(hi[q], abs=1e-12)
