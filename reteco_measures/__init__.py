@@ -64,7 +64,7 @@ from . import report as report
 from . import scale as scale
 from . import stats as stats
 from .benchmarks.leaderboard import leaderboard
-from .stats import Comparison, compare, tie_sensitivity
+from .stats import Comparison, StatOptions, compare, tie_sensitivity
 
 _install()
 
@@ -95,6 +95,7 @@ __all__ = [
     "plot",
     "compare",
     "Comparison",
+    "StatOptions",
     "tie_sensitivity",
     # data
     "read_run",
