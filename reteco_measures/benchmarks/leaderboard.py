@@ -342,18 +342,10 @@ def leaderboard(
         ranked = _plain_ranking(comp, label, scores, st, own_number)
     else:
         ranked = _calibrated_ranking(comp, label, scores, human, calibration, st, opts)
-    ranking = _ranking_table(ranked, comp, scores, bench, frame, label)
-    params = {**comp.params, "clusters": "leader rule", "ties_change_values": tie_changed,
-              "rank_intervals": "best/worst place percentiles over the bootstrap resamples",
-              **({"calibration": calibration} if human is not None else {}),
-              **({"value": f"the official number ({first.aggregation}); rank intervals and tests are over "
-                           f"the per-{stat['unit']} values"} if own_number else {})}
-    fields = {k: getattr(comp, k) for k in ("summary", "pairwise", "per_query", "design", "runs", "measures",
-                                            "names")}
-    groups = {g.name: _group_table(scores, ranked.order, g, label) for g in bench.tables.groupings}
-    return Leaderboard(**fields, params=params, benchmark=bench.name, measure=label, ranking=ranking,
-                       groups=groups, scores=scores, failed=failed, calibration=ranked.calibration,
-                       calibrated_pairwise=ranked.calibrated_pairwise)
+    extra = {"ties_change_values": tie_changed, **({"calibration": calibration} if human is not None else {}),
+             **({"value": f"the official number ({first.aggregation}); rank intervals and tests are over "
+                          f"the per-{stat['unit']} values"} if own_number else {})}
+    return _assemble(bench, comp, ranked, scores, failed, frame, label, extra)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -512,6 +504,21 @@ def _calibrated_ranking(comp: Comparison, label: str, scores: dict[str, Score], 
     after["n_human"] = after["n_human"].astype(np.int64)
     return _Ranked(order, shown, low, high, cl, ranked, after=after, calibration=table,
                    calibrated_pairwise=pairwise)
+
+
+def _assemble(bench: Benchmark, comp: Comparison, ranked: _Ranked, scores: dict[str, Score], failed: dict[str, str],
+              frame: pd.DataFrame, label: str, extra: dict[str, Any]) -> Leaderboard:
+    """The `Leaderboard`: the Comparison's tables, the ranking table, the group tables and the
+    parameters (the Comparison's, then how clusters and rank intervals are made, then ``extra``)."""
+    params = {**comp.params, "clusters": "leader rule", "ties_change_values": extra.pop("ties_change_values"),
+              "rank_intervals": "best/worst place percentiles over the bootstrap resamples", **extra}
+    fields = {k: getattr(comp, k) for k in ("summary", "pairwise", "per_query", "design", "runs", "measures",
+                                            "names")}
+    groups = {g.name: _group_table(scores, ranked.order, g, label) for g in bench.tables.groupings}
+    return Leaderboard(**fields, params=params, benchmark=bench.name, measure=label,
+                       ranking=_ranking_table(ranked, comp, scores, bench, frame, label), groups=groups,
+                       scores=scores, failed=failed, calibration=ranked.calibration,
+                       calibrated_pairwise=ranked.calibrated_pairwise)
 
 
 def _ranking_table(r: _Ranked, comp: Comparison, scores: dict[str, Score], bench: Benchmark, frame: pd.DataFrame,
