@@ -137,6 +137,7 @@ def score_spoken(results: Any, *, corpus: pd.DataFrame, topics: pd.DataFrame, qr
                  audit_passed: bool = True):
     """Score Spoken-Query results against in-memory reference data; same as
     ``rm.benchmark("spoken").score(...)``, returns its `Score`
-    (``.quality`` = ``.official``, ``.reward``, ``.grid``, ``.by_collection``, ``.by_condition``)."""
+    (``.official`` = ``.fact("quality")``, ``.reward``, ``.table("grid")``, ``.table("by_collection")``,
+    ``.table("by_condition")``)."""
     return SPOKEN.score(results, inputs=_inputs(corpus, topics, qrels), top_k=k, tie_break=tie_break, a=a, b=b,
                         audit_failed=not audit_passed)
