@@ -2,7 +2,7 @@
 
 >>> frame = rm.evaluate(["nDCG@10", "TC@10"], qrels, run, topics=topics, by="domain")
 >>> rm.plot.plot_groups(frame)          # one panel per measure, bars per domain
->>> rm.plot.plot_groups(score.by_domain)  # a preset's wide table (a column per measure) works too
+>>> rm.plot.plot_groups(score.table("by_domain"))  # a preset's wide table (a column per measure) works too
 >>> rm.compare(runs, qrels, ["nDCG@10"]).plot("runs")   # runs with confidence intervals
 
 The drawing code lives in `reteco_measures.report.plots`; this module keeps the short names.

@@ -5,7 +5,7 @@
     import reteco_measures as rm
 
     score = rm.benchmark("reteco-1a").score("run.txt", data="/data", split="dev")
-    score.official, score.summary, score.by_group["by_domain"], score.per_query, score.report
+    score.official, score.summary, score.table("by_domain"), score.per_query, score.report
     score.to_dict()                     # the JSON of ``reteco-measures score reteco-1a --format json``
 
     board = rm.leaderboard("reteco-1a", ["a.txt", "b.txt"], data="/data", split="dev")
@@ -18,7 +18,8 @@ Benchmarks: ``reteco-1a``, ``reteco-1b`` (TEMPO), ``reteco-2a`` (RECOR), ``ikat-
 - `.scoring` — the engine: per-query values once (`long_per_query`), everything else
   derived from them (`aggregate`);
 - `.leaderboard` — several submissions ranked with uncertainty (``rm.leaderboard``);
-- `.declaration` — `Option`, `Grouping`, `Inputs`, `Benchmark`;
+- `.declaration` — `Option`, `Grouping`, `Inputs`, `Benchmark` and its specs (`CliSpec`,
+  `TableSpec`, `StatsSpec`, `RewardSpec`);
 - `.registry` — `BENCHMARKS` by name;
 - one module per benchmark, each declaring a `Benchmark` and calling `register`.
 
@@ -31,13 +32,17 @@ from ..report.text import metric_key
 
 # the benchmarks, one module each: importing one registers its declaration in BENCHMARKS
 from . import chunqiu, generation, ikat2023, reteco_track1, reteco_track2, spoken  # noqa: F401
-from .declaration import Benchmark, Grouping, Inputs, Option
+from .declaration import Benchmark, CliSpec, Grouping, Inputs, Option, RewardSpec, StatsSpec, TableSpec
 from .registry import BENCHMARKS, benchmark, register
 from .score import Score
 from .scoring import aggregate, long_per_query, removed_counts
 
 __all__ = [
     "Benchmark",
+    "CliSpec",
+    "TableSpec",
+    "StatsSpec",
+    "RewardSpec",
     "Score",
     "Option",
     "Grouping",

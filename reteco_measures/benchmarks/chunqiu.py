@@ -25,7 +25,7 @@ from ..api import parse_measures
 from ..contracts.base import ValidationReport
 from ..contracts.chunqiu import validate_chunqiu
 from ..datasets import chunqiu as cq
-from .declaration import Benchmark, Inputs, Option
+from .declaration import Benchmark, CliSpec, Inputs, Option, RewardSpec, StatsSpec, TableSpec
 from .registry import register
 from .scoring import long_per_query
 
@@ -129,34 +129,38 @@ def _demo(sample_root: Path) -> dict:
 CHUNQIU = register(Benchmark(
     name="chunqiu",
     title="ChunQiu",
-    help="ChunQiu: strict batch contract, mean binary nDCG@10 (+ MAP@10, R@10, MRR)",
     measures=_measures,
     load=_load,
     validate=_validate,
     per_query=_per_query,
     contract="chunqiu",
-    unit="query",
-    summary_names=summary_name,
-    aggregation="mean over all queries of the batch (0 for an invalid batch)",
-    options=(
-        Option("queries", None, "queries JSONL {query_id, text[, relevant_doc_ids]} "
-               "(default: <data>/chunqiu/examples.jsonl)", data=True),
-        Option("qrels", None, "labels JSONL with relevant_doc_ids (default: the queries' or examples' labels)",
-               data=True),
-        Option("top_k", 10, "cutoff and maximum results per query (10)", type=int),
-        Option("unlabelled", "error", "queries without relevant documents: error (default), score 0, or skip",
-               choices=("error", "zero", "skip"), data=True),
-        Option("audit_failed", False, "the trajectory audit failed: reward 0", action="store_true"),
-    ),
-    run_arg="results",
-    run_help="results JSONL: {query_id, results: [{doc_id, score}]} per line",
     default_split=None,
     invalid_scores_zero=True,
-    reward=_reward,
-    notes=lambda inputs, report, long, opts: list(inputs.extra.get("notes", [])),
-    describe=_describe,
-    summary_columns=("measure", "value", "role"),
-    demo=_demo,
+    cli=CliSpec(
+        help="ChunQiu: strict batch contract, mean binary nDCG@10 (+ MAP@10, R@10, MRR)",
+        options=(
+            Option("queries", None, "queries JSONL {query_id, text[, relevant_doc_ids]} "
+                   "(default: <data>/chunqiu/examples.jsonl)", data=True),
+            Option("qrels", None, "labels JSONL with relevant_doc_ids (default: the queries' or examples' labels)",
+                   data=True),
+            Option("top_k", 10, "cutoff and maximum results per query (10)", type=int),
+            Option("unlabelled", "error", "queries without relevant documents: error (default), score 0, or skip",
+                   choices=("error", "zero", "skip"), data=True),
+            Option("audit_failed", False, "the trajectory audit failed: reward 0", action="store_true"),
+        ),
+        run_arg="results",
+        run_help="results JSONL: {query_id, results: [{doc_id, score}]} per line",
+        demo=_demo,
+    ),
+    tables=TableSpec(
+        summary_columns=("measure", "value", "role"),
+        summary_names=summary_name,
+        aggregation="mean over all queries of the batch (0 for an invalid batch)",
+        notes=lambda inputs, report, long, opts: list(inputs.extra.get("notes", [])),
+        describe=_describe,
+    ),
+    stats=StatsSpec(unit="query"),
+    reward=RewardSpec(_reward),
 ))
 
 

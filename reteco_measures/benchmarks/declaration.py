@@ -1,4 +1,5 @@
-"""What a benchmark is, declared: `Option`, `Grouping`, `Inputs`, `Benchmark`.
+"""What a benchmark is, declared: `Option`, `Grouping`, `Inputs`, `Benchmark` and its specs
+(`CliSpec`, `TableSpec`, `StatsSpec`, `RewardSpec`).
 
 A `Benchmark` declares *what* a benchmark is — how its data is loaded, which contract
 validates a submission, the official measure and the diagnostics, the groupings of its tables,
@@ -24,7 +25,8 @@ from .leaderboard import Leaderboard, leaderboard
 from .score import Score
 from .scoring import score_submission
 
-__all__ = ["Option", "Grouping", "Inputs", "Benchmark", "Loader", "Validator", "PerQuery"]
+__all__ = ["Option", "Grouping", "Inputs", "Benchmark", "CliSpec", "TableSpec", "StatsSpec", "RewardSpec", "Loader",
+           "Validator", "PerQuery"]
 
 
 @dataclass(frozen=True)
@@ -115,91 +117,148 @@ Validator = Callable[[Any, Inputs, Mapping[str, Any]], ValidationReport]
 PerQuery = Callable[[list, Inputs, ValidationReport, Mapping[str, Any]], "tuple[pd.DataFrame, pd.DataFrame | None]"]
 
 
+Describe = Callable[[Score], dict[str, Any]]
+Notes = Callable[[Inputs, ValidationReport, pd.DataFrame, Mapping[str, Any]], list[str]]
+
+
 @dataclass(frozen=True)
-class Benchmark:
-    """One benchmark, declared. Score a submission with `score`, rank several with
-    `leaderboard`.
+class CliSpec:
+    """How a benchmark meets its user: the options and the ``score NAME`` command line.
 
     Attributes:
-        name: the preset name (``reteco-1a``).
-        title: a human title for report headers.
-        help: one line for ``score --help``.
-        measures: ``options -> [official, *diagnostics]`` (ir_measures objects or strings).
-        load: ``(data_root, split, options) -> Inputs``.
-        validate: ``(run, inputs, options) -> ValidationReport`` (the run contract).
-        per_query: ``(measures, inputs, report, options) -> (long, extra)``: the per-query values
-            (see `long_per_query`) and optional extra per-query columns indexed by query id.
-        contract: the contract's name (``reteco``, ``chunqiu``, ...).
-        unit: the statistical unit the official measure aggregates over (for tests and CIs).
-        strata: per-query columns whose cells the aggregate weighs (stratified resampling).
-        cluster: the per-query column whose groups are resampled together, if any.
-        groupings: the breakdown tables.
-        keys: extra key columns of the per-query frame (iKAT: ``task``, ``qrels``).
+        help: one line for ``score --help`` (and the Codabench overview).
+        options: the benchmark's options: keywords of `Benchmark.score` and flags of
+            ``score NAME``.
+        run_arg / run_help: the positional argument of ``score NAME`` and its help.
+        demo: ``sample_root -> {"run", "data", "split", **options}``: the keywords of
+            `Benchmark.score` that score the bundled sample (``reteco-measures demo``).
+    """
+
+    help: str = ""
+    options: tuple[Option, ...] = ()
+    run_arg: str = "run"
+    run_help: str = "the submission"
+    demo: Callable[[Path], dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """How a benchmark's `Score` is laid out: its tables, printed names and remarks.
+
+    Attributes:
+        groupings: the breakdown tables (`Grouping`; `Score.table` by name).
+        keys: extra key columns of the per-query and summary frames (iKAT: ``task``, ``qrels``).
         official_key: the key values of the official measure's rows (iKAT: passage, nist).
         per_query_columns: topics columns shown beside the per-query values.
         per_query_sort: columns the per-query table is sorted by.
         display: measure → printed name (``AP@10`` → ``MAP@10``).
-        aggregation: a sentence saying how the official number aggregates.
-        options: the benchmark's options (keywords of `score`, flags of ``score NAME``).
-        run_arg / run_help: the positional argument of ``score NAME``.
-        default_split: the default split (None: the benchmark has no splits).
-        invalid_scores_zero: an invalid submission scores 0 on every measure (ChunQiu).
-        reward: ``(official value, valid, options) -> reward``, None when there is no reward.
-        notes: ``(inputs, report, per_query long, options) -> [str]``: remarks on the data.
-        describe: ``(score) -> dict`` of benchmark-specific JSON fields.
         summary_columns: the columns of the printed summary table.
-        demo: ``sample_root -> {"run", "data", "split", **options}``: the keywords of
-            `score` that score the bundled sample (``reteco-measures demo``).
-        statistics: ``options -> {"unit", "cluster", "strata"}`` overriding the statistical unit
-            for some options.
-        summary_names: ``printed name -> name in the summary`` only (ChunQiu prints ``MAP@10`` in its
-            summary and keeps ir_measures' ``AP@10`` per query).
+        summary_names: ``printed name -> name in the summary`` only (ChunQiu prints ``MAP@10`` in
+            its summary and keeps ir_measures' ``AP@10`` per query).
+        aggregation: a sentence saying how the official number aggregates.
+        notes: ``(inputs, report, per_query long, options) -> [str]``: remarks on the data.
+        describe: ``(score) -> dict``: the benchmark's facts (`Score.fact`), also top-level
+            fields of the JSON.
     """
 
-    name: str
-    title: str
-    help: str
-    measures: Callable[[Mapping[str, Any]], list]
-    load: Loader
-    validate: Validator
-    per_query: PerQuery
-    contract: str
-    unit: str = "query"
-    strata: tuple[str, ...] = ()
-    cluster: str | None = None
     groupings: tuple[Grouping, ...] = ()
     keys: tuple[str, ...] = ()
     official_key: tuple[tuple[str, str], ...] = ()
     per_query_columns: tuple[str, ...] = ()
     per_query_sort: tuple[str, ...] = ()
     display: Callable[[Any], str] = measure_label
+    summary_columns: tuple[str, ...] = ("measure", "value", "n", "role")
+    summary_names: Callable[[str], str] | None = None
     aggregation: str = "mean over queries"
-    options: tuple[Option, ...] = ()
-    run_arg: str = "run"
-    run_help: str = "the submission"
+    notes: Notes | None = None
+    describe: Describe | None = None
+
+
+@dataclass(frozen=True)
+class StatsSpec:
+    """The statistical unit of the official measure (what tests and intervals resample).
+
+    Attributes:
+        unit: the unit the official measure aggregates over (``query``, ``turn``, ...).
+        strata: per-query columns whose cells the aggregate weighs (stratified resampling).
+        cluster: the per-query column whose groups are resampled together, if any.
+        statistics: ``options -> {"unit", "cluster", "strata"}`` overriding the above for some
+            options (RECOR's conversation average resamples whole conversations).
+    """
+
+    unit: str = "query"
+    strata: tuple[str, ...] = ()
+    cluster: str | None = None
+    statistics: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class RewardSpec:
+    """A benchmark's reward (the number an agent-evaluation platform records).
+
+    Attributes:
+        compute: ``(official value, valid, options) -> reward``, with the benchmark's gates
+            (an invalid submission, a failed trajectory audit) inside.
+    """
+
+    compute: Callable[[float, bool, Mapping[str, Any]], float]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark, declared. Score a submission with `score`, rank several with
+    `leaderboard`.
+
+    The core fields say what is scored and how; four small specs say the rest:
+    ``cli`` (options and command line, `CliSpec`), ``tables`` (layout of the `Score`,
+    `TableSpec`), ``stats`` (statistical unit, `StatsSpec`) and ``reward`` (`RewardSpec`,
+    None without a reward).
+
+    Attributes:
+        name: the preset name (``reteco-1a``).
+        title: a human title for report headers.
+        measures: ``options -> [official, *diagnostics]`` (ir_measures objects or strings).
+        load: ``(data_root, split, options) -> Inputs``.
+        validate: ``(run, inputs, options) -> ValidationReport`` (the run contract).
+        per_query: ``(measures, inputs, report, options) -> (long, extra)``: the per-query values
+            (see `long_per_query`) and optional extra per-query columns indexed by query id.
+        contract: the contract's name (``reteco``, ``chunqiu``, ...).
+        default_split: the default split (None: the benchmark has no splits).
+        invalid_scores_zero: an invalid submission scores 0 on every measure (ChunQiu).
+        cli: options and the command line (`CliSpec`).
+        tables: the layout of the Score (`TableSpec`).
+        stats: the statistical unit (`StatsSpec`).
+        reward: the reward (`RewardSpec`), None when there is none.
+    """
+
+    name: str
+    title: str
+    measures: Callable[[Mapping[str, Any]], list]
+    load: Loader
+    validate: Validator
+    per_query: PerQuery
+    contract: str
     default_split: str | None = "dev"
     invalid_scores_zero: bool = False
-    reward: Callable[[float, bool, Mapping[str, Any]], float] | None = None
-    notes: Callable[[Inputs, ValidationReport, pd.DataFrame, Mapping[str, Any]], list[str]] | None = None
-    describe: Callable[[Score], dict[str, Any]] | None = None
-    summary_columns: tuple[str, ...] = ("measure", "value", "n", "role")
-    demo: Callable[[Path], dict[str, Any]] | None = None
-    statistics: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
-    summary_names: Callable[[str], str] | None = None
+    cli: CliSpec = CliSpec()
+    tables: TableSpec = TableSpec()
+    stats: StatsSpec = StatsSpec()
+    reward: RewardSpec | None = None
 
     def statistical_unit(self, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``{"unit", "cluster", "strata"}`` of the official measure under ``options`` (e.g. RECOR's
         conversation average resamples whole conversations)."""
-        out = {"unit": self.unit, "cluster": self.cluster, "strata": tuple(self.strata)}
-        if self.statistics is not None:
-            out.update(self.statistics(self.resolve_options(options)))
+        st = self.stats
+        out = {"unit": st.unit, "cluster": st.cluster, "strata": tuple(st.strata)}
+        if st.statistics is not None:
+            out.update(st.statistics(self.resolve_options(options)))
         return out
 
     # -- options ------------------------------------------------------------------------------
 
     def resolve_options(self, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The benchmark's options with defaults filled in; an unknown option is a TypeError."""
-        known = {o.name: o for o in self.options}
+        known = {o.name: o for o in self.cli.options}
         given = dict(options or {})
         unknown = sorted(set(given) - set(known))
         if unknown:
@@ -235,7 +294,7 @@ class Benchmark:
             data: the data root (default ``$RETECO_DATA``); ignored when ``inputs`` is given.
             split: the split (default: the benchmark's ``default_split``).
             inputs: reference data already loaded with `load_inputs`.
-            **options: the benchmark's options (see ``Benchmark.options``).
+            **options: the benchmark's options (see ``CliSpec.options``).
 
         Returns:
             a `Score`.

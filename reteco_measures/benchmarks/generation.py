@@ -43,7 +43,7 @@ from ..contracts.base import ValidationReport
 from ..errors import Problem
 from ..io.judgments import collapse_repeats, read_judgments, read_targets
 from ..measures.likert import Likert
-from .declaration import Benchmark, Inputs, Option
+from .declaration import Benchmark, CliSpec, Inputs, Option, StatsSpec, TableSpec
 from .registry import register
 
 __all__ = ["RETECO_2B", "RETECO_2C", "IKAT_2023_GENERATION", "GENERATION_SCALES", "RETECO_DIMENSIONS",
@@ -152,20 +152,18 @@ def _generation(name: str, title: str, help: str, dimensions: tuple[str, ...], a
     return register(Benchmark(
         name=name,
         title=title,
-        help=help,
         measures=_measures_for(dimensions),
         load=_loader(name),
         validate=_validate,
         per_query=_per_query,
         contract="judgments",
-        unit="turn",
-        display=_display,
-        aggregation=aggregation,
-        options=_OPTIONS,
-        run_help="the submission's judgments JSONL (written by 'reteco-measures judge generation' / 'judge ikat')",
         default_split=None,
-        describe=_describe,
+        cli=CliSpec(help=help, options=_OPTIONS, run_help="the submission's judgments JSONL (written by "
+                    "'reteco-measures judge generation' / 'judge ikat')"),
+        tables=TableSpec(display=_display, aggregation=aggregation, describe=_describe),
+        stats=StatsSpec(unit="turn"),
     ))
+
 
 
 _RETECO = RETECO_DIMENSIONS

@@ -32,7 +32,7 @@ from ..contracts.ikat import PassageScore, convert_ikat_run
 from ..datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
 from ..errors import count_problems, describe_kinds
 from ..sample import ikat_sample_root
-from .declaration import Benchmark, Inputs, Option
+from .declaration import Benchmark, CliSpec, Inputs, Option, StatsSpec, TableSpec
 from .registry import register
 from .scoring import long_per_query
 
@@ -143,29 +143,33 @@ def _demo(sample_root: Path) -> dict:
 IKAT_2023 = register(Benchmark(
     name="ikat-2023",
     title="TREC iKAT 2023",
-    help="TREC iKAT 2023: passage ranking (nDCG@3/5/1000, AP, RR, P, R at rel>=2) and PTKB ranking",
     measures=_measures,
     load=_load,
     validate=_validate,
     per_query=_per_query,
     contract="ikat",
-    unit="turn",
-    keys=("task", "qrels"),
-    official_key=(("task", "passage"), ("qrels", "nist")),
-    aggregation="mean over the judged turns (a turn missing from the run scores 0)",
-    options=(
-        Option("ptkb_qrels", "both", "PTKB qrels: organisers' (org), NIST's (nist) or both (default)",
-               choices=("org", "nist", "both"), data=True),
-        Option("ptkb_k", 3, "cutoff of PTKB P@k and R@k (default 3)", type=int),
-        Option("passage_score", DEFAULT_PASSAGE_SCORE, f"how converted passages are scored (default "
-               f"{DEFAULT_PASSAGE_SCORE}; see the iKAT page)", choices=PASSAGE_SCORES),
-    ),
-    run_help="iKAT 2023 run JSON {run_name, run_type, turns: [...]}",
     default_split="test",
-    notes=_notes,
-    describe=_describe,
-    summary_columns=("task", "qrels", "measure", "value", "n"),
-    demo=_demo,
+    cli=CliSpec(
+        help="TREC iKAT 2023: passage ranking (nDCG@3/5/1000, AP, RR, P, R at rel>=2) and PTKB ranking",
+        options=(
+            Option("ptkb_qrels", "both", "PTKB qrels: organisers' (org), NIST's (nist) or both (default)",
+                   choices=("org", "nist", "both"), data=True),
+            Option("ptkb_k", 3, "cutoff of PTKB P@k and R@k (default 3)", type=int),
+            Option("passage_score", DEFAULT_PASSAGE_SCORE, f"how converted passages are scored (default "
+                   f"{DEFAULT_PASSAGE_SCORE}; see the iKAT page)", choices=PASSAGE_SCORES),
+        ),
+        run_help="iKAT 2023 run JSON {run_name, run_type, turns: [...]}",
+        demo=_demo,
+    ),
+    tables=TableSpec(
+        keys=("task", "qrels"),
+        official_key=(("task", "passage"), ("qrels", "nist")),
+        summary_columns=("task", "qrels", "measure", "value", "n"),
+        aggregation="mean over the judged turns (a turn missing from the run scores 0)",
+        notes=_notes,
+        describe=_describe,
+    ),
+    stats=StatsSpec(unit="turn"),
 ))
 
 

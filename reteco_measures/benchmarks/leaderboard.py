@@ -49,6 +49,11 @@ mean over the ranked runs, and at least ``JUDGED_MIN_GAP`` (0.05) below it, gets
 `DataFormatWarning`: its unjudged documents count as
 non-relevant, so its score is a lower bound (``judge holes`` fills them).
 
+**The steps of a board**: every submission scored, the unscorable ones set aside
+(``_score_board``); the per-query values of the ranking measure (``_board_frame``); the
+comparison (`compare_frame`); the ranking of the plain (``_plain_ranking``) or the calibrated
+(``_calibrated_ranking``) board; the table in its documented column order (``_ranking_table``).
+
 **Tie sensitivity**: where the ranking measure breaks ties trec_eval's way and a run has tied
 scores, ``tie_min`` / ``tie_max`` give its aggregate under the worst and best order of the tied
 documents (`reteco_measures.stats.tie_sensitivity`); the columns appear only when ties
@@ -77,6 +82,7 @@ from ..stats import Comparison, adjust, compare_frame, has_ties, unit_columns
 from ..stats.calibrate import METHODS, calibrate
 from ..stats.compare import Resamples, file_run_name
 from ..stats.judged import judged_warning
+from ..stats.options import KeywordDefaults, StatOptions
 from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
 from .registry import benchmark
@@ -250,9 +256,13 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
 def _official_rows(frame: pd.DataFrame, bench: Benchmark) -> pd.DataFrame:
     """The rows of a Score's table (``per_query_long``, ``summary``) under the official key (iKAT:
     passage task, NIST qrels; every row elsewhere)."""
-    for k, v in bench.official_key:
+    for k, v in bench.tables.official_key:
         frame = frame[frame[k] == v]
     return frame
+
+
+#: the statistical settings of a board given none (fewer resamples than ``rm.compare``'s 10,000)
+_STATS = KeywordDefaults(StatOptions(n_resamples=2_000))
 
 
 def leaderboard(
@@ -262,12 +272,13 @@ def leaderboard(
     data: Any = None,
     split: str | None = None,
     measure: str | None = None,
-    test: str = "t",
-    correction: str | None = "holm",
-    alpha: float = 0.05,
-    ci: float = 0.95,
-    n_resamples: int = 2_000,
-    seed: int = 0,
+    test: str = _STATS.test,
+    correction: str | None = _STATS.correction,
+    alpha: float = _STATS.alpha,
+    ci: float = _STATS.ci,
+    n_resamples: int = _STATS.n_resamples,
+    seed: int = _STATS.seed,
+    stats: StatOptions | None = None,
     ties: bool = True,
     workers: int | None = None,
     human: Any = None,
@@ -285,7 +296,10 @@ def leaderboard(
             two files of one name are kept, the second as ``name#2``).
         data, split, options: as `Benchmark.score` (the reference data is loaded once).
         measure: the ranking measure's printed name (default: the official measure).
-        test, correction, alpha, ci, n_resamples, seed: as `reteco_measures.compare`.
+        test, correction, alpha, ci, n_resamples, seed: as `reteco_measures.compare` (but 2,000
+            resamples by default).
+        stats: the six settings above as one `StatOptions`; giving
+            it and one of the six keywords is a ``TypeError``.
         ties: compute tie sensitivity (worst / best order of tied scores) for the ranking measure.
         workers: processes scoring the submissions (default: one per CPU, at most 8, when there
             are at least 8 submissions; 1 = in this process). The numbers do not depend on it.
@@ -306,11 +320,48 @@ def leaderboard(
     Raises:
         InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``.
         TooFewScoredError: fewer than two submissions could be scored (a ``ValueError``).
+        TypeError: ``stats`` together with one of the six keywords it replaces.
 
     Returns:
         a `Leaderboard`.
     """
+    st = _STATS.resolve(stats, test=test, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
+                        seed=seed)
     check_on_mismatch(on_mismatch)
+    bench = _board_benchmark(bench, human, calibration)
+    opts = bench.resolve_options(options)
+    inputs = bench.load(data, split if split is not None else bench.default_split, opts)
+    tie_measure = _tie_measure(bench, opts, measure, ties)
+    scores, failed, bounds = _score_board(bench, _run_items(runs), inputs, split, opts, workers, tie_measure,
+                                          on_mismatch)
+    first = next(iter(scores.values()))
+    label = measure or first.official_measure
+    frame, tie_changed = _board_frame(bench, scores, inputs, opts, label, bounds if tie_measure is not None else {})
+    stat = bench.statistical_unit(opts)
+    empties = {label: first.per_query_long.attrs.get("empty", {}).get(label, float("nan"))}
+    comp = compare_frame(frame, measures=[label], runs=list(scores), empties=empties,
+                         units={label: (stat["unit"], " x ".join(stat["strata"]) or None)},
+                         stats=st, keep_resamples=True)
+    # a benchmark whose official number is not the mean over its units (RETECO --rules kit: rounded
+    # per-domain means averaged over domains) ranks by that number; intervals and tests stay per unit
+    own_number = label == first.official_measure and any(s.aggregation != bench.tables.aggregation
+                                                        for s in scores.values())
+    if human is None:
+        ranked = _plain_ranking(comp, label, scores, st, own_number)
+    else:
+        ranked = _calibrated_ranking(comp, label, scores, human, calibration, st, opts)
+    extra = {"ties_change_values": tie_changed, **({"calibration": calibration} if human is not None else {}),
+             **({"value": f"the official number ({first.aggregation}); rank intervals and tests are over "
+                          f"the per-{stat['unit']} values"} if own_number else {})}
+    return _assemble(bench, comp, ranked, scores, failed, frame, label, extra)
+
+
+# ------------------------------------------------------------------------------------------------
+# the steps of a board: scoring, the per-query frame, the plain or calibrated ranking, assembly
+
+
+def _board_benchmark(bench: Benchmark | str, human: Any, calibration: str) -> Benchmark:
+    """The board's benchmark (by name or as given), checked against the calibration arguments."""
     if isinstance(bench, str):
         bench = benchmark(bench)
     if human is not None and bench.contract != "judgments":
@@ -318,15 +369,27 @@ def leaderboard(
                          f"ikat-2023-generation); {bench.name} is not one")
     if calibration not in METHODS:
         raise ValueError(f"calibration must be one of {', '.join(METHODS)}, not {calibration!r}")
-    opts = bench.resolve_options(options)
-    inputs = bench.load(data, split if split is not None else bench.default_split, opts)
-    items = _run_items(runs)
+    return bench
+
+
+def _tie_measure(bench: Benchmark, opts: dict, measure: str | None, ties: bool) -> Any:
+    """The measure whose tie sensitivity the board computes (the official one of a RETECO board
+    breaking ties trec_eval's way), or None."""
     measure_list = list(bench.measures(opts))
-    official_label = bench.display(measure_list[0])
-    tie_measure = None
+    official_label = bench.tables.display(measure_list[0])
     if ties and (measure is None or measure == official_label) and bench.contract == "reteco" \
             and opts.get("tie_break", "trec_eval") == "trec_eval" and not isinstance(measure_list[0], str):
-        tie_measure = measure_list[0]
+        return measure_list[0]
+    return None
+
+
+def _score_board(bench: Benchmark, items: list[tuple[str, Any]], inputs: Any, split: str | None, opts: dict,
+                 workers: int | None, tie_measure: Any, on_mismatch: str
+                 ) -> tuple[dict[str, Score], dict[str, str], dict[str, pd.DataFrame]]:
+    """Every scorable submission's Score, the submissions not scored (with their reasons, in the
+    order given; an `UnscorableSubmissionWarning` names them) and the tie bounds of the runs with
+    ties. A submission whose inputs do not match raises `InputMismatchError` with
+    ``on_mismatch='error'``; fewer than two scored submissions raise `TooFewScoredError`."""
     with warnings.catch_warnings():
         if on_mismatch == "error":
             # the single-run checks stop a submission (also in worker processes, which get these
@@ -349,10 +412,14 @@ def leaderboard(
              + "; ".join(f"{name}: {msg}" for name, msg in failed.items()), UnscorableSubmissionWarning)
     if len(scores) < 2:
         raise TooFewScoredError(list(scores), failed)
-    first = next(iter(scores.values()))
-    label = measure or first.official_measure
-    measure_objs = {bench.display(m) if not isinstance(m, str) else m: m for m in bench.measures(opts)}
-    stat = bench.statistical_unit(opts)
+    return scores, failed, bounds
+
+
+def _board_frame(bench: Benchmark, scores: dict[str, Score], inputs: Any, opts: dict, label: str,
+                 bounds: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, bool]:
+    """``run, query_id, measure, value, weight`` (+ ``unit, stratum``; + ``tie_min, tie_max`` with
+    tie ``bounds``) of the ranking measure, from the Scores' per-query frames (nothing is evaluated
+    again), and whether ties change some value."""
     parts = []
     for name, score in scores.items():
         rows = _official_rows(score.per_query_long, bench)
@@ -362,103 +429,141 @@ def leaderboard(
                              f"choose one of {list(dict.fromkeys(score.per_query_long['measure']))}")
         parts.append(rows[["query_id", "measure", "value", "weight"]].assign(run=name))
     frame = pd.concat(parts, ignore_index=True)
+    measure_objs = {bench.tables.display(m) if not isinstance(m, str) else m: m for m in bench.measures(opts)}
     m_obj = measure_objs.get(label)
     if not isinstance(m_obj, str) and m_obj is not None:
         cols = unit_columns(m_obj, frame["query_id"], inputs.topics)
         frame["unit"] = cols["unit"].to_numpy()
         frame["stratum"] = cols["stratum"].to_numpy()
-    tie_changed = False
-    if tie_measure is not None and bounds:
-        frame, tie_changed = _with_ties(frame, bounds)
-    empties = {label: first.per_query_long.attrs.get("empty", {}).get(label, float("nan"))}
-    comp = compare_frame(frame, measures=[label], runs=list(scores), empties=empties,
-                         units={label: (stat["unit"], " x ".join(stat["strata"]) or None)},
-                         test=test, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
-                         seed=seed, keep_resamples=True)
-    resamples = comp.resamples[(label,)]
-    summary = comp.summary.set_index("run")
-    names = list(scores)
-    # a benchmark whose official number is not the mean over its units (RETECO --rules kit: rounded
-    # per-domain means averaged over domains) ranks by that number; intervals and tests stay per unit
-    own_number = label == first.official_measure and any(scores[r].aggregation != bench.aggregation for r in names)
-    if human is None:
-        values = summary.loc[names, "value"].to_numpy(dtype=np.float64)
-        if own_number:
-            values = np.array([scores[r].official for r in names], dtype=np.float64)
-        draws, pairwise = resamples.aggregates, comp.pairwise
-        calibration_table, calibrated_pairwise = pd.DataFrame(), pd.DataFrame()
-    else:
-        dim = _dimension(label)
-        calibration_table = _calibrate(scores, names, human, calibration, ci, dim, bench, opts)
-        values = calibration_table["calibrated"].to_numpy(dtype=np.float64)
-        draws = _calibrated_resamples(resamples, scores, names, human, calibration_table, dim, bench, opts)
-        calibrated_pairwise = _bootstrap_pairwise(names, values, draws, correction, alpha)
-        pairwise = calibrated_pairwise
-    low, high = rank_intervals(draws, ci)
+    if bounds:
+        return _with_ties(frame, bounds)
+    return frame, False
+
+
+@dataclass
+class _Ranked:
+    """A board's runs in rank order, with what its mode (plain or calibrated) shows.
+
+    ``shown``: the columns after ``rank, run`` (``value, ci_low, ci_high`` [, ``judge_*``]);
+    ``after``: the mode's columns after the judgment counts (calibrated: ``n_human`` ...);
+    ``ranked``: the Comparison's summary rows in rank order (``n``, ``tie_min``, ``tie_max``)."""
+
+    order: list[str]
+    shown: dict[str, np.ndarray]
+    rank_low: np.ndarray
+    rank_high: np.ndarray
+    clusters: dict[str, int]
+    ranked: pd.DataFrame
+    after: dict[str, np.ndarray] = field(default_factory=dict)
+    calibration: pd.DataFrame = field(default_factory=pd.DataFrame)
+    calibrated_pairwise: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def _rank(names: list[str], values: np.ndarray, draws: np.ndarray, pairwise: pd.DataFrame, st: StatOptions
+          ) -> tuple[list[str], list[int], np.ndarray, np.ndarray, dict[str, int]]:
+    """``(order, at, rank_low, rank_high, clusters)``: best value first (NaN last, ties in the
+    order given), ``at`` the positions of ``order`` in ``names``, the rank intervals from
+    ``draws`` and the clusters from ``pairwise`` (module docs)."""
+    low, high = rank_intervals(draws, st.ci)
     pos = {r: i for i, r in enumerate(names)}
     order = sorted(names, key=lambda r: (-_sortable(values[pos[r]]), pos[r]))
     at = [pos[r] for r in order]
-    cl = clusters(order, pairwise, alpha)
+    return order, at, low[at], high[at], clusters(order, pairwise, st.alpha)
+
+
+def _plain_ranking(comp: Comparison, label: str, scores: dict[str, Score], st: StatOptions,
+                   own_number: bool) -> _Ranked:
+    """The ranking of a board of the measure's values (or the benchmark's own official number,
+    whose intervals are then not shown), with the Comparison's tests and resamples."""
+    names = list(scores)
+    summary = comp.summary.set_index("run")
+    values = summary.loc[names, "value"].to_numpy(dtype=np.float64)
+    if own_number:
+        values = np.array([scores[r].official for r in names], dtype=np.float64)
+    order, at, low, high, cl = _rank(names, values, comp.resamples[(label,)].aggregates, comp.pairwise, st)
     ranked = summary.loc[order]
-    if human is None:
-        shown = {col: ranked[col].to_numpy(dtype=np.float64) for col in ("value", "ci_low", "ci_high")}
-        if own_number:  # the intervals are of the mean over units, not of this number: not shown beside it
-            shown = {"value": values[at], "ci_low": np.full(len(at), np.nan), "ci_high": np.full(len(at), np.nan)}
-    else:
-        cal = calibration_table.iloc[at]
-        shown = {"value": cal["calibrated"].to_numpy(dtype=np.float64),
-                 "ci_low": cal["ci_low"].to_numpy(dtype=np.float64),
-                 "ci_high": cal["ci_high"].to_numpy(dtype=np.float64),
-                 "judge_mean": ranked["value"].to_numpy(dtype=np.float64),
-                 "judge_ci_low": ranked["ci_low"].to_numpy(dtype=np.float64),
-                 "judge_ci_high": ranked["ci_high"].to_numpy(dtype=np.float64)}
+    shown = {col: ranked[col].to_numpy(dtype=np.float64) for col in ("value", "ci_low", "ci_high")}
+    if own_number:  # the intervals are of the mean over units, not of this number: not shown beside it
+        shown = {"value": values[at], "ci_low": np.full(len(at), np.nan), "ci_high": np.full(len(at), np.nan)}
+    return _Ranked(order, shown, low, high, cl, ranked)
+
+
+def _calibrated_ranking(comp: Comparison, label: str, scores: dict[str, Score], human: Any, method: str,
+                        st: StatOptions, opts: dict) -> _Ranked:
+    """The ranking of a calibrated board (module docs): the calibrated means and their intervals,
+    the raw judge means beside them, rank intervals and clusters from the calibrated resamples."""
+    names = list(scores)
+    summary = comp.summary.set_index("run")
+    dim = _dimension(label)
+    table = _calibrate(scores, names, human, method, st.ci, dim, opts)
+    values = table["calibrated"].to_numpy(dtype=np.float64)
+    draws = _calibrated_resamples(comp.resamples[(label,)], scores, names, human, table, dim)
+    pairwise = _bootstrap_pairwise(names, values, draws, st.correction, st.alpha)
+    order, at, low, high, cl = _rank(names, values, draws, pairwise, st)
+    ranked = summary.loc[order]
+    cal = table.iloc[at]
+    shown = {"value": cal["calibrated"].to_numpy(dtype=np.float64),
+             "ci_low": cal["ci_low"].to_numpy(dtype=np.float64),
+             "ci_high": cal["ci_high"].to_numpy(dtype=np.float64),
+             "judge_mean": ranked["value"].to_numpy(dtype=np.float64),
+             "judge_ci_low": ranked["ci_low"].to_numpy(dtype=np.float64),
+             "judge_ci_high": ranked["ci_high"].to_numpy(dtype=np.float64)}
+    after = {col: cal[col].to_numpy() for col in ("n_human", "human_mean", "bias", "lam")}
+    after["n_human"] = after["n_human"].astype(np.int64)
+    return _Ranked(order, shown, low, high, cl, ranked, after=after, calibration=table,
+                   calibrated_pairwise=pairwise)
+
+
+def _assemble(bench: Benchmark, comp: Comparison, ranked: _Ranked, scores: dict[str, Score], failed: dict[str, str],
+              frame: pd.DataFrame, label: str, extra: dict[str, Any]) -> Leaderboard:
+    """The `Leaderboard`: the Comparison's tables, the ranking table, the group tables and the
+    parameters (the Comparison's, then how clusters and rank intervals are made, then ``extra``)."""
+    params = {**comp.params, "clusters": "leader rule", "ties_change_values": extra.pop("ties_change_values"),
+              "rank_intervals": "best/worst place percentiles over the bootstrap resamples", **extra}
+    fields = {k: getattr(comp, k) for k in ("summary", "pairwise", "per_query", "design", "runs", "measures",
+                                            "names")}
+    groups = {g.name: _group_table(scores, ranked.order, g, label) for g in bench.tables.groupings}
+    return Leaderboard(**fields, params=params, benchmark=bench.name, measure=label,
+                       ranking=_ranking_table(ranked, comp, scores, bench, frame, label), groups=groups,
+                       scores=scores, failed=failed, calibration=ranked.calibration,
+                       calibrated_pairwise=ranked.calibrated_pairwise)
+
+
+def _ranking_table(r: _Ranked, comp: Comparison, scores: dict[str, Score], bench: Benchmark, frame: pd.DataFrame,
+                   label: str) -> pd.DataFrame:
+    """`Leaderboard.ranking`: the ranked runs' columns in their documented order."""
+    order = r.order
     ranking = pd.DataFrame({
         "rank": np.arange(1, len(order) + 1),
         "run": order,
-        **shown,
-        "rank_low": low[at],
-        "rank_high": high[at],
-        "n": ranked["n"].to_numpy(dtype=np.int64),
-        "cluster": [cl[r] for r in order],
-        "valid": [scores[r].valid for r in order],
-        "problems": [len(scores[r].report.errors) for r in order],
-        "reason": [invalid_reason(scores[r]) for r in order],
+        **r.shown,
+        "rank_low": r.rank_low,
+        "rank_high": r.rank_high,
+        "n": r.ranked["n"].to_numpy(dtype=np.int64),
+        "cluster": [r.clusters[run] for run in order],
+        "valid": [scores[run].valid for run in order],
+        "problems": [len(scores[run].report.errors) for run in order],
+        "reason": [invalid_reason(scores[run]) for run in order],
     })
     if bench.contract == "judgments":
         _turn_counts(ranking, scores, frame, _dimension(label))
-    if human is not None:
-        cal = calibration_table.iloc[at]
-        for col in ("n_human", "human_mean", "bias", "lam"):
-            ranking[col] = cal[col].to_numpy()
-        ranking["n_human"] = ranking["n_human"].astype(np.int64)
+    for col, values in r.after.items():
+        ranking[col] = values
     if "tie_min" in comp.summary.columns:
-        ranking["tie_min"] = ranked["tie_min"].to_numpy(dtype=np.float64)
-        ranking["tie_max"] = ranked["tie_max"].to_numpy(dtype=np.float64)
+        ranking["tie_min"] = r.ranked["tie_min"].to_numpy(dtype=np.float64)
+        ranking["tie_max"] = r.ranked["tie_max"].to_numpy(dtype=np.float64)
+    first = next(iter(scores.values()))
     if first.reward is not None:
-        ranking["reward"] = [scores[r].reward for r in order]
+        ranking["reward"] = [scores[run].reward for run in order]
     for diag in _diagnostics(first, bench, label):
-        column = [_summary_value(scores[r], bench, diag) for r in order]
+        column = [_summary_value(scores[run], bench, diag) for run in order]
         if bench.contract == "judgments" and np.isnan(column).all():
             continue  # a dimension no submission was judged on
         ranking[diag] = column
     for col in [c for c in ranking.columns if str(c).startswith("Judged@")]:
         # a run whose top k is judged far less than the pooled runs' scores low for unjudged documents
         judged_warning(dict(zip(ranking["run"], ranking[col], strict=True)))
-    groups = {}
-    for g in bench.groupings:
-        groups[g.name] = _group_table(scores, order, g, label)
-    fields = {k: getattr(comp, k) for k in ("summary", "pairwise", "per_query", "design", "runs", "measures",
-                                            "names", "params")}
-    fields["params"] = {**fields["params"], "clusters": "leader rule", "ties_change_values": tie_changed,
-                        "rank_intervals": "best/worst place percentiles over the bootstrap resamples"}
-    if human is not None:
-        fields["params"]["calibration"] = calibration
-    if own_number:
-        fields["params"]["value"] = (f"the official number ({first.aggregation}); rank intervals and tests are "
-                                     f"over the per-{stat['unit']} values")
-    return Leaderboard(**fields, benchmark=bench.name, measure=label, ranking=ranking, groups=groups,
-                       scores=scores, failed=failed, calibration=calibration_table,
-                       calibrated_pairwise=calibrated_pairwise)
+    return ranking
 
 
 # ------------------------------------------------------------------------------------------------
@@ -510,7 +615,7 @@ def _judged(score: Score) -> pd.DataFrame:
 
 
 def _calibrate(scores: dict[str, Score], names: list[str], human: Any, method: str, ci: float, dim: str,
-               bench: Benchmark, opts: dict) -> pd.DataFrame:
+               opts: dict) -> pd.DataFrame:
     """`calibrate` of every run's judgments (``by="run"``), in ``names`` order."""
     table = calibrate({r: _judged(scores[r]) for r in names}, human, method=method, ci=ci,
                       scale=scores[names[0]].meta["scale"], dimensions=[dim], by="run",
@@ -542,7 +647,7 @@ def _human_table(human: Any, names: list[str]) -> dict[str, pd.DataFrame]:
 
 
 def _calibrated_resamples(res: Resamples, scores: dict[str, Score], names: list[str], human: Any,
-                          table: pd.DataFrame, dim: str, bench: Benchmark, opts: dict) -> np.ndarray:
+                          table: pd.DataFrame, dim: str) -> np.ndarray:
     """``(B, R)`` each run's calibrated mean in each of the board's turn resamples, λ held at its
     full-sample value: ``λ·mean_w(f over unrated turns) + mean_w(Y − λ·f over rated turns)`` with
     the resample's multiplicities ``w`` (λ = 0 in a resample without an unrated turn; NaN without

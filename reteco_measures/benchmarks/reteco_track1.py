@@ -64,7 +64,7 @@ from ._reteco import (
     read_run_any,
     validate_reteco_domains,
 )
-from .declaration import Benchmark, Grouping, Inputs, Option
+from .declaration import Benchmark, CliSpec, Grouping, Inputs, Option, StatsSpec, TableSpec
 from .registry import register
 from .scoring import aggregate, long_per_query
 
@@ -431,21 +431,23 @@ _GROUPS = (Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the
                     "(all) = mean over queries)"),)
 
 
-def _tempo_benchmark(steps: bool, options: tuple = _OPTIONS, **declaration: Any) -> Benchmark:
+def _tempo_benchmark(steps: bool, *, name: str, title: str, help: str, measures: Any, per_query: Any,
+                     unit: str, aggregation: str, run_help: str, demo: Any, options: tuple = _OPTIONS,
+                     statistics: Any = None) -> Benchmark:
     """A Track 1 declaration: 1a (queries) and 1b (steps) share the data, the ``reteco`` contract,
-    the per-domain breakdown, the printed names and the options; ``declaration`` holds the rest."""
+    the per-domain breakdown, the printed names and the options."""
     return register(Benchmark(
+        name=name,
+        title=title,
+        measures=measures,
         load=_load(steps),
         validate=_validate,
+        per_query=per_query,
         contract="reteco",
-        groupings=_GROUPS,
-        per_query_columns=("domain",),
-        per_query_sort=("domain", "query_id"),
-        display=display,
-        options=options,
-        notes=_notes,
-        describe=_describe(steps),
-        **declaration,
+        cli=CliSpec(help=help, options=options, run_help=run_help, demo=demo),
+        tables=TableSpec(groupings=_GROUPS, per_query_columns=("domain",), per_query_sort=("domain", "query_id"),
+                         display=display, aggregation=aggregation, notes=_notes, describe=_describe(steps)),
+        stats=StatsSpec(unit=unit, statistics=statistics),
     ))
 
 

@@ -62,7 +62,7 @@ from ._reteco import (
     read_run_any,
     validate_reteco_domains,
 )
-from .declaration import Benchmark, Grouping, Inputs, Option
+from .declaration import Benchmark, CliSpec, Grouping, Inputs, Option, StatsSpec, TableSpec
 from .registry import register
 from .scoring import long_per_query
 
@@ -260,37 +260,40 @@ def _demo(sample_root: Path) -> dict:
 RETECO_2A = register(Benchmark(
     name="reteco-2a",
     title="RETECO 2a (RECOR)",
-    help="RETECO Track 2a (RECOR): turn-level nDCG@10 (+ MAP@10, R@10, MRR, per domain and per depth)",
     measures=_measures,
     load=_load,
     validate=_validate,
     per_query=_per_query,
     contract="reteco",
-    unit="turn",
-    groupings=(Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the domain means; "
-                        "(all) = mean over turns)"),
-               Grouping("by_depth", ("depth",), "per conversation depth")),
-    per_query_columns=("domain", "conversation_id", "turn", "depth"),
-    per_query_sort=("domain", "conversation_id", "turn"),
-    display=display,
-    aggregation="mean over the turns of the qrels",
-    options=(
-        *COMMON_OPTIONS,
-        Option("average", "turn", "TurnNDCG aggregation: macro over turns (official) or over conversations",
-               choices=("turn", "conversation")),
-        Option("hash_turn_ids", "normalise", "run ids written '<conv>#turn<t>': read as '<conv>_turn_<t>' "
-               "(default) or reject", choices=("normalise", "reject"), data=True),
-        TIE_BREAK_OPTION,
-        RULES_OPTION,
-        *FILE_OPTIONS,
+    cli=CliSpec(
+        help="RETECO Track 2a (RECOR): turn-level nDCG@10 (+ MAP@10, R@10, MRR, per domain and per depth)",
+        options=(
+            *COMMON_OPTIONS,
+            Option("average", "turn", "TurnNDCG aggregation: macro over turns (official) or over conversations",
+                   choices=("turn", "conversation")),
+            Option("hash_turn_ids", "normalise", "run ids written '<conv>#turn<t>': read as '<conv>_turn_<t>' "
+                   "(default) or reject", choices=("normalise", "reject"), data=True),
+            TIE_BREAK_OPTION,
+            RULES_OPTION,
+            *FILE_OPTIONS,
+        ),
+        run_help="TREC run: query_id Q0 doc_id rank score run_id; several files (e.g. the starter kit's one run "
+                 "file per domain) are scored as one submission",
+        demo=_demo,
     ),
-    run_help="TREC run: query_id Q0 doc_id rank score run_id; several files (e.g. the starter kit's one run "
-             "file per domain) are scored as one submission",
-    notes=_notes,
-    describe=_describe,
-    demo=_demo,
-    statistics=lambda o: {"unit": "conversation", "cluster": "conversation_id"} if o["average"] == "conversation"
-    else {},
+    tables=TableSpec(
+        groupings=(Grouping("by_domain", ("domain",), "per domain ((macro) = mean of the domain means; "
+                            "(all) = mean over turns)"),
+                   Grouping("by_depth", ("depth",), "per conversation depth")),
+        per_query_columns=("domain", "conversation_id", "turn", "depth"),
+        per_query_sort=("domain", "conversation_id", "turn"),
+        display=display,
+        aggregation="mean over the turns of the qrels",
+        notes=_notes,
+        describe=_describe,
+    ),
+    stats=StatsSpec(unit="turn", statistics=lambda o: {"unit": "conversation", "cluster": "conversation_id"}
+                    if o["average"] == "conversation" else {}),
 ))
 
 

@@ -1,10 +1,10 @@
 """The result of scoring one submission: `Score`, and its JSON form.
 
 A `Score` is made by the scoring engine (`reteco_measures.benchmarks.scoring`) and
-read by reports (`reteco_measures.report.score`), leaderboards and platforms. Every attribute
-is declared here: the fields, the ``scores`` view of the summary, the benchmark's group tables
-(``by_domain``, ``grid``, ...) and the descriptive facts benchmarks record (``n_turns``,
-``run_name``, ...).
+read by reports (`reteco_measures.report.score`), leaderboards and platforms. It is one class for
+every benchmark: the benchmark's group tables (``by_domain``, ``grid``, ...) and the descriptive
+facts it records (``n_turns``, ``run_name``, ``violations``, ...) are served by name
+(`Score.table`, `Score.fact`).
 """
 
 from __future__ import annotations
@@ -18,51 +18,15 @@ import pandas as pd
 from ..contracts.base import ValidationReport
 from ..errors import Problem
 from ..report.text import frame_records, json_number, machine_name, machine_names, metric_key
+from .registry import benchmark
 
 if TYPE_CHECKING:  # annotations only: the declaration module builds Scores, it is not needed here
-    from .declaration import Grouping
+    from .declaration import Benchmark, Grouping
 
 __all__ = ["Score", "unscorable_reason"]
 
 
-class _GroupTable:
-    """A table of `Score.by_group` read as an attribute (``score.by_domain``); a benchmark
-    without that table has no such attribute (``AttributeError``, ``hasattr`` is False)."""
-
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, score: Score | None, owner: type | None = None) -> pd.DataFrame:
-        if score is None:
-            return self  # type: ignore[return-value]  (the class attribute: this descriptor)
-        try:
-            return score.by_group[self.name]
-        except KeyError:
-            raise AttributeError(f"Score of {score.benchmark!r} has no table {self.name!r}; its tables: "
-                                 f"{sorted(score.by_group)}") from None
-
-
-class _Fact:
-    """An entry of `Score.meta` read as an attribute (``score.n_turns``); a benchmark that
-    does not record it has no such attribute."""
-
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, score: Score | None, owner: type | None = None) -> Any:
-        if score is None:
-            return self
-        try:
-            return score.meta[self.name]
-        except KeyError:
-            raise AttributeError(f"Score of {score.benchmark!r} records no {self.name!r}; it records: "
-                                 f"{sorted(k for k in score.meta if not k.startswith('_'))}") from None
+_MISSING: Any = object()
 
 
 @dataclass
@@ -95,8 +59,11 @@ class Score:
         groupings: the benchmark's group tables, declared.
         strata / cluster: how the statistical unit is resampled.
 
-    The benchmarks' group tables and facts are also attributes (``score.by_domain``,
-    ``score.n_turns``), declared below; a benchmark without one has no such attribute.
+    A Score is the same class for every benchmark: the benchmark's breakdown tables and its
+    descriptive facts are served by name, ``score.table("by_domain")`` and
+    ``score.fact("n_turns")`` (`table_names` and `facts` list them), so a new benchmark adds
+    tables and facts through its declaration (`TableSpec.groupings`, `TableSpec.describe`) and
+    never edits this class. ``declaration`` is the registered `Benchmark` itself.
     """
 
     benchmark: str
@@ -123,31 +90,50 @@ class Score:
     strata: tuple[str, ...] = ()
     cluster: str | None = None
 
-    # -- the benchmarks' group tables (``by_group[name]``) ------------------------------------
-    by_domain = _GroupTable("Per domain (RETECO 1a, 1b, 2a): ``domain, n`` and a column per measure.")
-    by_depth = _GroupTable("Per conversation depth (RETECO 2a): ``depth, n`` and a column per measure.")
-    grid = _GroupTable("Spoken-Query's collection x condition grid of the official measure (tidy).")
-    by_collection = _GroupTable("Spoken-Query per collection: ``collection, n`` and a column per measure.")
-    by_condition = _GroupTable("Spoken-Query per condition: ``condition, n`` and a column per measure.")
+    # -- the benchmark's tables and facts, by name -----------------------------------------
 
-    # -- the benchmarks' facts (``meta[name]``) -----------------------------------------------
-    domains = _Fact("The domains scored (RETECO).")
-    labels = _Fact("Where the temporal labels came from (RETECO 1a/1b: ``oracle`` or a file).")
-    queries = _Fact("Queries scored (RETECO 1a/1b, ChunQiu).")
-    n_queries = _Fact("Queries scored (RETECO 1a/1b).")
-    steps = _Fact("Steps scored (RETECO 1b; None for 1a).")
-    n_steps = _Fact("Steps scored (RETECO 1b; 0 for 1a).")
-    turns = _Fact("Turns scored (RETECO 2a).")
-    n_turns = _Fact("Turns scored (RETECO 2a).")
-    run_name = _Fact("The run's name as its file gives it (iKAT).")
-    run_type = _Fact("The run's type as its file gives it (iKAT).")
-    passage_score = _Fact("How passage scores were assigned (iKAT ``passage_score`` option).")
-    quality = _Fact("The official quality before the reward (Spoken-Query).")
-    requests = _Fact("Requests scored (Spoken-Query).")
-    invalid_queries = _Fact("Requests the contract found invalid (Spoken-Query).")
-    missing_queries = _Fact("Expected requests absent from the run (Spoken-Query).")
-    problems = _Fact("The contract's problems as dicts (Spoken-Query).")
-    violations = _Fact("The contract's violations as dicts (ChunQiu).")
+    @property
+    def declaration(self) -> Benchmark:
+        """The registered `Benchmark` this score is of (``rm.benchmark(score.benchmark)``)."""
+        return benchmark(self.benchmark)
+
+    @property
+    def table_names(self) -> list[str]:
+        """The names of the benchmark's breakdown tables, in declaration order (``by_domain``, ...)."""
+        return list(self.by_group)
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The breakdown table ``name`` (``score.table("by_domain")``; the same frame as
+        ``score.by_group[name]``).
+
+        Raises:
+            KeyError: the benchmark has no such table (the message lists the ones it has).
+        """
+        try:
+            return self.by_group[name]
+        except KeyError:
+            raise KeyError(f"Score of {self.benchmark!r} has no table {name!r}; its tables: "
+                           f"{sorted(self.by_group)}") from None
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """The benchmark's descriptive facts (``domains``, ``n_turns``, ``run_name``, ``quality``,
+        ``violations``, ...; also top-level fields of `to_dict`), by name."""
+        return {k: v for k, v in self.meta.items() if not k.startswith("_")}
+
+    def fact(self, name: str, default: Any = _MISSING) -> Any:
+        """The fact ``name`` the benchmark recorded (``score.fact("n_turns")``), or ``default``.
+
+        Raises:
+            KeyError: the benchmark records no such fact and no ``default`` is given (the message
+                lists the facts it records).
+        """
+        facts = self.facts
+        if name in facts:
+            return facts[name]
+        if default is not _MISSING:
+            return default
+        raise KeyError(f"Score of {self.benchmark!r} records no fact {name!r}; it records: {sorted(facts)}")
 
     @property
     def scores(self) -> pd.DataFrame:
@@ -215,8 +201,7 @@ class Score:
             "metrics": self.metrics(),
             "reward": json_number(self.reward) if self.reward is not None else None,
         }
-        legacy = {k: v for k, v in self.meta.items() if not k.startswith("_")}
-        out.update(legacy)
+        out.update(self.facts)
         out["scores"] = [{k: v for k, v in r.items() if k in (*self.keys, "key", *self.summary_columns)}
                          for r in self.records()]
         for name, table in self.by_group.items():

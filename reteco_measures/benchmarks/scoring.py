@@ -52,6 +52,7 @@ def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | 
                      inputs: Inputs | None = None, options: Mapping[str, Any] | None = None) -> Score:
     """Score one submission to ``bench`` (see `score`)."""
     opts = bench.resolve_options(options)
+    tables = bench.tables
     split = split if split is not None else bench.default_split
     if inputs is None:
         inputs = bench.load(data, split, opts)
@@ -63,31 +64,31 @@ def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | 
     # a benchmark whose official number is not the mean of the per-query values (RETECO's
     # starter-kit rules: rounded per-domain means averaged over domains) gives it here
     override = long.attrs.get("official_value")
-    aggregation = long.attrs.get("aggregation") or bench.aggregation
-    labels = list(dict.fromkeys(long["measure"].tolist())) if len(long) else [bench.display(m) for m in measures]
+    aggregation = long.attrs.get("aggregation") or tables.aggregation
+    labels = list(dict.fromkeys(long["measure"].tolist())) if len(long) else [tables.display(m) for m in measures]
     if bench.invalid_scores_zero and not report.valid:
         long = long.assign(value=0.0)
     stat = bench.statistical_unit(opts)
-    columns = [c for g in bench.groupings for c in g.by] + list(stat["strata"]) \
+    columns = [c for g in tables.groupings for c in g.by] + list(stat["strata"]) \
         + ([stat["cluster"]] if stat["cluster"] else [])
     long = with_groups(long, inputs.topics, columns)
-    official = bench.display(measures[0])
-    summary = summary_table(long, labels, official, empties, keys=bench.keys, official_key=bench.official_key)
+    official = tables.display(measures[0])
+    summary = summary_table(long, labels, official, empties, keys=tables.keys, official_key=tables.official_key)
     if override is not None:
         summary.loc[summary["role"] == "official", "value"] = float(override)
     value = official_value(summary, official)
-    if bench.summary_names:
-        summary["measure"] = summary["measure"].map(bench.summary_names)
+    if tables.summary_names:
+        summary["measure"] = summary["measure"].map(tables.summary_names)
     valid = bool(report.valid)
-    reward = float(bench.reward(value, valid, opts)) if bench.reward is not None else None
+    reward = float(bench.reward.compute(value, valid, opts)) if bench.reward is not None else None
     if reward is not None:
         row = {c: None for c in summary.columns}
         row.update({"measure": "reward", "value": reward, "n": int(summary["n"].iloc[0]) if len(summary) else 0,
                     "role": "reward"})
         summary = pd.concat([summary, pd.DataFrame([row])], ignore_index=True)
     by_group = {g.name: group_table(long, g.by, [official] if g.official_only else labels, empties, layout=g.layout)
-                for g in bench.groupings}
-    notes = list(bench.notes(inputs, report, long, opts)) if bench.notes is not None else []
+                for g in tables.groupings}
+    notes = list(tables.notes(inputs, report, long, opts)) if tables.notes is not None else []
     notes += [n for n in eval_notes if n not in notes]
     long.attrs = {"empty": empties}
     score = Score(
@@ -98,8 +99,8 @@ def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | 
         valid=valid,
         summary=summary,
         by_group=by_group,
-        per_query=wide_table(long, labels, extra, inputs.topics, keys=bench.keys,
-                             columns=bench.per_query_columns, sort=bench.per_query_sort),
+        per_query=wide_table(long, labels, extra, inputs.topics, keys=tables.keys,
+                             columns=tables.per_query_columns, sort=tables.per_query_sort),
         per_query_long=long,
         report=report,
         removed=removed_counts(report),
@@ -110,14 +111,14 @@ def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | 
         options=opts,
         unit=stat["unit"],
         aggregation=aggregation,
-        summary_columns=bench.summary_columns,
-        keys=bench.keys,
-        groupings=bench.groupings,
+        summary_columns=tables.summary_columns,
+        keys=tables.keys,
+        groupings=tables.groupings,
         strata=tuple(stat["strata"]),
         cluster=stat["cluster"],
     )
-    if bench.describe is not None:
-        score.meta.update(bench.describe(score))
+    if tables.describe is not None:
+        score.meta.update(tables.describe(score))
     return score
 
 

@@ -31,7 +31,7 @@ from ..datasets import spoken as sp
 from ..engine.results import ALL, MACRO
 from ..kernels.ranking import TIE_BREAKS
 from ..reward import DEFAULT_A, DEFAULT_B, reward
-from .declaration import Benchmark, Grouping, Inputs, Option
+from .declaration import Benchmark, CliSpec, Grouping, Inputs, Option, RewardSpec, StatsSpec, TableSpec
 from .registry import register
 from .scoring import long_per_query
 
@@ -85,39 +85,42 @@ def _demo(sample_root: Path) -> dict:
 SPOKEN = register(Benchmark(
     name="spoken",
     title="Spoken-Query",
-    help="Spoken-Query: row-level contract, SpokenMacroNDCG@10 (collection x condition), reward",
     measures=_measures,
     load=_load,
     validate=_validate,
     per_query=_per_query,
     contract="spoken",
-    unit="collection x condition cell",
-    strata=("collection", "condition"),
-    groupings=(
-        Grouping("grid", ("collection", "condition"), "collection x condition grid (cell means of graded nDCG)",
-                 layout="tidy", official_only=True),
-        Grouping("by_collection", ("collection",), "per collection (mean of its cells)", layout="tidy"),
-        Grouping("by_condition", ("condition",), "per condition (mean of its cells)", layout="tidy"),
-    ),
-    per_query_columns=("collection", "condition"),
-    aggregation="mean of the collection x condition cell means of graded nDCG@10",
-    options=(
-        Option("requests", None, "requests JSONL instead of <data>/spoken/<split>/requests.jsonl", data=True),
-        Option("qrels", None, "labels (JSONL or TREC) instead of <data>/spoken/<split>/qrels.jsonl", data=True),
-        Option("top_k", 10, "cutoff and maximum results per request (10)", type=int),
-        Option("tie_break", "run_order", "ordering of tied scores (default: the results' own order)",
-               choices=tuple(TIE_BREAKS)),
-        Option("a", DEFAULT_A, f"reward anchor, 0-100 scale ({DEFAULT_A:g})", type=float),
-        Option("b", DEFAULT_B, f"reward reference quality ({DEFAULT_B!r})", type=float),
-        Option("audit_failed", False, "the trajectory audit failed: reward 0", action="store_true"),
-    ),
-    run_arg="results",
-    run_help="results JSONL: {query_id, results: [{doc_id, score}]} per line",
     default_split="validation",
-    reward=_reward,
-    describe=_describe,
-    summary_columns=("measure", "value", "n", "role"),
-    demo=_demo,
+    cli=CliSpec(
+        help="Spoken-Query: row-level contract, SpokenMacroNDCG@10 (collection x condition), reward",
+        options=(
+            Option("requests", None, "requests JSONL instead of <data>/spoken/<split>/requests.jsonl", data=True),
+            Option("qrels", None, "labels (JSONL or TREC) instead of <data>/spoken/<split>/qrels.jsonl", data=True),
+            Option("top_k", 10, "cutoff and maximum results per request (10)", type=int),
+            Option("tie_break", "run_order", "ordering of tied scores (default: the results' own order)",
+                   choices=tuple(TIE_BREAKS)),
+            Option("a", DEFAULT_A, f"reward anchor, 0-100 scale ({DEFAULT_A:g})", type=float),
+            Option("b", DEFAULT_B, f"reward reference quality ({DEFAULT_B!r})", type=float),
+            Option("audit_failed", False, "the trajectory audit failed: reward 0", action="store_true"),
+        ),
+        run_arg="results",
+        run_help="results JSONL: {query_id, results: [{doc_id, score}]} per line",
+        demo=_demo,
+    ),
+    tables=TableSpec(
+        groupings=(
+            Grouping("grid", ("collection", "condition"), "collection x condition grid (cell means of graded nDCG)",
+                     layout="tidy", official_only=True),
+            Grouping("by_collection", ("collection",), "per collection (mean of its cells)", layout="tidy"),
+            Grouping("by_condition", ("condition",), "per condition (mean of its cells)", layout="tidy"),
+        ),
+        per_query_columns=("collection", "condition"),
+        summary_columns=("measure", "value", "n", "role"),
+        aggregation="mean of the collection x condition cell means of graded nDCG@10",
+        describe=_describe,
+    ),
+    stats=StatsSpec(unit="collection x condition cell", strata=("collection", "condition")),
+    reward=RewardSpec(_reward),
 ))
 
 
@@ -134,6 +137,7 @@ def score_spoken(results: Any, *, corpus: pd.DataFrame, topics: pd.DataFrame, qr
                  audit_passed: bool = True):
     """Score Spoken-Query results against in-memory reference data; same as
     ``rm.benchmark("spoken").score(...)``, returns its `Score`
-    (``.quality`` = ``.official``, ``.reward``, ``.grid``, ``.by_collection``, ``.by_condition``)."""
+    (``.official`` = ``.fact("quality")``, ``.reward``, ``.table("grid")``, ``.table("by_collection")``,
+    ``.table("by_condition")``)."""
     return SPOKEN.score(results, inputs=_inputs(corpus, topics, qrels), top_k=k, tie_break=tie_break, a=a, b=b,
                         audit_failed=not audit_passed)

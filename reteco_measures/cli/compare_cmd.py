@@ -59,10 +59,12 @@ def add_statistics_options(p: argparse.ArgumentParser, resamples: int) -> None:
 
 
 def statistics_options(args: argparse.Namespace) -> dict:
-    """The keyword arguments of `reteco_measures.compare` (and ``Benchmark.leaderboard``) that
-    `add_statistics_options` parsed."""
-    return {"test": args.test, "correction": None if args.correction == "none" else args.correction,
-            "alpha": args.alpha, "ci": args.ci, "n_resamples": args.resamples, "seed": args.seed}
+    """``{"stats": StatOptions(...)}``: the keyword argument of `reteco_measures.compare` (and
+    ``Benchmark.leaderboard``) holding what `add_statistics_options` parsed."""
+    from ..stats import StatOptions
+
+    return {"stats": StatOptions(test=args.test, correction=None if args.correction == "none" else args.correction,
+                                 alpha=args.alpha, ci=args.ci, n_resamples=args.resamples, seed=args.seed)}
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

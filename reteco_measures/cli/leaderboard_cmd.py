@@ -113,7 +113,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
     boards = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     boards.required = True
     for name, bench in sorted(BENCHMARKS.items()):
-        pp = boards.add_parser(name, help=bench.help, description=f"Rank submissions to {name}. {bench.help}")
+        pp = boards.add_parser(name, help=bench.cli.help, description=f"Rank submissions to {name}. {bench.cli.help}")
         pp.add_argument("runs", nargs="+", metavar="RUN", help="submission files or folders of them")
         add_benchmark_options(pp, bench)
         pp.add_argument("--measure", help="ranking measure (default: the official one)")

@@ -452,9 +452,9 @@ def _demo_next_steps() -> str:
     from ..sample import sample_root
 
     bench = BENCHMARKS.get("reteco-2a")
-    if bench is None or bench.demo is None:
+    if bench is None or bench.cli.demo is None:
         return "next: score your own run with 'reteco-measures score BENCHMARK RUN --data DIR' (see --help)"
-    kw = dict(bench.demo(sample_root()))
+    kw = dict(bench.cli.demo(sample_root()))
     cmd = ["reteco-measures", "score", bench.name, str(kw["run"]), "--data", str(kw["data"])]
     if kw.get("split"):
         cmd += ["--split", str(kw["split"])]

@@ -35,7 +35,7 @@ def add_benchmark_options(p: argparse.ArgumentParser, bench: Benchmark, *, data:
             p.add_argument("--split", default=bench.default_split,
                            help=f"split (default {bench.default_split})")
         add_read_limit_options(p)
-    for o in bench.options:
+    for o in bench.cli.options:
         kwargs: dict[str, Any] = {"dest": o.name, "help": o.help}
         if o.action is not None:
             kwargs["action"] = o.action
@@ -53,7 +53,7 @@ def add_benchmark_options(p: argparse.ArgumentParser, bench: Benchmark, *, data:
 
 def benchmark_options(args: argparse.Namespace, bench: Benchmark) -> dict[str, Any]:
     """The declared options' values from parsed arguments."""
-    return {o.name: getattr(args, o.name) for o in bench.options if hasattr(args, o.name)}
+    return {o.name: getattr(args, o.name) for o in bench.cli.options if hasattr(args, o.name)}
 
 
 def score_exit_code(score: Any) -> int:
@@ -140,10 +140,10 @@ def add_score_parsers(sub: argparse._SubParsersAction) -> None:
     presets = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     presets.required = True
     for name, bench in sorted(BENCHMARKS.items()):
-        pp = presets.add_parser(name, help=bench.help, description=bench.help)
+        pp = presets.add_parser(name, help=bench.cli.help, description=bench.cli.help)
         # RETECO 2a: the starter kit writes one run file per domain, scored together as one submission
         several = name == "reteco-2a"
-        pp.add_argument("submission", metavar=bench.run_arg, help=bench.run_help, nargs="+" if several else None)
+        pp.add_argument("submission", metavar=bench.cli.run_arg, help=bench.cli.run_help, nargs="+" if several else None)
         add_benchmark_options(pp, bench)
         pp.add_argument("--per-query", action="store_true", help="also print per-query values")
         pp.add_argument("--limit", type=int, default=50, help="problems listed in table output")
@@ -166,15 +166,15 @@ def demo_argv(name: str, sample_root: Path) -> list[str]:
     """The arguments after ``score NAME`` that score the bundled sample (from the benchmark's
     ``demo`` declaration)."""
     bench = BENCHMARKS[name]
-    if bench.demo is None:
+    if bench.cli.demo is None:
         raise ValueError(f"benchmark {name!r} has no demo")
-    kw = dict(bench.demo(sample_root))
+    kw = dict(bench.cli.demo(sample_root))
     argv = [str(kw.pop("run"))]
     for key in ("data", "split"):
         if kw.get(key) is not None:
             argv += [f"--{key}", str(kw.pop(key))]
         kw.pop(key, None)
-    flags = {o.name: o for o in bench.options}
+    flags = {o.name: o for o in bench.cli.options}
     for key, value in kw.items():
         o = flags[key]
         if o.action == "store_true":

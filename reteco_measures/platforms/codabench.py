@@ -146,7 +146,7 @@ def parse_settings(bench: Any, settings: Sequence[str] | Mapping[str, Any] | Non
                 raise ValueError(f"--set expects NAME=VALUE, not {s!r}")
             k, v = s.split("=", 1)
             items.append((k.strip().replace("-", "_"), v))
-    declared = {o.name: o for o in bench.options}
+    declared = {o.name: o for o in bench.cli.options}
     out: dict[str, Any] = {}
     root = Path(ref) if ref is not None else None
     for k, v in items:
@@ -691,16 +691,16 @@ def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], setting
                      and any(v is bench for v in vars(mod).values())), None)
     doc = rst_to_markdown(inspect.getdoc(declared) or "") if declared is not None else ""
     rows = "\n".join(f"| `{c['key']}` | {c['title'].replace('|', '&#124;')} |" for c in columns)
-    overview = (f"# {bench.title}\n\n{rst_to_markdown(bench.help)}\n\n"
+    overview = (f"# {bench.title}\n\n{rst_to_markdown(bench.cli.help)}\n\n"
                 f"Submissions are scored by reteco-measures {__version__} "
                 f"(`reteco-measures codabench score`), the same code as `reteco-measures score {bench.name}`.\n")
     evaluation = (f"# Evaluation\n\n{doc}\n\n## Leaderboard columns\n\n"
                   f"The official measure is `{columns[0]['title'] if columns else ''}` "
-                  f"({bench.aggregation}). Every column is a key of the scoring program's `scores.json`:\n\n"
+                  f"({bench.tables.aggregation}). Every column is a key of the scoring program's `scores.json`:\n\n"
                   f"| key | measure |\n|---|---|\n{rows}\n\n"
                   "`valid` (1 or 0) is written too. A measure defined on no query is left empty, never 0.\n\n"
                   "A failed submission shows its problems by file and line in the scoring output.\n")
-    data_page = (f"# Data\n\nSplit: `{split or 'default'}`. Submission format: {rst_to_markdown(bench.run_help)}.\n\n"
+    data_page = (f"# Data\n\nSplit: `{split or 'default'}`. Submission format: {rst_to_markdown(bench.cli.run_help)}.\n\n"
                  "Upload one file (it may be zipped or gzip/bz2/xz-compressed); its name does not matter. "
                  "A zip must hold the file itself, not a folder; links, password-protected or damaged "
                  "archives are refused, and so is a file with any format problem (every line is named in "
@@ -782,7 +782,7 @@ def build_bundle(
     comp = {
         "version": 2,
         "title": title or f"{bench.title} (reteco-measures)",
-        "description": bench.help,
+        "description": bench.cli.help,
         "image": "logo.png",
         "terms": "pages/terms.md",
         "registration_auto_approve": False,
@@ -793,7 +793,7 @@ def build_bundle(
                   {"title": "Evaluation", "file": "pages/evaluation.md"},
                   {"title": "Data", "file": "pages/data.md"},
                   {"title": "Terms", "file": "pages/terms.md"}],
-        "phases": [{"index": 0, "name": f"{split or 'evaluation'} phase", "description": bench.help,
+        "phases": [{"index": 0, "name": f"{split or 'evaluation'} phase", "description": bench.cli.help,
                     "start": start, "tasks": [0]}],
         "tasks": [{"index": 0, "name": f"{bench.name} ({split or 'default'})",
                    "description": f"Scored by reteco-measures {__version__}",

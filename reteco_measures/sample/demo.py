@@ -24,7 +24,7 @@ def run_demo(fmt: str = "table", *, out: TextIO | None = None, err: TextIO | Non
     out = out or sys.stdout
     err = err or sys.stderr
     root = sample_root()
-    runnable = [b for _, b in sorted(BENCHMARKS.items()) if b.demo is not None]
+    runnable = [b for _, b in sorted(BENCHMARKS.items()) if b.cli.demo is not None]
     if not runnable:
         print("no benchmark with a demo is installed", file=err)
         return 1
@@ -32,10 +32,10 @@ def run_demo(fmt: str = "table", *, out: TextIO | None = None, err: TextIO | Non
     failures = 0
     for bench in runnable:
         print("=" * 100, file=out)
-        print(f"{bench.name}: {bench.help}", file=out)
+        print(f"{bench.name}: {bench.cli.help}", file=out)
         print("=" * 100, file=out)
         try:
-            kw = dict(bench.demo(root))
+            kw = dict(bench.cli.demo(root))
             score = bench.score(kw.pop("run"), data=kw.pop("data", None), split=kw.pop("split", None), **kw)
             render_score(score, fmt, out=out, err=out)
             print(f"[{'valid' if score.valid else 'INVALID'} submission]\n", file=out)

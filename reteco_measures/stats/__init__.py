@@ -3,13 +3,16 @@
 Entry points::
 
     rm.compare(runs, qrels, measures, *, baseline=None, test="t", correction="holm", alpha=0.05,
-               ci=0.95, n_resamples=10_000, seed=0, topics=None, labels=None, by=None,
+               ci=0.95, n_resamples=10_000, seed=0, stats=None, topics=None, labels=None, by=None,
                tie_break="trec_eval") -> Comparison
+    # the six statistical settings as one value (the keywords fold into one; both: TypeError)
+    rm.StatOptions(test="t", correction="holm", alpha=0.05, ci=0.95, n_resamples=10_000, seed=0)
+    rm.compare(runs, qrels, measures, stats=rm.StatOptions(test="wilcoxon"))
 
     # lower level: a Comparison from an already computed per-query frame (no re-evaluation)
     stats.compare_frame(per_query, *, measures=None, runs=None, names=None, empties=None, units=None,
                         baseline=None, test="t", correction="holm", alpha=0.05, ci=0.95,
-                        n_resamples=10_000, seed=0, by=None) -> Comparison
+                        n_resamples=10_000, seed=0, stats=None, by=None) -> Comparison
     Comparison.from_per_query(per_query, **same keywords)             # the same
     # per_query columns: run, measure (report label), query_id, value, weight
     #   + unit, stratum (what resampling draws; stats.unit_columns(measure, query_ids, topics))
@@ -38,6 +41,7 @@ from __future__ import annotations
 from .compare import ALL, Comparison, compare, compare_frame, per_query_frame
 from .design import unit_columns, unit_kind
 from .gate import Gate, gate_frame
+from .options import StatOptions
 from .rank_agreement import RankAgreement, rank_agreement
 from .tests import CORRECTIONS, TESTS, TIE_TOLERANCE, adjust
 from .ties import has_ties, tie_sensitivity
@@ -45,6 +49,7 @@ from .ties import has_ties, tie_sensitivity
 __all__ = [
     "ALL",
     "Comparison",
+    "StatOptions",
     "compare",
     "compare_frame",
     "per_query_frame",

@@ -27,9 +27,8 @@ from ..io.convert import as_qrels_frame, as_run_frame
 from ..query_ids import align_runs, check_on_mismatch
 from ..side import load_labels, load_topics
 from .design import unit_columns, unit_kind
+from .options import KeywordDefaults, StatOptions
 from .tests import (
-    CORRECTIONS,
-    TESTS,
     Paired,
     adjust,
     bootstrap_counts,
@@ -41,6 +40,9 @@ from .tests import (
 )
 
 __all__ = ["Comparison", "Resamples", "compare", "compare_frame", "per_query_frame", "ALL"]
+
+#: the statistical settings of a call that gives none (`StatOptions`' defaults)
+_STATS = KeywordDefaults(StatOptions())
 
 #: group value of the rows computed over all queries when ``by=`` is given (engine.results' ``ALL``)
 ALL = RESULTS_ALL
@@ -200,17 +202,6 @@ def _label_to_name(label: str) -> str:
     return label.replace("nDCG|FC", "nDCG_FC")
 
 
-def _check(test: str, correction: str | None, alpha: float, ci: float, n_resamples: int) -> None:
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {TESTS}, not {test!r}")
-    if correction not in CORRECTIONS and correction != "none":
-        raise ValueError(f"correction must be one of {CORRECTIONS}, not {correction!r}")
-    if not 0 < alpha < 1 or not 0 < ci < 1:
-        raise ValueError("alpha and ci must be in (0, 1)")
-    if n_resamples < 1:
-        raise ValueError("n_resamples must be at least 1")
-
-
 def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resamples: int,
              rng: np.random.Generator, keep: bool = False
              ) -> tuple[pd.DataFrame, pd.DataFrame, Resamples | None]:
@@ -244,12 +235,13 @@ def compare_frame(
     empties: Mapping[str, float] | None = None,
     units: Mapping[str, tuple[str, str | None]] | None = None,
     baseline: str | None = None,
-    test: str = "t",
-    correction: str | None = "holm",
-    alpha: float = 0.05,
-    ci: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    test: str = _STATS.test,
+    correction: str | None = _STATS.correction,
+    alpha: float = _STATS.alpha,
+    ci: float = _STATS.ci,
+    n_resamples: int = _STATS.n_resamples,
+    seed: int = _STATS.seed,
+    stats: StatOptions | None = None,
     by: str | Sequence[str] | None = None,
     keep_resamples: bool = False,
 ) -> Comparison:
@@ -267,7 +259,7 @@ def compare_frame(
         names: label → name ``ir_measures.parse_measure`` accepts (default: ``|`` → ``_``).
         empties: label → aggregate when no query is defined (default NaN).
         units: label → ``(unit name, strata name or None)`` for `Comparison.design`.
-        baseline, test, correction, alpha, ci, n_resamples, seed, by: as `compare`.
+        baseline, test, correction, alpha, ci, n_resamples, seed, stats, by: as `compare`.
         keep_resamples: keep the bootstrap resamples in `Comparison.resamples` (memory:
             ``n_resamples`` × runs floats per measure and group).
 
@@ -276,7 +268,10 @@ def compare_frame(
         per-query values summed left to right in row order, as ir_measures' and our aggregators
         do (so they equal ``rm.calc_aggregate``).
     """
-    _check(test, correction, alpha, ci, n_resamples)
+    st = _STATS.resolve(stats, test=test, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
+                        seed=seed)
+    test, correction, alpha, ci, n_resamples, seed = (st.test, st.correction, st.alpha, st.ci, st.n_resamples,
+                                                      st.seed)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     need = ["run", "measure", "query_id", "value"]
     absent = [c for c in need + by_cols if c not in per_query.columns]
@@ -488,12 +483,13 @@ def compare(
     measures: Any,
     *,
     baseline: str | None = None,
-    test: str = "t",
-    correction: str | None = "holm",
-    alpha: float = 0.05,
-    ci: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    test: str = _STATS.test,
+    correction: str | None = _STATS.correction,
+    alpha: float = _STATS.alpha,
+    ci: float = _STATS.ci,
+    n_resamples: int = _STATS.n_resamples,
+    seed: int = _STATS.seed,
+    stats: StatOptions | None = None,
     topics: pd.DataFrame | str | None = None,
     labels: pd.DataFrame | str | None = None,
     by: str | Sequence[str] | None = None,
@@ -519,6 +515,9 @@ def compare(
         ci: confidence level of the percentile bootstrap intervals.
         n_resamples: bootstrap / randomization resamples.
         seed: seed of the resampling (results are reproducible).
+        stats: the six settings above as one `StatOptions` value
+            (``stats=StatOptions(test="wilcoxon")``); giving it and one of the six keywords is a
+            ``TypeError``.
         topics, labels, corpus, tie_break: as `reteco_measures.calc_aggregate`.
         ties: with ``tie_break='trec_eval'``, add ``tie_min`` / ``tie_max`` (the aggregate under
             the worst and best order of tied scores) for runs with ties; ``False`` skips that
@@ -540,12 +539,14 @@ def compare(
         InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``
             (`reteco_measures.query_ids.align_runs`).
         ValueError: an unknown test, correction, tie policy, id mode or ``on_mismatch``.
+        TypeError: ``stats`` together with one of the six keywords it replaces.
 
     Every test and interval resamples the unit the measure aggregates over (queries; whole
     conversations for ``TurnNDCG(average='conversation')``; requests within collection ×
     condition cells for ``SpokenMacroNDCG``): see `reteco_measures.stats`.
     """
-    _check(test, correction, alpha, ci, n_resamples)
+    st = _STATS.resolve(stats, test=test, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
+                        seed=seed)
     check_modes(tie_break, query_ids)
     check_on_mismatch(on_mismatch)
     # the single-run checks for every run, before anything is computed: a number from inputs
@@ -567,5 +568,4 @@ def compare(
         warnings.simplefilter("ignore", EmptyInputWarning)
         frame, kwargs = per_query_frame(dict(items), qrels, measures, topics=topics, labels=labels, by=by,
                                         corpus=corpus, tie_break=tie_break, ties=ties)
-    return compare_frame(frame, baseline=baseline, test=test, correction=correction, alpha=alpha, ci=ci,
-                         n_resamples=n_resamples, seed=seed, by=by, **kwargs)
+    return compare_frame(frame, baseline=baseline, stats=st, by=by, **kwargs)

@@ -76,7 +76,7 @@ MEASURES = ["TurnNDCG@10", "MAP@10", "R@10", "MRR"]
 
 
 def test_overall_matches_pytrec_eval(scored, expected):
-    assert scored.n_turns == len(expected)
+    assert scored.fact("n_turns") == len(expected)
     got = scored.scores.set_index("measure")["value"]
     for m in MEASURES:
         assert got[m] == pytest.approx(expected[m].mean(), abs=1e-9), m
@@ -88,7 +88,7 @@ def test_overall_matches_pytrec_eval(scored, expected):
 
 
 def test_per_domain_and_per_depth_tables(scored, expected):
-    dom = scored.by_domain.set_index("domain")
+    dom = scored.table("by_domain").set_index("domain")
     means = expected.groupby("domain")[MEASURES].mean()
     for d in means.index:
         for m in MEASURES:
@@ -97,7 +97,7 @@ def test_per_domain_and_per_depth_tables(scored, expected):
     for m in MEASURES:
         assert dom.loc["(macro)", m] == pytest.approx(means[m].mean(), abs=1e-9)
         assert dom.loc["(all)", m] == pytest.approx(expected[m].mean(), abs=1e-9)
-    depth = scored.by_depth.set_index("depth")
+    depth = scored.table("by_depth").set_index("depth")
     groups = expected.assign(depth=[f"T{t}" if t < 5 else "T5+" for t in expected["turn"]])
     dmeans = groups.groupby("depth")[MEASURES].mean()
     assert set(dmeans.index) == {"T1", "T2", "T3", "T4", "T5+"}  # the sample has every depth group

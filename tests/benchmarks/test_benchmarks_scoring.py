@@ -36,7 +36,7 @@ GENERATION = ["ikat-2023-generation", "reteco-2b", "reteco-2c"]
 def test_every_benchmark_is_declared():
     for name in NAMES:
         bench = rm.benchmark(name)
-        assert bench.name == name and bench.demo is not None
+        assert bench.name == name and bench.cli.demo is not None
     assert sorted(BENCHMARKS) == sorted(NAMES + GENERATION)
     with pytest.raises(ValueError, match="unknown benchmark"):
         rm.benchmark("nope")
@@ -57,7 +57,7 @@ def test_reteco_2a_equals_calc_aggregate_and_evaluate():
     got = score.summary.set_index("measure")["value"]
     for (m, value), label in zip(want.items(), ["TurnNDCG@10", "MAP@10", "R@10", "MRR"], strict=True):
         assert got[label] == pytest.approx(value, abs=1e-12), m
-    for by, table in (("domain", score.by_domain), ("depth", score.by_depth)):
+    for by, table in (("domain", score.table("by_domain")), ("depth", score.table("by_depth"))):
         tidy = rm.evaluate(measures, qrels, run, topics=data.topics, by=by)
         official = tidy[tidy["measure"] == "TurnNDCG@10"].set_index(by)
         mine = table.set_index(by)
@@ -82,7 +82,7 @@ def test_reteco_1a_with_labels_equals_evaluate():
         assert got.loc[label, "value"] == pytest.approx(overall.loc[m, "value"], abs=1e-12, nan_ok=True), m
         assert got.loc[label, "n"] == overall.loc[m, "n"]
     macro = tidy[tidy["domain"] == "(macro)"].set_index("measure")
-    assert score.by_domain.set_index("domain").loc["(macro)", "TC@10"] == pytest.approx(macro.loc["TC@10", "value"])
+    assert score.table("by_domain").set_index("domain").loc["(macro)", "TC@10"] == pytest.approx(macro.loc["TC@10", "value"])
 
 
 def test_spoken_equals_calc_aggregate_with_cell_weights():
@@ -93,7 +93,7 @@ def test_spoken_equals_calc_aggregate_with_cell_weights():
     assert score.official == pytest.approx(list(want.values())[0], abs=1e-12)
     grid = rm.evaluate(["SpokenMacroNDCG@10"], qrels, run, topics=topics, by=["collection", "condition"],
                        tie_break="run_order")
-    pd.testing.assert_frame_equal(score.grid.reset_index(drop=True), grid.reset_index(drop=True), atol=1e-12)
+    pd.testing.assert_frame_equal(score.table("grid").reset_index(drop=True), grid.reset_index(drop=True), atol=1e-12)
     # the statistical unit: every request carries its cell and weight 1/(|cell| * cells)
     long = score.per_query_long[score.per_query_long["measure"] == "SpokenMacroNDCG@10"]
     assert score.strata == ("collection", "condition") and {"collection", "condition"} <= set(long.columns)
@@ -115,7 +115,7 @@ def test_per_query_values_are_computed_once(name, passes, monkeypatch):
 
     monkeypatch.setattr(engine, "iter_calc", counting)
     bench = rm.benchmark(name)
-    kw = dict(bench.demo(SAMPLE))
+    kw = dict(bench.cli.demo(SAMPLE))
     score = bench.score(kw.pop("run"), data=kw.pop("data", None), split=kw.pop("split", None), **kw)
     # one pass over the run (iKAT: one per task and qrels file: passages, PTKB org, PTKB nist)
     assert len(calls) == passes
@@ -176,7 +176,7 @@ def test_cli_json_is_score_to_dict(name, capsys):
     code = main(["score", name, *argv, "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     bench = rm.benchmark(name)
-    kw = dict(bench.demo(SAMPLE))
+    kw = dict(bench.cli.demo(SAMPLE))
     score = bench.score(kw.pop("run"), data=kw.pop("data", None), split=kw.pop("split", None), **kw)
     assert code == (0 if score.valid else 1)
     assert doc == json.loads(json.dumps(score.to_dict(), default=str))
@@ -340,6 +340,6 @@ def test_organiser_modes_are_score_options():
     for m, value in zip(["nDCG@10", "TP(reference='tempo')@10", "TR(reference='tempo')@10"], want.values(),
                         strict=True):
         assert got[m] == pytest.approx(value, abs=1e-12, nan_ok=True), m
-    names = {o.name: o for o in rm.benchmark("ikat-2023").options}
+    names = {o.name: o for o in rm.benchmark("ikat-2023").cli.options}
     assert {"organisers", "position", "provenance"} <= set(names["passage_score"].choices)
-    assert "stable" in {o.name: o for o in bench.options}["tie_break"].choices
+    assert "stable" in {o.name: o for o in bench.cli.options}["tie_break"].choices

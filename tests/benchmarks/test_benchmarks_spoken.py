@@ -53,17 +53,17 @@ def test_score_spoken_matches_independent_computation():
     expected, frame = independent_quality()
     result = score_spoken(RESULTS, corpus=sp.load_corpus(SAMPLE), topics=sp.topics(root=SAMPLE),
                           qrels=sp.load_qrels(root=SAMPLE))
-    assert result.quality == pytest.approx(expected, abs=1e-12)
+    assert result.fact("quality") == pytest.approx(expected, abs=1e-12)
     assert result.reward == pytest.approx(spec_reward(expected), abs=1e-12)
     assert result.report.invalid_queries == ["sq-0004", "sq-0013"] and result.report.missing_queries == ["sq-0008"]
-    cells = result.grid.set_index(["collection", "condition"])["value"]
+    cells = result.table("grid").set_index(["collection", "condition"])["value"]
     by_cell = frame.groupby(["collection", "condition"])["v"].mean()
     for key, value in by_cell.items():
         assert cells[key] == pytest.approx(value, abs=1e-12)
-    coll = result.by_collection[result.by_collection["measure"] == "SpokenMacroNDCG@10"].set_index("collection")
+    coll = result.table("by_collection")[result.table("by_collection")["measure"] == "SpokenMacroNDCG@10"].set_index("collection")
     for name, value in by_cell.groupby(level="collection").mean().items():
         assert coll.loc[name, "value"] == pytest.approx(value, abs=1e-12)
-    cond = result.by_condition[result.by_condition["measure"] == "SpokenMacroNDCG@10"].set_index("condition")
+    cond = result.table("by_condition")[result.table("by_condition")["measure"] == "SpokenMacroNDCG@10"].set_index("condition")
     for name, value in by_cell.groupby(level="condition").mean().items():
         assert cond.loc[name, "value"] == pytest.approx(value, abs=1e-12)
     plain = result.summary.set_index("measure").loc["nDCG@10", "value"]
