@@ -30,11 +30,11 @@ def test_read_run_matches_ir_measures_reader(trec_eval_dir: Path) -> None:
 
 
 def test_trailing_junk_fields_are_ignored(trec_eval_dir: Path) -> None:
-    with pytest.warns(DataFormatWarning, match="note"):
+    with pytest.warns(DataFormatWarning, match="fields after the sixth"):
         run = rm.read_run(trec_eval_dir / "results.trunc")
     assert len(run) == 584  # 500 for 301 + 84 for 303 (SOURCE.md)
     assert run["query_id"].value_counts().to_dict() == {"301": 500, "303": 84}
-    # every junk line is reported as a note, never as a lost row
+    # every junk line is reported (a warning: the row is kept), never as a lost row
     assert run.attrs["problems"] and {(p.kind, p.severity) for p in run.attrs["problems"]} == {("extra_fields", "warning")}
 
 

@@ -26,7 +26,7 @@ BENCHMARKS = ["chunqiu", "ikat-2023", "reteco-1a", "reteco-1b", "reteco-2a", "sp
 NOT_MEASURES = {"query_id", "domain", "conversation_id", "turn", "depth", "steps", "task", "qrels", "collection",
                 "condition", "n", "run", "rank", "value", "ci_low", "ci_high", "cluster", "valid", "problems",
                 "reward", "stratum", "group", "all", "rank_low", "rank_high", "judge_mean", "judge_ci_low",
-                "judge_ci_high", "n_human", "human_mean", "bias", "lam"}
+                "judge_ci_high", "n_human", "human_mean", "bias", "lam", "reason", "invalid", "missing", "turn_set"}
 
 
 def _run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
@@ -112,7 +112,8 @@ def test_leaderboard_json_measure_names_parse(measure: str | None, tmp_path,
     names = set(_measure_fields(doc))
     assert ("measure", doc["measure"]) in names
     diagnostics = _table_columns(doc["ranking"]) - {"nDCG@10"}
-    assert diagnostics == {"TP@10", "TR@10", "TC@10", "MAP@10", "R@10", "MRR"} | ({"nDCG_FC@10"} - {doc["measure"]})
+    assert diagnostics == {"TP@10", "TR@10", "TC@10", "MAP@10", "R@10", "MRR", "Judged@10"} | (
+        {"nDCG_FC@10"} - {doc["measure"]})
     names |= {("ranking column", c) for c in diagnostics}
     if measure:
         assert doc["measure"] == "nDCG_FC@10" and doc["key"] == "ndcg_fc_10"
