@@ -133,6 +133,7 @@ def test_cli_lexical(tmp_path, capsys):
 # BERTScore (needs torch; skipped cleanly without it)
 
 
+@pytest.mark.slow
 def test_bertscore_offline_with_packaged_minilm(monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("bert_score")

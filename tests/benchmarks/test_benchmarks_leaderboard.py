@@ -203,6 +203,7 @@ def test_cli_plot_and_unreadable_submission(constructed, tmp_path, capsys):
     assert "not scored: broken: no row: the file is empty" in captured.err and rc == 1
 
 
+@pytest.mark.slow
 def test_many_runs_rank_quickly(tmp_path, monkeypatch):
     """20 runs x 200 queries (the full 100 x 1,000 is timed in benchmarks/bench_leaderboard.py)."""
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
@@ -226,6 +227,7 @@ def test_many_runs_rank_quickly(tmp_path, monkeypatch):
     assert elapsed < 60, elapsed
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_board(constructed):
     folder, _ = constructed
     runs = sorted(folder.iterdir())

@@ -270,6 +270,7 @@ def test_property_valid_batches_pass(batch):
 MUTATIONS = ["nan", "bool", "dup", "unknown", "too_many", "drop_field", "garbage", "rising"]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(valid_batches(), st.sampled_from(MUTATIONS), st.randoms(use_true_random=False))
 def test_property_one_mutation_is_caught_on_its_line(batch, mutation, rnd: random.Random):

@@ -172,6 +172,7 @@ def corrupt(rec: dict, how: str, rnd: random.Random) -> dict:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(["ok", "domain", "dup", "nan", "rising"]), min_size=8, max_size=8),
        st.randoms(use_true_random=False), st.sets(st.integers(0, 7), max_size=3))
+@pytest.mark.slow
 def test_property_row_independence(plan, rnd, dropped):
     lines, expected_invalid = [], set()
     for i, (qid, dom) in enumerate(REQS.values):

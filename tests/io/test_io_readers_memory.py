@@ -25,7 +25,8 @@ import reteco_measures as rm
 from reteco_measures.errors import MAX_PROBLEMS_PER_KIND, DataFormatError, count_problems
 from reteco_measures.io.readers import read_run_with_problems
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
+# memory: millions of lines read in child processes (run by CI; skipped by -m "not slow")
+pytestmark = [pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)"), pytest.mark.slow]
 
 _CHILD = r"""
 import json, sys, time

@@ -347,6 +347,7 @@ def test_missing_openai_prints_the_install_hint(files, monkeypatch, capsys):
 # two processes on one cache; kill -9 leaves no stale lock
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_cache_never_ask_twice(fault, files):
     tmp, ans, ctx = files
 

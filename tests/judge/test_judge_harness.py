@@ -376,6 +376,7 @@ def test_cli_generation_ikat_scale_normalises_by_4(server, generation_files):
 # kill half-way, resume
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_asking_twice(server, generation_files, tmp_path):
     _, answers, context = generation_files
     # six target turns, all with answers, two dimensions -> 12 judgments

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,6 +35,7 @@ def qrels_and_run(draw):
     return qrels, run
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(data=qrels_and_run(), k=st.sampled_from([1, 2, 3, 5, 10]))
 def test_graded_ndcg_equals_pytrec_eval(data, k):
@@ -46,6 +48,7 @@ def test_graded_ndcg_equals_pytrec_eval(data, k):
         assert abs(ours[qid] - vals[f"ndcg_cut_{k}"]) < 1e-9
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(data=qrels_and_run(), k=st.sampled_from([1, 3, 10]))
 def test_binary_ndcg_equals_pytrec_eval_on_binarised_qrels(data, k):

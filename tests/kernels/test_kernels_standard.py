@@ -176,6 +176,7 @@ def _case(draw):
     return qrels, run
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_case())
 def test_equal_to_pytrec_eval_on_tie_heavy_runs(case) -> None:

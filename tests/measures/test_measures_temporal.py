@@ -478,6 +478,7 @@ def _reference(ranking: list[str], rel: set[str], periods: list[set[str]], k: in
     ),
     k=st.integers(min_value=1, max_value=9),
 )
+@pytest.mark.slow
 def test_property_kernels_match_definitions(data, k):
     rankings, judged, steps = {}, {}, {}
     for i, (ranking, rel, periods) in enumerate(data):

@@ -198,6 +198,7 @@ def hostile(tmp_path_factory) -> dict[str, dict]:
     ("folder_in_res", ["team/", "folder"]),
     ("format_problem", ["format problem", "run.txt:", "notanumber", "not scored"]),
 ])
+@pytest.mark.slow
 def test_hostile_submission_fails_with_a_message(hostile: dict, name: str, words: list[str]):
     r = hostile[name]
     assert r["code"] == 1, r["err"]

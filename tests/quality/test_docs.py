@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 import reteco_measures as rm
@@ -125,6 +126,7 @@ _UNRENDERED = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|con
                          re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_mkdocs_site_builds_strictly(tmp_path: Path) -> None:
     """The site builds with no warning, and the API reference, rendered from the docstrings by
     mkdocstrings, shows no Sphinx role or directive as literal text and no section twice."""

@@ -54,6 +54,7 @@ def test_present_oracle_is_returned(oracle, tmp_path, monkeypatch):
     assert oracle("a", "b.txt", base=tmp_path) == tmp_path / "a" / "b.txt"
 
 
+@pytest.mark.slow
 def test_fixtures_end_to_end_in_a_fresh_layout(tmp_path):
     """Our conftest in a folder with no ../shared: a test using each fixture skips, then fails with the
     switch on. Runs pytest in a subprocess, as the README's test command would."""

@@ -20,6 +20,9 @@ from hypothesis import strategies as st
 from reteco_measures.cli.main import main
 from reteco_measures.sample import sample_root
 
+# fuzzing: thousands of generated files (run by CI; skipped by -m 'not slow')
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SEEDS = st.integers(0, 2**32 - 1)

@@ -29,6 +29,9 @@ from hypothesis import strategies as st
 import reteco_measures as rm
 from reteco_measures.sample import ikat_sample_root, sample_root
 
+# fuzzing: thousands of generated files (run by CI; skipped by -m 'not slow')
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SEEDS = st.integers(0, 2**32 - 1)

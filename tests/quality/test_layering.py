@@ -340,6 +340,7 @@ _FRESH = textwrap.dedent("""
 _RUN_ON_IMPORT = {"__main__"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="one forked interpreter per module needs os.fork")
 def test_every_module_imports_first_in_a_fresh_interpreter(tmp_path: Path) -> None:
     names = sorted(m for m in module_names() if m and m not in _RUN_ON_IMPORT)

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# packaging: wheels built and installed (run by CI; skipped by -m 'not slow')
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

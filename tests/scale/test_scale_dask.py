@@ -24,6 +24,7 @@ def client():
             yield c
 
 
+@pytest.mark.slow
 def test_from_pandas_and_read_csv_match_pandas(client, trec_eval_dir: Path) -> None:
     qrels = rm.read_qrels(trec_eval_dir / "qrels.rel_level")
     run = rm.read_run(trec_eval_dir / "results.test")

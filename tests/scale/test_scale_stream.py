@@ -332,6 +332,7 @@ def _random_case(rng: np.random.Generator, tmp_path: Path, i: int) -> tuple[Path
     return qrels, run
 
 
+@pytest.mark.slow
 def test_differential_stream_equals_in_memory(tmp_path: Path, capsys) -> None:
     ms = ["nDCG@10", "AP", "P@5"]
     rng = np.random.default_rng(20)
