@@ -7,7 +7,8 @@ The official-style scorer of the ChunQiu task description:
 2. official score = mean binary nDCG@10 over *all* queries, each ranking taken in the results'
    own order (``tie_break='run_order'``; the contract already guarantees that equal scores follow
    corpus order, so this equals ``'corpus_order'``); an invalid batch scores 0 overall;
-3. diagnostics beside it, from ir_measures: MAP@10 (``AP@10``), ``R@10``, MRR (``RR``);
+3. diagnostics beside it, from ir_measures: MAP@10 (``AP@10``), ``R@10``, MRR (``RR``) and
+   ``Judged@10`` (the share of the top 10 the qrels judge: unjudged documents count as non-relevant);
 4. reward = the official score (the task: mean binary nDCG@10 without baseline subtraction),
    gated to 0 by an invalid batch or a failed audit (``audit_failed=True``).
 """
@@ -34,7 +35,7 @@ __all__ = ["CHUNQIU", "score_chunqiu", "OFFICIAL", "DIAGNOSTICS"]
 #: the official measure (k = 10)
 OFFICIAL = "nDCG@10"
 #: diagnostics (ir_measures names) and the names they are printed with
-DIAGNOSTICS = {"AP@10": "MAP@10", "R@10": "R@10", "RR": "MRR"}
+DIAGNOSTICS = {"AP@10": "MAP@10", "R@10": "R@10", "RR": "MRR", "Judged@10": "Judged@10"}
 
 
 def summary_name(label: str) -> str:
@@ -100,7 +101,7 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
 
 def _measures(opts: dict) -> list:
     k = opts["top_k"]
-    return parse_measures([f"nDCG@{k}", f"AP@{k}", f"R@{k}", "RR"])
+    return parse_measures([f"nDCG@{k}", f"AP@{k}", f"R@{k}", "RR", f"Judged@{k}"])
 
 
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
@@ -137,7 +138,7 @@ CHUNQIU = register(Benchmark(
     default_split=None,
     invalid_scores_zero=True,
     cli=CliSpec(
-        help="ChunQiu: strict batch contract, mean binary nDCG@10 (+ MAP@10, R@10, MRR)",
+        help="ChunQiu: strict batch contract, mean binary nDCG@10 (+ MAP@10, R@10, MRR, Judged@10)",
         options=(
             Option("queries", None, "queries JSONL {query_id, text[, relevant_doc_ids]} "
                    "(default: <data>/chunqiu/examples.jsonl)", data=True),

@@ -85,8 +85,16 @@ def test_sample_official_score_equals_pytrec_eval_per_query():
     mean_ndcg = sum(ref.get(q, {}).get("ndcg_cut_10", 0.0) for q in examples["query_id"]) / len(examples)
     assert score.official == pytest.approx(mean_ndcg, abs=1e-12)
     assert score.reward == score.official
+    # Judged@10 by hand: the share of each query's top 10 (score descending, doc id descending on a
+    # tie, as trec_eval) that the qrels judge; a query without results has none judged
+    judged = {(str(q), str(d)) for q, d in zip(qrels["query_id"], qrels["doc_id"], strict=True)}
+    by_query = {str(r["query_id"]): r["results"] for r in read_lines(results)}
+    for q in examples["query_id"]:
+        top = sorted(by_query.get(str(q), []), key=lambda x: (float(x["score"]), str(x["doc_id"])), reverse=True)[:10]
+        want = sum((str(q), str(x["doc_id"])) in judged for x in top) / len(top) if top else 0.0
+        assert per.loc[q, "Judged@10"] == pytest.approx(want, abs=1e-12)
     table = score.scores.set_index("measure")["value"]
-    assert list(table.index) == ["nDCG@10", "MAP@10", "R@10", "MRR", "reward"]
+    assert list(table.index) == ["nDCG@10", "MAP@10", "R@10", "MRR", "Judged@10", "reward"]
 
 
 def test_hand_case_official_score():
@@ -177,7 +185,7 @@ def test_cli_score_invalid_sample_exit_1(capsys):
     rc = main(["score", "chunqiu", str(SAMPLE / "runs" / "chunqiu_invalid.jsonl"), "--data", str(SAMPLE)])
     assert rc == 1
     out = capsys.readouterr().out
-    assert "INVALID batch" in out and "nDCG@10  0.0000  official" in out
+    assert "INVALID batch" in out and re.search(r"^nDCG@10 +0\.0000  official$", out, re.M)
     assert "chunqiu_invalid.jsonl:2: cq-q012: result 1: unknown document cq99999" in out
 
 
