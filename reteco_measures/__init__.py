@@ -12,7 +12,8 @@ our provider first in ir_measures' default pipeline::
 
 How the package is cut (each layer imports only from the layers below it): ``io``, ``errors``,
 ``side``, ``query_ids`` → ``measures`` → ``kernels`` → ``providers`` → ``engine``, ``scale`` →
-``api`` → contracts, datasets, report → stats, judge → benchmarks → platforms → cli.
+``api`` → contracts, datasets, report → stats, judge → the benchmark machinery → one folder per
+benchmark (``benchmarks/tempo``, ``recor``, ``ikat2023``, ``chunqiu``, ``spoken``) → platforms → cli.
 """
 
 # ruff: noqa: I001  (names are grouped by topic, as in ir_measures' __init__; the order is free)

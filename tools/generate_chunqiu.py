@@ -1,6 +1,6 @@
 """Generate the bundled synthetic ChunQiu sample (deterministic, seed fixed).
 
-Writes, under ``ROOT`` (default: this package's ``sample/data``; laid out like ``$RETECO_DATA``)::
+Writes, under ``ROOT`` (default: the package's ``reteco_measures/sample/data``; laid out like ``$RETECO_DATA``)::
 
     chunqiu/corpus.jsonl           {doc_id, text}
     chunqiu/examples.jsonl         {query_id, text, relevant_doc_ids}
@@ -10,8 +10,7 @@ Writes, under ``ROOT`` (default: this package's ``sample/data``; laid out like `
 
 The records imitate the annals' style (reign year, season, month, event) and mix in later
 commentary (``君子曰…``) with no date of its own, the distractor the benchmark is about. The
-texts are made up; no real annal text is copied. Run ``python -m
-reteco_measures.sample.generate_chunqiu [ROOT]``.
+texts are made up; no real annal text is copied. Run ``python tools/generate_chunqiu.py [ROOT]`` from the repository root.
 """
 
 from __future__ import annotations
@@ -22,7 +21,8 @@ import sys
 from pathlib import Path
 
 SEED = 20270101
-DEFAULT_ROOT = Path(__file__).resolve().parent / "data"
+#: the bundled sample the package ships (``reteco_measures/sample/data``)
+DEFAULT_ROOT = Path(__file__).resolve().parents[1] / "reteco_measures" / "sample" / "data"
 
 REIGNS = [("隱公", 11), ("桓公", 18), ("莊公", 32), ("閔公", 2), ("僖公", 33), ("文公", 18)]
 STATES = ["齊", "晉", "宋", "衛", "鄭", "陳", "蔡", "楚", "秦", "曹", "許", "莒", "杞", "邾"]

@@ -1,6 +1,6 @@
 """Generate the bundled synthetic RECOR-like sample (RETECO Track 2; deterministic, seed fixed).
 
-Writes, under ``ROOT`` (default: this package's ``sample/data``; laid out like ``$RETECO_DATA``)::
+Writes, under ``ROOT`` (default: the package's ``reteco_measures/sample/data``; laid out like ``$RETECO_DATA``)::
 
     reteco/track2_recor/<domain>/documents.jsonl        {doc_id, content}
     reteco/track2_recor/<domain>/benchmark_{train,dev}.json
@@ -17,7 +17,7 @@ Conversations have 1-6 turns (so every depth group T1..T5+ occurs). The run has 
 ``reteco`` contract must handle: repeated documents, documents that are not in the corpus,
 documents of another domain and one missing turn. In the plain-id run the numeric ids are
 ambiguous between the BRIGHT-like domains (the scorer reports and discards them). All texts are
-made up from small word lists. Run ``python -m reteco_measures.sample.generate_reteco_recor [ROOT]``.
+made up from small word lists. Run ``python tools/generate_reteco_recor.py [ROOT]`` from the repository root.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import random
 import sys
 from pathlib import Path
 
-from .files import write_files
+from reteco_measures.sample.files import write_files
 
 SEED = 20270202
-DEFAULT_ROOT = Path(__file__).resolve().parent / "data"
+#: the bundled sample the package ships (``reteco_measures/sample/data``)
+DEFAULT_ROOT = Path(__file__).resolve().parents[1] / "reteco_measures" / "sample" / "data"
 TRACK = Path("reteco") / "track2_recor"
 
 DOMAINS = {

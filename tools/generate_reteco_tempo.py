@@ -1,6 +1,6 @@
 """Generate the bundled synthetic TEMPO-like sample (RETECO Track 1; deterministic, seed fixed).
 
-Writes, under ``ROOT`` (default: this package's ``sample/data``; laid out like ``$RETECO_DATA``)::
+Writes, under ``ROOT`` (default: the package's ``reteco_measures/sample/data``; laid out like ``$RETECO_DATA``)::
 
     reteco/track1_tempo/<domain>/documents.jsonl          {id, content}
     reteco/track1_tempo/<domain>/examples_{train,dev}.jsonl  {id, query, gold_ids, gold_answers}
@@ -25,7 +25,7 @@ handle: a repeated document, a document that is not in the corpus, a document of
 domain's corpus, tied scores, a missing query (1a) and a missing step (1b). The labels disagree
 with the qrels on a few documents, as a real judge would.
 
-Run ``python -m reteco_measures.sample.generate_reteco_tempo [ROOT]``.
+Run ``python tools/generate_reteco_tempo.py [ROOT]`` from the repository root.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ import sys
 from pathlib import Path
 
 SEED = 20270101
-DEFAULT_ROOT = Path(__file__).resolve().parent / "data"
+#: the bundled sample the package ships (``reteco_measures/sample/data``)
+DEFAULT_ROOT = Path(__file__).resolve().parents[1] / "reteco_measures" / "sample" / "data"
 TRACK = Path("reteco") / "track1_tempo"
 N_DOCS = 40
 #: queries per split and domain (unequal dev sizes, so the (macro) and (all) rows differ)

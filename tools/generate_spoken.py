@@ -1,7 +1,7 @@
 """Generate the bundled synthetic Spoken-Query sample (deterministic, seed fixed).
 
-Writes, under ``ROOT`` (default: this package's ``sample/data``; laid out like ``$RETECO_DATA``,
-in the layout defined by `reteco_measures.datasets.spoken`)::
+Writes, under ``ROOT`` (default: the package's ``reteco_measures/sample/data``; laid out like ``$RETECO_DATA``,
+in the layout defined by `reteco_measures.benchmarks.spoken.data`)::
 
     spoken/corpus/<collection>.jsonl     6 collections x 24 documents {id, domain, language, title, text}
     spoken/validation/requests.jsonl     6 collections x 4 conditions x 2-4 requests, with n-best
@@ -14,7 +14,7 @@ in the layout defined by `reteco_measures.datasets.spoken`)::
 Recognition noise grows from the ``clean`` to the ``far_field`` condition: words of the spoken
 question are replaced by acoustically plausible confusions and their confidences drop, and the
 simulated system finds the relevant documents less often. Everything is made up by this script.
-Run ``python -m reteco_measures.sample.generate_spoken [ROOT]``.
+Run ``python tools/generate_spoken.py [ROOT]`` from the repository root.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 
 SEED = 20270303
-DEFAULT_ROOT = Path(__file__).resolve().parent / "data"
+#: the bundled sample the package ships (``reteco_measures/sample/data``)
+DEFAULT_ROOT = Path(__file__).resolve().parents[1] / "reteco_measures" / "sample" / "data"
 
 CONDITIONS = {"clean": 0.03, "accented": 0.15, "noisy": 0.25, "far_field": 0.35}  # word error rate
 DOCS_PER_COLLECTION = 24

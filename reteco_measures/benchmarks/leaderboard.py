@@ -56,7 +56,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ir_measures
 import numpy as np
@@ -71,11 +71,9 @@ from ..stats import Comparison, adjust, compare_frame, has_ties, unit_columns
 from ..stats.compare import Resamples, file_run_name
 from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
+from .declaration import ENGINE, Benchmark
 from .registry import benchmark
 from .score import Score
-
-if TYPE_CHECKING:  # annotations only: Benchmark.leaderboard calls this module, not the other way round
-    from .declaration import Benchmark
 
 __all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals"]
 
@@ -655,3 +653,6 @@ def _top_with_ties(run: pd.DataFrame, k: int) -> pd.DataFrame:
     at_k = pos == k - 1
     threshold[q[at_k]] = scores[order][at_k]
     return run[scores >= threshold[qcode]]
+
+
+ENGINE["leaderboard"] = leaderboard  # what `Benchmark.leaderboard` runs

@@ -4,10 +4,7 @@ the package is imported)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # annotations only: the registry holds declarations, it does not need their module
-    from .declaration import Benchmark
+from .declaration import Benchmark
 
 __all__ = ["BENCHMARKS", "register", "benchmark"]
 

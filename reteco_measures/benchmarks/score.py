@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from ..contracts.base import ValidationReport
 from ..errors import Problem
 from ..report.text import frame_records, json_number, machine_name, machine_names, metric_key
-
-if TYPE_CHECKING:  # annotations only: the declaration module builds Scores, it is not needed here
-    from .declaration import Grouping
 
 __all__ = ["Score"]
 
@@ -119,7 +116,7 @@ class Score:
     aggregation: str = "mean over queries"
     summary_columns: tuple[str, ...] = ("measure", "value", "n", "role")
     keys: tuple[str, ...] = ()
-    groupings: tuple[Grouping, ...] = ()
+    groupings: tuple[Any, ...] = ()  # the benchmark's `Grouping` declarations
     strata: tuple[str, ...] = ()
     cluster: str | None = None
 

@@ -1,25 +1,26 @@
-"""The four benchmarks' data: readers (one module per benchmark) and ir_datasets registrations.
+"""What every benchmark's data shares: the data root (``$RETECO_DATA``), `DataFile`, the topics
+registry behind `topics`, and the hand-over to ir_datasets.
 
-The reader modules (`reteco_tempo`,
-`reteco_recor`, `ikat2023`,
-`chunqiu`, `spoken`) need only
-pandas and declare every dataset's topics metadata (`topics`); the data root is
-``$RETECO_DATA``. The ir_datasets registrations live in `reteco_measures.datasets.irds`,
-which imports ir_datasets (0.3-0.5 s: its ``__init__`` imports all of its own dataset modules),
-so importing this package does not import it. They are made in either import order::
+The readers and ir_datasets registrations live in their benchmark's folder
+(`reteco_measures.benchmarks.tempo.data` and ``.irds``, likewise ``recor``, ``ikat2023``,
+``chunqiu``, ``spoken``). A reader module needs only pandas and declares its datasets' topics
+metadata on import (`add_topics`). A registration module imports ir_datasets (0.3-0.5 s: its
+``__init__`` imports all of its own dataset modules), so each folder hands a function to
+`on_ir_datasets` that imports it once ir_datasets is imported. They run in either import order::
 
     import ir_datasets, reteco_measures      # ir_datasets first: registered on our import
     import reteco_measures, ir_datasets      # we first: registered when ir_datasets is imported
 
 In the second case a small finder on `sys.meta_path` waits for ``import ir_datasets``: it
 lets the real module execute (without creating folders in the ir_datasets home) and then imports
-`reteco_measures.datasets.irds`, after which it removes itself. ``ir_datasets.load(...)``
+every function given to `on_ir_datasets`, after which it removes itself. ``ir_datasets.load(...)``
 therefore always sees our datasets.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from importlib.machinery import ModuleSpec
 
 from .base import (
@@ -34,21 +35,30 @@ from .base import (
            topics,
 )
 
-# isort: split
-# one reader module per benchmark; importing it declares its datasets' topics metadata
-from . import chunqiu, ikat2023, reteco_recor, reteco_tempo, spoken  # noqa: F401
+__all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "IRDS_REGISTRATIONS", "DataFile",
+           "MissingDataError", "data_root", "add_topics", "topics", "on_ir_datasets"]
 
-__all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "MissingDataError", "data_root",
-           "add_topics", "topics", "DATASET_MODULES"]
+#: functions registering datasets with ir_datasets, one per benchmark folder (`on_ir_datasets`)
+IRDS_REGISTRATIONS: list[Callable[[], None]] = []
 
-#: reader modules, one per benchmark (imported above); their ir_datasets registrations are the
-#: modules of the same names in `reteco_measures.datasets.irds`
-DATASET_MODULES = ["reteco_tempo", "reteco_recor", "ikat2023", "chunqiu", "spoken"]
+
+def on_ir_datasets(register: Callable[[], None]) -> None:
+    """Run ``register`` (a function that registers datasets with ir_datasets, and may import it)
+    once ir_datasets is imported: now when it is imported already, else right after
+    ``import ir_datasets``. Each benchmark folder calls this once on import."""
+    IRDS_REGISTRATIONS.append(register)
+    if "ir_datasets" in sys.modules:
+        register()  # else the hook installed below runs it after ``import ir_datasets``
 
 
 def _register_with_ir_datasets() -> None:
-    """Register every dataset with ir_datasets (imports it)."""
-    from . import irds  # noqa: F401  (importing the package registers the datasets)
+    """Register every dataset handed to `on_ir_datasets` with ir_datasets."""
+    for register in list(IRDS_REGISTRATIONS):
+        register()
+
+
+def _hook_installed() -> bool:
+    return any(isinstance(f, _IrDatasetsHook) for f in sys.meta_path)
 
 
 class _IrDatasetsLoader:
@@ -82,7 +92,7 @@ def _install_hook() -> None:
     """Register now if ir_datasets is imported already, else when it is."""
     if "ir_datasets" in sys.modules:
         _register_with_ir_datasets()
-    elif not any(isinstance(f, _IrDatasetsHook) for f in sys.meta_path):
+    elif not _hook_installed():
         sys.meta_path.insert(0, _IrDatasetsHook())
 
 

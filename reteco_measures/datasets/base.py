@@ -25,7 +25,7 @@ def import_ir_datasets_without_folders():
     used. While it is imported here, directory creation below that home is skipped; ir_datasets
     creates a folder itself when a dataset is actually downloaded. Nothing changes when
     ir_datasets was imported before us. This module itself does not import ir_datasets: the
-    registrations (`reteco_measures.datasets.irds`) and the import hook call this."""
+    registrations (`reteco_measures.datasets.irds` and each benchmark folder's ``irds`` module) and the import hook call this."""
     if "ir_datasets" in sys.modules:
         return sys.modules["ir_datasets"]
     home = os.path.abspath(os.environ.get("IR_DATASETS_HOME") or os.path.join(os.path.expanduser("~"), ".ir_datasets"))

@@ -21,13 +21,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import parse_measures
-from ..contracts.base import ValidationReport
-from ..contracts.chunqiu import validate_chunqiu
-from ..datasets import chunqiu as cq
-from .declaration import Benchmark, Inputs, Option
-from .registry import register
-from .scoring import long_per_query
+from ...api import parse_measures
+from ...contracts.base import ValidationReport
+from ..declaration import Benchmark, Inputs, Option
+from ..registry import register
+from ..scoring import long_per_query
+from . import data as cq
+from .contract import validate_chunqiu
 
 __all__ = ["CHUNQIU", "score_chunqiu", "OFFICIAL", "DIAGNOSTICS"]
 

@@ -49,11 +49,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import Problem
-from ..io._lines import is_inline_text, read_source_bytes, source_name
-from ..io.jsonl import iter_jsonl, json_number
-from ..kernels.ranking import corpus_positions, group_rank
-from .base import ValidationReport, contract, id_frame, with_severity
+from ...contracts.base import ValidationReport, contract, id_frame, with_severity
+from ...errors import Problem
+from ...io._lines import is_inline_text, read_source_bytes, source_name
+from ...io.jsonl import iter_jsonl, json_number
+from ...kernels.ranking import corpus_positions, group_rank
 
 __all__ = [
     "validate_chunqiu",

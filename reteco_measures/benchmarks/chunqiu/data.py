@@ -16,7 +16,7 @@ with a ``doc_id`` column (a run, a qrels table)::
     import ir_datasets, reteco_measures as rm
     ds = ir_datasets.load("chunqiu")
     dates = ds.dates_frame()                      # doc_id, time_text, reign, year, month
-    run_with_dates = rm.datasets.chunqiu.join_dates(run)
+    run_with_dates = rm.benchmarks.chunqiu.data.join_dates(run)
 
 Malformed lines are skipped with a `DataFormatWarning` naming
 ``path:line`` (``on_bad_lines='error'`` raises instead); good lines are never lost.
@@ -30,9 +30,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..errors import Problem, report_problems
-from ..io.jsonl import iter_jsonl
-from .base import DataFile, add_topics
+from ...datasets.base import DataFile, add_topics
+from ...errors import Problem, report_problems
+from ...io.jsonl import iter_jsonl
 
 __all__ = [
     "NAME",

@@ -1,17 +1,15 @@
 """ChunQiu as an ir_datasets dataset (``chunqiu``): docs, queries, qrels and the dated
-associations; the readers are `reteco_measures.datasets.chunqiu`."""
+associations; the readers are `reteco_measures.benchmarks.chunqiu.data`."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import pandas as pd
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
-from ir_datasets.indices import Docstore
 
-from ..chunqiu import (
+from ...datasets.irds.base import MemoryDocstore, Qrels, Queries, StoredDocs, ir_datasets, register
+from .data import (
     NAME,
     ChunQiuDate,
     ChunQiuDoc,
@@ -22,91 +20,22 @@ from ..chunqiu import (
     load_examples,
     load_qrels,
 )
-from .base import ir_datasets, register
 
-__all__ = ["MemoryDocstore", "dataset"]
+__all__ = ["dataset"]
 
-
-class MemoryDocstore(Docstore):
-    """A docstore over documents read into memory on first use (benchmark corpora are small)."""
-
-    def __init__(self, docs_handler: Any, id_field: str = "doc_id"):
-        super().__init__(docs_handler.docs_cls(), id_field)
-        self._handler = docs_handler
-        self._docs: dict[str, Any] | None = None
-
-    def get_many_iter(self, doc_ids):
-        if self._docs is None:
-            self._docs = {getattr(d, self._id_field): d for d in self._handler.docs_iter()}
-        for doc_id in doc_ids:
-            if doc_id in self._docs:
-                yield self._docs[doc_id]
-
-    def clear_cache(self) -> None:
-        self._docs = None
+LANG = "lzh"  # Literary (Classical) Chinese, ISO 639-3
 
 
-class _Docs(BaseDocs):
-    def __init__(self, root=None):
-        self._root = root
-
-    def docs_iter(self):
-        frame = load_corpus(self._root)
-        for doc_id, text in zip(frame["doc_id"].tolist(), frame["text"].tolist(), strict=True):
-            yield ChunQiuDoc(doc_id, text)
-
-    def docs_count(self) -> int:
-        return len(load_corpus(self._root))
-
-    def docs_cls(self):
-        return ChunQiuDoc
-
-    def docs_store(self, field: str = "doc_id") -> MemoryDocstore:
-        return MemoryDocstore(self, field)
-
-    def docs_namespace(self) -> str:
-        return NAME
-
-    def docs_lang(self) -> str:
-        return "lzh"  # Literary (Classical) Chinese, ISO 639-3
+def _docs(root) -> Iterator[ChunQiuDoc]:
+    frame = load_corpus(root)
+    for doc_id, text in zip(frame["doc_id"].tolist(), frame["text"].tolist(), strict=True):
+        yield ChunQiuDoc(doc_id, text)
 
 
-class _Queries(BaseQueries):
-    def __init__(self, root=None):
-        self._root = root
-
-    def queries_iter(self):
-        ex = load_examples(self._root)
-        for qid, text in zip(ex["query_id"].tolist(), ex["text"].tolist(), strict=True):
-            yield ChunQiuQuery(qid, text)
-
-    def queries_cls(self):
-        return ChunQiuQuery
-
-    def queries_namespace(self) -> str:
-        return NAME
-
-    def queries_lang(self) -> str:
-        return "lzh"
-
-
-class _Qrels(BaseQrels):
-    def __init__(self, root=None):
-        self._root = root
-
-    def qrels_iter(self):
-        q = load_qrels(self._root)
-        for qid, did in zip(q["query_id"].tolist(), q["doc_id"].tolist(), strict=True):
-            yield TrecQrel(qid, did, 1, "0")
-
-    def qrels_defs(self) -> dict[int, str]:
-        return {1: "listed in the example's relevant_doc_ids"}
-
-    def qrels_path(self) -> str:
-        return files(self._root)["examples"].path()
-
-    def qrels_cls(self):
-        return TrecQrel
+def _queries(root) -> Iterator[ChunQiuQuery]:
+    ex = load_examples(root)
+    for qid, text in zip(ex["query_id"].tolist(), ex["text"].tolist(), strict=True):
+        yield ChunQiuQuery(qid, text)
 
 
 class _Dates:
@@ -132,7 +61,12 @@ class _Dates:
 
 def dataset(root: str | os.PathLike | None = None) -> ir_datasets.Dataset:
     """The ChunQiu dataset object (``root`` overrides ``$RETECO_DATA``)."""
-    return ir_datasets.Dataset(_Docs(root), _Queries(root), _Qrels(root), _Dates(root))
+    docs = StoredDocs(lambda: _docs(root), ChunQiuDoc, NAME, LANG, count=lambda: len(load_corpus(root)),
+                store=MemoryDocstore)
+    queries = Queries(lambda: _queries(root), ChunQiuQuery, NAME, LANG)
+    qrels = Qrels(lambda: [load_qrels(root)], {1: "listed in the example's relevant_doc_ids"},
+                  path=lambda: files(root)["examples"].path(), relevance=1)
+    return ir_datasets.Dataset(docs, queries, qrels, _Dates(root))
 
 
 register(NAME, dataset())

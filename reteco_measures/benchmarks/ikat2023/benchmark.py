@@ -1,7 +1,7 @@
 """TREC iKAT 2023 passage and PTKB ranking: ``ikat-2023``.
 
 1. validate the run JSON with the ``ikat`` contract against the test topics and convert it to a
-   passage run and a PTKB ranking (rules: `reteco_measures.contracts.ikat`);
+   passage run and a PTKB ranking (rules: `reteco_measures.benchmarks.ikat2023.contract`);
 2. **passage ranking** (measures of the iKAT 2023 overview, arXiv:2401.01330, all computed by
    ir_measures / pytrec_eval): ``nDCG@3``, ``nDCG@5``, ``nDCG@1000`` (graded, grades 0–4),
    ``AP(rel=2)@1000``, ``RR(rel=2)``, ``P(rel=2)@20``, ``R(rel=2)@20``, ``R(rel=2)@1000`` (a
@@ -28,13 +28,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..contracts.base import ValidationReport
-from ..contracts.ikat import PassageScore, convert_ikat_run
-from ..datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
-from ..sample import ikat_sample_root
-from .declaration import Benchmark, Inputs, Option
-from .registry import register
-from .scoring import long_per_query
+from ...contracts.base import ValidationReport
+from ...sample import ikat_sample_root
+from ..declaration import Benchmark, Inputs, Option
+from ..registry import register
+from ..scoring import long_per_query
+from .contract import PassageScore, convert_ikat_run
+from .data import ikat_qrels, load_ikat_topics, ptkb_qrels
 
 __all__ = ["IKAT_2023", "score_ikat_2023", "PASSAGE_MEASURES", "ptkb_measures"]
 
@@ -176,7 +176,7 @@ def score_ikat_2023(run: Any, *, topics: pd.DataFrame, qrels: pd.DataFrame, ptkb
         topics: test topics, for the turn-id and PTKB-id checks.
         qrels: passage qrels (grades 0–4); the judged turns are its turns.
         ptkb: ``{version: PTKB qrels}`` (empty: no PTKB task).
-        passage_score: how converted passages are scored (see `reteco_measures.contracts.ikat`).
+        passage_score: how converted passages are scored (see `reteco_measures.benchmarks.ikat2023.contract`).
         ptkb_k: cutoff of PTKB ``P@k`` / ``R@k``.
     """
     return IKAT_2023.score(run, inputs=_inputs(topics, qrels, ptkb), passage_score=passage_score, ptkb_k=ptkb_k)

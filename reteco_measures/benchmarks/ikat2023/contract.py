@@ -78,11 +78,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatError, Problem, Severity
-from ..io._lines import is_inline_text, read_source_bytes
-from ..io.jsonl import JSONTextError, loads, read_json_document
-from ..kernels.ranking import group_rank, row_ranks
-from .base import ValidationReport, contract, id_frame, with_severity
+from ...contracts.base import ValidationReport, contract, id_frame, with_severity
+from ...errors import DataFormatError, Problem, Severity
+from ...io._lines import is_inline_text, read_source_bytes
+from ...io.jsonl import JSONTextError, loads, read_json_document
+from ...kernels.ranking import group_rank, row_ranks
 
 __all__ = ["validate_ikat", "convert_ikat_run", "MAX_PASSAGES_PER_RESPONSE", "PASSAGE_ID_PATTERN", "PASSAGE_SCORES",
            "ORGANISERS_MAX_WARNINGS"]
@@ -170,7 +170,7 @@ def _topic_tables(queries: Any) -> tuple[set[str] | None, dict[str, dict[str, st
     if queries is None:
         return None, None
     if isinstance(queries, (str, os.PathLike)):
-        from ..datasets.base import TOPICS_FACTORIES
+        from ...datasets.base import TOPICS_FACTORIES
 
         if isinstance(queries, str) and queries in TOPICS_FACTORIES:
             queries = TOPICS_FACTORIES[queries]()

@@ -46,9 +46,9 @@ from typing import Any, Dict, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_dat
 
 import pandas as pd
 
-from ..errors import DataFormatError, Problem
-from ..io.readers import read_qrels_with_problems
-from .base import DataFile, MissingDataError, add_topics, data_root
+from ...datasets.base import DataFile, MissingDataError, add_topics, data_root
+from ...errors import DataFormatError, Problem
+from ...io.readers import read_qrels_with_problems
 
 __all__ = [
     "IKAT_DIR",

@@ -5,7 +5,7 @@ The official-style Track 2 retrieval scorer of the RETECO evaluation plan ("Trac
 1. read the TREC run and bring its topic ids to the split's ids (``#turn`` ids normalised and
    reported; plain release ids mapped to the all-domains ``<domain>/…`` ids where unambiguous,
    ambiguous ones reported and discarded: see
-   `reteco_measures.datasets.reteco_recor.map_run_query_ids`);
+   `reteco_measures.benchmarks.recor.data.map_run_query_ids`);
 2. the ``reteco`` contract: duplicates removed after their first occurrence, rows of unknown
    turns discarded, documents not in the corpus discarded (``corpus_scope='domain'``, default:
    the corpus of the turn's own domain; ``'all'``: any domain's corpus), missing turns score 0;
@@ -31,21 +31,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import measure_label, parse_measures
-from ..contracts.base import ValidationReport
-from ..datasets.reteco_recor import (
-    RecorData,
-    _check_qrels_topics,
-    conversations_to_topics,
-    load_organiser_sample,
-    load_recor,
-    map_run_query_ids,
-    read_conversations,
-    read_documents,
-    read_recor_qrels,
-)
-from ..measures.turn_ndcg import TurnNDCG
-from ._reteco import (
+from ...api import measure_label, parse_measures
+from ...contracts.base import ValidationReport
+from ...measures.turn_ndcg import TurnNDCG
+from ..declaration import Benchmark, Grouping, Inputs, Option
+from ..registry import register
+from ..reteco.rules import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
     KIT_AGGREGATION,
@@ -60,9 +51,18 @@ from ._reteco import (
     read_run_any,
     validate_reteco_domains,
 )
-from .declaration import Benchmark, Grouping, Inputs, Option
-from .registry import register
-from .scoring import long_per_query
+from ..scoring import long_per_query
+from .data import (
+    RecorData,
+    _check_qrels_topics,
+    conversations_to_topics,
+    load_organiser_sample,
+    load_recor,
+    map_run_query_ids,
+    read_conversations,
+    read_documents,
+    read_recor_qrels,
+)
 
 __all__ = ["RETECO_2A", "score_reteco_2a", "DISPLAY_NAMES"]
 
@@ -152,7 +152,7 @@ def _read_runs(run: Any, recor: RecorData) -> tuple[pd.DataFrame, list, str | No
     turn ids): a ``{domain: path}`` mapping, or a list of paths whose domain each file's name (or
     else its ids) gives. A file's plain ids are qualified with its domain (``biology/3_turn_1``),
     so ids repeated across domains stay apart. Anything else is read as one run."""
-    from ..contracts.reteco import load_run_rows
+    from ..reteco.contract import load_run_rows
 
     if isinstance(run, Mapping):
         items = [(str(d), Path(p)) for d, p in run.items()]

@@ -43,10 +43,10 @@ from typing import Any, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets 
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
-from ..io.jsonl import iter_jsonl
-from ..io.readers import read_qrels_with_problems
-from .base import DataFile, MissingDataError, add_topics, data_root
+from ...datasets.base import DataFile, MissingDataError, add_topics, data_root
+from ...errors import DataFormatError, DataFormatWarning, Problem, user_stacklevel
+from ...io.jsonl import iter_jsonl
+from ...io.readers import read_qrels_with_problems
 
 __all__ = [
     "RECOR_DOMAINS",

@@ -1,14 +1,13 @@
 """RETECO Track 2 (RECOR) as ir_datasets datasets (``reteco/recor/<split>``,
-``reteco/recor/<domain>/<split>``); the readers are `reteco_measures.datasets.reteco_recor`."""
+``reteco/recor/<domain>/<split>``); the readers are `reteco_measures.benchmarks.recor.data`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
-
-from ..base import DataFile
-from ..reteco_recor import (
+from ...datasets.base import DataFile
+from ...datasets.irds.base import Docs, Qrels, Queries, ir_datasets, register
+from .data import (
     RECOR_DOMAINS,
     RECOR_SPLITS,
     TRACK_DIR,
@@ -19,90 +18,46 @@ from ..reteco_recor import (
     read_documents,
     recor_domains,
 )
-from .base import ir_datasets, register
 
 __all__: list[str] = []  # importing this module registers the datasets
 
+NAMESPACE = "reteco/recor"
+QRELS_DEFS = {0: "not relevant", 1: "relevant (gold passage of the turn)"}
 
-class _RecorHandler(BaseDocs, BaseQueries, BaseQrels):
+
+def _load(split: str, domains: tuple[str, ...] | None) -> RecorData:
+    return load_recor(split, domains=list(domains) if domains else None)
+
+
+def _docs(split: str, domains: tuple[str, ...] | None) -> Iterator[RecorDoc]:
+    for dom in list(domains) if domains else recor_domains(split):
+        path = DataFile(f"{TRACK_DIR}/{dom}/documents.jsonl", f"RECOR {dom} documents").path()
+        for row in read_documents(path, dom).itertuples(index=False):
+            yield RecorDoc(row.doc_id, row.text, row.domain)
+
+
+def _queries(split: str, domains: tuple[str, ...] | None) -> Iterator[RecorQuery]:
+    for r in _load(split, domains).topics.itertuples(index=False):
+        yield RecorQuery(r.query_id, r.text, r.conversation_id, int(r.turn), r.domain, r.history, r.answer,
+                         tuple(r.gold_doc_ids))
+
+
+def _dataset(split: str, domains: tuple[str, ...] | None) -> ir_datasets.Dataset:
     """Docs, queries and qrels of one split (lazy: nothing is read until asked)."""
-
-    def __init__(self, split: str, domains: tuple[str, ...] | None):
-        self.split = split
-        self.domains = domains
-
-    def _load(self, doc_text: bool = False) -> RecorData:
-        return load_recor(self.split, domains=list(self.domains) if self.domains else None, doc_text=doc_text)
-
-    # docs
-    def docs_iter(self) -> Iterator[RecorDoc]:
-        doms = list(self.domains) if self.domains else recor_domains(self.split)
-        for dom in doms:
-            path = DataFile(f"{TRACK_DIR}/{dom}/documents.jsonl", f"RECOR {dom} documents").path()
-            for row in read_documents(path, dom).itertuples(index=False):
-                yield RecorDoc(row.doc_id, row.text, row.domain)
-
-    def docs_count(self) -> int:
-        return sum(1 for _ in self.docs_iter())
-
-    def docs_cls(self):
-        return RecorDoc
-
-    def docs_namespace(self) -> str:
-        return "reteco/recor"
-
-    def docs_lang(self) -> str:
-        return "en"
-
-    # queries
-    def queries_iter(self) -> Iterator[RecorQuery]:
-        for r in self._load().topics.itertuples(index=False):
-            yield RecorQuery(
-                r.query_id,
-                r.text,
-                r.conversation_id,
-                int(r.turn),
-                r.domain,
-                r.history,
-                r.answer,
-                tuple(r.gold_doc_ids),
-            )
-
-    def queries_count(self) -> int:
-        return len(self._load().topics)
-
-    def queries_cls(self):
-        return RecorQuery
-
-    def queries_namespace(self) -> str:
-        return "reteco/recor"
-
-    def queries_lang(self) -> str:
-        return "en"
-
-    # qrels
-    def qrels_iter(self) -> Iterator[TrecQrel]:
-        q = self._load().qrels
-        for qid, did, rel in zip(
-            q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(), strict=True
-        ):
-            yield TrecQrel(qid, did, int(rel), "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self) -> dict[int, str]:
-        return {0: "not relevant", 1: "relevant (gold passage of the turn)"}
+    return ir_datasets.Dataset(
+        Docs(lambda: _docs(split, domains), RecorDoc, NAMESPACE, "en"),
+        Queries(lambda: _queries(split, domains), RecorQuery, NAMESPACE, "en",
+                count=lambda: len(_load(split, domains).topics)),
+        Qrels(lambda: [_load(split, domains).qrels], QRELS_DEFS),
+    )
 
 
 def _register_all() -> None:
     """The RECOR datasets (their topics are declared by the readers' module)."""
     for split in RECOR_SPLITS:
-        handler = _RecorHandler(split, None)
-        register(f"reteco/recor/{split}", ir_datasets.Dataset(handler, handler, handler))
+        register(f"reteco/recor/{split}", _dataset(split, None))
         for dom in RECOR_DOMAINS:
-            h = _RecorHandler(split, (dom,))
-            register(f"reteco/recor/{dom}/{split}", ir_datasets.Dataset(h, h, h))
+            register(f"reteco/recor/{dom}/{split}", _dataset(split, (dom,)))
 
 
 _register_all()

@@ -33,12 +33,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import Problem
-from ..io._lines import source_name
-from ..io.convert import is_source, run_frame_with_problems
-from ..io.readers import read_run_with_problems
-from ..kernels.ranking import row_ranks
-from .base import ValidationReport, contract, id_frame, with_severity
+from ...contracts.base import ValidationReport, contract, id_frame, with_severity
+from ...errors import Problem
+from ...io._lines import source_name
+from ...io.convert import is_source, run_frame_with_problems
+from ...io.readers import read_run_with_problems
+from ...kernels.ranking import row_ranks
 
 __all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format"]
 
@@ -270,7 +270,7 @@ def check_kit_format(source: Any) -> list[Problem]:
 
     Returns one ``error`` problem (kind ``kit_format``) per failing line, an empty list when the
     kit's checker would pass the file. Vectorised over the lines (pandas string operations)."""
-    from ..io._lines import read_source_bytes
+    from ...io._lines import read_source_bytes
 
     path = source_name(source)
     text = read_source_bytes(source).decode("utf-8", errors="replace")

@@ -12,11 +12,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..contracts.base import ValidationReport
-from ..contracts.reteco import validate_reteco
-from ..errors import Problem
-from ..kernels.ranking import TIE_BREAKS
-from .declaration import Option
+from ...contracts.base import ValidationReport
+from ...errors import Problem
+from ...kernels.ranking import TIE_BREAKS
+from ..declaration import Option
+from .contract import validate_reteco
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
@@ -132,7 +132,7 @@ def validate_reteco_domains(
         # never a silent zero: a run that names the topics in another id form is refused (or, with
         # query_ids='normalize', mapped) before the contract would discard every row as unknown
         # (a run sharing nothing with the topics even then is the contract's to report, row by row)
-        from ..query_ids import check_query_ids, map_query_ids, match_query_ids
+        from ...query_ids import check_query_ids, map_query_ids, match_query_ids
 
         match = match_query_ids(frame["query_id"], topics["query_id"])
         if query_ids == "normalize":
@@ -186,7 +186,7 @@ def read_run_any(run: Any) -> tuple[pd.DataFrame, list[Problem], str | None]:
     A list or tuple of paths is one submission written as several files (the starter kit writes
     one run file per domain): their rows are concatenated in the order given, each problem names
     its own file, and the returned name lists every file."""
-    from ..contracts.reteco import load_run_rows
+    from .contract import load_run_rows
 
     if isinstance(run, (list, tuple)) and run and all(isinstance(r, (str, Path)) for r in run) \
             and all(Path(r).is_file() for r in run):

@@ -24,16 +24,16 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import parse_measures
-from ..contracts.base import ValidationReport
-from ..contracts.spoken import validate_spoken
-from ..datasets import spoken as sp
-from ..engine.results import ALL, MACRO
-from ..kernels.ranking import TIE_BREAKS
-from ..reward import DEFAULT_A, DEFAULT_B, reward
-from .declaration import Benchmark, Grouping, Inputs, Option
-from .registry import register
-from .scoring import long_per_query
+from ...api import parse_measures
+from ...contracts.base import ValidationReport
+from ...engine.results import ALL, MACRO
+from ...kernels.ranking import TIE_BREAKS
+from ...reward import DEFAULT_A, DEFAULT_B, reward
+from ..declaration import Benchmark, Grouping, Inputs, Option
+from ..registry import register
+from ..scoring import long_per_query
+from . import data as sp
+from .contract import validate_spoken
 
 __all__ = ["SPOKEN", "score_spoken", "grid_table"]
 

@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import Problem
-from ..kernels.ranking import corpus_positions
-from .base import ValidationReport, contract, id_frame, with_severity
-from .chunqiu import _cleaned_run, item_problems, parse_results, sort_problems
+from ...contracts.base import ValidationReport, contract, id_frame, with_severity
+from ...errors import Problem
+from ...kernels.ranking import corpus_positions
+from ..chunqiu.contract import _cleaned_run, item_problems, parse_results, sort_problems
 
 __all__ = ["validate_spoken"]
 

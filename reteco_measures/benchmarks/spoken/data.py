@@ -35,9 +35,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..errors import Problem, report_problems
-from .base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
-from .chunqiu import iter_jsonl
+from ...datasets.base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
+from ...errors import Problem, report_problems
+from ...io.jsonl import iter_jsonl
 
 __all__ = [
     "NAME",
@@ -222,7 +222,7 @@ def load_qrels(split: str = "validation", root: str | os.PathLike | None = None,
                path: str | os.PathLike | None = None, on_bad_lines: str = "warn") -> pd.DataFrame:
     """Graded labels ``query_id, doc_id, relevance`` of ``split`` (JSONL, or TREC qrels via
     ``path``)."""
-    from ..io.readers import read_qrels
+    from ...io.readers import read_qrels
 
     path = os.fspath(path) if path is not None else _split_file(
         split, "qrels.jsonl", f"the Spoken-Query {split} labels (qrels.jsonl: query_id, doc_id, relevance)",

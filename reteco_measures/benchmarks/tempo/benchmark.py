@@ -42,12 +42,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import measure_label, parse_measures
-from ..contracts.base import ValidationReport
-from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files, map_duplicates
-from ..kernels.stepwise import step_parents
-from ..side import load_labels
-from ._reteco import (
+from ...api import measure_label, parse_measures
+from ...contracts.base import ValidationReport
+from ...kernels.stepwise import step_parents
+from ...side import load_labels
+from ..declaration import Benchmark, Grouping, Inputs, Option
+from ..registry import register
+from ..reteco.rules import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
     KIT_AGGREGATION,
@@ -62,9 +63,8 @@ from ._reteco import (
     read_run_any,
     validate_reteco_domains,
 )
-from .declaration import Benchmark, Grouping, Inputs, Option
-from .registry import register
-from .scoring import aggregate, long_per_query
+from ..scoring import aggregate, long_per_query
+from .data import TempoData, load_tempo, load_tempo_files, map_duplicates
 
 __all__ = ["RETECO_1A", "RETECO_1B", "score_reteco_1a", "score_reteco_1b", "DISPLAY_NAMES", "diagnostics"]
 

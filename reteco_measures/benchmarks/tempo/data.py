@@ -39,7 +39,7 @@ release's step records ``[{"step_id", "step", "gold_ids"}]``; a step row holds i
 `reteco_measures.kernels.temporal`).
 
 The ir_datasets datasets and `tempo_files_dataset`
-live in `reteco_measures.datasets.irds.reteco_tempo` (registered when ir_datasets is imported).
+live in `reteco_measures.benchmarks.tempo.irds` (registered when ir_datasets is imported).
 Lookups by id use an ir_datasets docstore built on first use under
 ``$IR_DATASETS_HOME/reteco_measures/tempo/`` (keyed by the documents file's path, size and
 modification time, so a changed corpus is re-indexed and the data folder can be read-only).
@@ -56,10 +56,10 @@ from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 
-from ..errors import DataFormatError, Problem, report_problems
-from ..io.jsonl import iter_jsonl
-from ..io.readers import read_qrels_with_problems
-from .base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
+from ...datasets.base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
+from ...errors import DataFormatError, Problem, report_problems
+from ...io.jsonl import iter_jsonl
+from ...io.readers import read_qrels_with_problems
 
 __all__ = [
     "read_duplicate_map",

@@ -1,5 +1,5 @@
 """RETECO Track 1 (TEMPO) as ir_datasets datasets (``reteco/tempo/...``, the table of
-`reteco_measures.datasets.reteco_tempo`, which holds the readers) and
+`reteco_measures.benchmarks.tempo.data`, which holds the readers) and
 `tempo_files_dataset` over loose files such as the organisers' sample.
 
 Lookups by id use an ir_datasets docstore built on first use under
@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.indices import Docstore, PickleLz4FullStore
 
-from ..base import DataFile
-from ..reteco_tempo import (
+from ...datasets.base import DataFile
+from ...datasets.irds.base import Qrels, Queries, StoredDocs, ir_datasets, register
+from .data import (
     NO_DOMAIN,
     TEMPO_DOMAINS,
     TEMPO_SPLITS,
-    TempoData,
     TempoDoc,
     TempoQuery,
     TempoStep,
@@ -34,7 +33,6 @@ from ..reteco_tempo import (
     read_tempo_qrels,
     tempo_topics,
 )
-from .base import ir_datasets, register
 
 __all__ = ["docstore_path", "tempo_files_dataset"]
 
@@ -103,130 +101,73 @@ class _TempoDocstore(Docstore):
             yield from part.store()
 
 
-class _TempoDocsBase(BaseDocs):
-    """What every TEMPO docs component shares: the record type, namespace and language."""
-
-    def docs_cls(self):
-        return TempoDoc
-
-    def docs_namespace(self) -> str:
-        return "reteco/tempo"
-
-    def docs_lang(self) -> str:
-        return "en"
+NAMESPACE = "reteco/tempo"
 
 
-class _TempoDocs(_TempoDocsBase):
-    def __init__(self, domains: tuple[str, ...] | None):
-        self._domains = domains
+def _domain_parts(domains: tuple[str, ...] | None) -> list[_DomainDocs]:
+    return [_DomainDocs(d) for d in (list(domains) if domains else list(TEMPO_DOMAINS))]
 
-    def _parts(self) -> list[_DomainDocs]:
-        doms = list(self._domains) if self._domains else list(TEMPO_DOMAINS)
-        return [_DomainDocs(d) for d in doms]
 
-    def docs_iter(self) -> Iterator[TempoDoc]:
-        for part in self._parts():
+def _tempo_docs(domains: tuple[str, ...] | None) -> StoredDocs:
+    """The documents of one domain or all of them, looked up through `_TempoDocstore`."""
+
+    def records() -> Iterator[TempoDoc]:
+        for part in _domain_parts(domains):
             yield from part.iter()
 
-    def docs_store(self, field: str = "doc_id", options=None) -> _TempoDocstore:
-        return _TempoDocstore(self._parts())
-
-    def docs_count(self) -> int:
-        store = self.docs_store()
+    def count() -> int:
+        store = _TempoDocstore(_domain_parts(domains))
         if store.built():
             return store.count()
-        return int(sum(len(read_doc_ids(p.file().path(), p.domain)) for p in self._parts()))
+        return int(sum(len(read_doc_ids(p.file().path(), p.domain)) for p in _domain_parts(domains)))
+
+    return StoredDocs(records, TempoDoc, NAMESPACE, "en", count=count,
+                store=lambda docs, field: _TempoDocstore(_domain_parts(domains)))
 
 
-class _TempoTopics(BaseQueries, BaseQrels):
-    """Queries and qrels of one split (1a or 1b), for one domain or all of them."""
-
-    def __init__(self, split: str, domains: tuple[str, ...] | None, steps: bool):
-        self.split = split
-        self.domains = domains
-        self.steps = steps
-
-    def _doms(self) -> list[str]:
-        return list(self.domains) if self.domains else list(TEMPO_DOMAINS)
-
-    def topics(self) -> pd.DataFrame:
-        return tempo_topics(self.split, self._doms(), require_steps=self.steps)
-
-    def queries_iter(self) -> Iterator[TempoQuery | TempoStep]:
-        t = self.topics()
-        if self.steps:
-            t = t[t["kind"] == "step"]
-            for r in t.itertuples(index=False):
-                yield TempoStep(r.query_id, r.text, r.parent_id, int(r.step), r.domain)
-        else:
-            t = t[t["kind"] == "query"]
-            for r in t.itertuples(index=False):
-                yield TempoQuery(r.query_id, r.text, r.domain)
-
-    def queries_cls(self):
-        return TempoStep if self.steps else TempoQuery
-
-    def queries_namespace(self) -> str:
-        return "reteco/tempo"
-
-    def queries_lang(self) -> str:
-        return "en"
-
-    def qrels_frames(self) -> Iterator[pd.DataFrame]:
-        """The qrels, one frame per domain file."""
-        name = f"qrels_steps_{self.split}.txt" if self.steps else f"qrels_{self.split}.txt"
-        for dom in self._doms():
-            path = _file(dom, name, f"TEMPO {dom} {self.split} {'step ' if self.steps else ''}qrels", None).path()
-            yield read_tempo_qrels(path)
-
-    def qrels_iter(self) -> Iterator[TrecQrel]:
-        for q in self.qrels_frames():
-            for qid, did, rel in zip(q["query_id"].tolist(), q["doc_id"].tolist(), q["relevance"].tolist(),
-                                     strict=True):
-                yield TrecQrel(qid, did, int(rel), "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self) -> dict[int, str]:
-        what = "step" if self.steps else "query"
-        return {0: "not relevant", 1: f"relevant (gold document of the {what})"}
+def _query_records(topics: pd.DataFrame, steps: bool) -> Iterator[TempoQuery | TempoStep]:
+    if steps:
+        for r in topics[topics["kind"] == "step"].itertuples(index=False):
+            yield TempoStep(r.query_id, r.text, r.parent_id, int(r.step), r.domain)
+    else:
+        for r in topics[topics["kind"] == "query"].itertuples(index=False):
+            yield TempoQuery(r.query_id, r.text, r.domain)
 
 
-class _FileDocs(_TempoDocsBase):
+def _qrels_defs(steps: bool) -> dict[int, str]:
+    what = "step" if steps else "query"
+    return {0: "not relevant", 1: f"relevant (gold document of the {what})"}
+
+
+def _tempo_topics(split: str, domains: tuple[str, ...] | None, steps: bool) -> tuple[Queries, Qrels]:
+    """Queries (or steps) and qrels of one split (1a or 1b), for one domain or all of them."""
+    doms = list(domains) if domains else list(TEMPO_DOMAINS)
+
+    def qrels_frames() -> Iterator[pd.DataFrame]:  # one frame per domain file
+        name = f"qrels_steps_{split}.txt" if steps else f"qrels_{split}.txt"
+        for dom in doms:
+            yield read_tempo_qrels(_file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", None).path())
+
+    queries = Queries(lambda: _query_records(tempo_topics(split, doms, require_steps=steps), steps),
+                      TempoStep if steps else TempoQuery, NAMESPACE, "en")
+    return queries, Qrels(qrels_frames, _qrels_defs(steps))
+
+
+def _file_docs(path: str | os.PathLike, domain: str | None) -> StoredDocs:
     """The passages of one loose ``documents.jsonl`` (domain: each id's ``<domain>/`` prefix)."""
+    path = str(path)
 
-    def __init__(self, path: str | os.PathLike, domain: str | None):
-        self.path = str(path)
-        self.domain = domain
-
-    def docs_iter(self) -> Iterator[TempoDoc]:
-        for doc in read_documents(self.path, self.domain or ""):
-            if self.domain is None:
+    def records() -> Iterator[TempoDoc]:
+        for doc in read_documents(path, domain or ""):
+            if domain is None:
                 prefix = doc.doc_id.split("/", 1)[0] if "/" in doc.doc_id else NO_DOMAIN
                 doc = doc._replace(domain=prefix)
             yield doc
 
-    def docs_store(self, field: str = "doc_id", options=None) -> PickleLz4FullStore:
-        return PickleLz4FullStore(path=docstore_path(self.path, "files"), init_iter_fn=self.docs_iter,
-                                  data_cls=TempoDoc, lookup_field="doc_id", index_fields=["doc_id"])
-
-    def docs_count(self) -> int:
-        return len(read_doc_ids(self.path))
-
-
-class _FrameTopics(_TempoTopics):
-    """Queries (or steps) and qrels of a loaded `TempoData` (the release datasets' types)."""
-
-    def __init__(self, data: TempoData):
-        self.data = data
-        self.steps = data.steps
-
-    def topics(self) -> pd.DataFrame:
-        return self.data.topics
-
-    def qrels_frames(self) -> Iterator[pd.DataFrame]:
-        yield self.data.qrels
+    return StoredDocs(records, TempoDoc, NAMESPACE, "en", count=lambda: len(read_doc_ids(path)),
+                store=lambda docs, field: PickleLz4FullStore(
+                    path=docstore_path(path, "files"), init_iter_fn=records, data_cls=TempoDoc,
+                    lookup_field="doc_id", index_fields=["doc_id"]))
 
 
 def tempo_files_dataset(
@@ -250,9 +191,10 @@ def tempo_files_dataset(
     parts: list[Any] = []
     if documents is not None:
         _require(documents, f"TEMPO {options.get('domain') or ''} documents".replace("  ", " "))
-        parts.append(_FileDocs(documents, options.get("domain")))
-    topics = _FrameTopics(data)
-    parts += [topics, topics]
+        parts.append(_file_docs(documents, options.get("domain")))
+    parts += [Queries(lambda: _query_records(data.topics, data.steps), TempoStep if data.steps else TempoQuery,
+                      NAMESPACE, "en"),
+              Qrels(lambda: [data.qrels], _qrels_defs(data.steps))]
     dataset = ir_datasets.Dataset(*parts)
     if name is not None:
         register(name, dataset, topics=data.topics.copy)
@@ -261,16 +203,15 @@ def tempo_files_dataset(
 
 def _register_all() -> None:
     """The ``reteco/tempo/...`` datasets (their topics are declared by the readers' module)."""
-    register("reteco/tempo", ir_datasets.Dataset(_TempoDocs(None)))
+    register("reteco/tempo", ir_datasets.Dataset(_tempo_docs(None)))
     for dom in TEMPO_DOMAINS:
-        register(f"reteco/tempo/{dom}", ir_datasets.Dataset(_TempoDocs((dom,))))
+        register(f"reteco/tempo/{dom}", ir_datasets.Dataset(_tempo_docs((dom,))))
     for split in TEMPO_SPLITS:
         for doms in [None, *((d,) for d in TEMPO_DOMAINS)]:
             base = f"reteco/tempo/{doms[0]}/{split}" if doms else f"reteco/tempo/{split}"
-            docs = _TempoDocs(doms)
+            docs = _tempo_docs(doms)
             for steps, name in ((False, base), (True, f"{base}/steps")):
-                topics = _TempoTopics(split, doms, steps)
-                register(name, ir_datasets.Dataset(docs, topics, topics))
+                register(name, ir_datasets.Dataset(docs, *_tempo_topics(split, doms, steps)))
 
 
 _register_all()

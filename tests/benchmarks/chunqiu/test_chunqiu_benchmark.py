@@ -11,9 +11,9 @@ import pytest
 import pytrec_eval
 
 import reteco_measures as rm
-from reteco_measures.benchmarks.chunqiu import score_chunqiu
+from reteco_measures.benchmarks.chunqiu import data as cq
+from reteco_measures.benchmarks.chunqiu.benchmark import score_chunqiu
 from reteco_measures.cli.main import main
-from reteco_measures.datasets import chunqiu as cq
 
 SAMPLE = Path(rm.__file__).resolve().parent / "sample" / "data"
 LOG2 = math.log2

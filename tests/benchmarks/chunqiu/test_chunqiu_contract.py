@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reteco_measures as rm
+from reteco_measures.benchmarks.chunqiu.contract import parse_results
 from reteco_measures.cli.main import main
-from reteco_measures.contracts.chunqiu import parse_results
 
 # corpus order deliberately neither ascending nor descending by id
 CORPUS = ["d5", "d2", "d9", "d1", "d7", "d3"]
@@ -175,7 +175,7 @@ def test_every_violation_at_once_with_line_numbers(tmp_path):
 def test_blank_lines_policy(tmp_path):
     path = write(tmp_path, [GOOD[0], "   ", GOOD[1], GOOD[2]])
     assert validate(path).valid
-    strict = rm.contracts.chunqiu.validate_chunqiu(path, corpus=CORPUS, queries=QUERIES, blank_lines="error")
+    strict = rm.benchmarks.chunqiu.validate_chunqiu(path, corpus=CORPUS, queries=QUERIES, blank_lines="error")
     assert kinds(strict) == {(2, "format")}
 
 
@@ -183,7 +183,7 @@ def test_extra_fields_policy(tmp_path):
     raw = '{"query_id": "q2", "results": [], "latency_ms": 3}'
     path = write(tmp_path, [GOOD[0], raw, GOOD[2]])
     assert validate(path).valid
-    strict = rm.contracts.chunqiu.validate_chunqiu(path, corpus=CORPUS, queries=QUERIES, allow_extra_fields=False)
+    strict = rm.benchmarks.chunqiu.validate_chunqiu(path, corpus=CORPUS, queries=QUERIES, allow_extra_fields=False)
     assert kinds(strict) == {(2, "field")}
 
 

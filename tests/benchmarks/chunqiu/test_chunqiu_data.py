@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import reteco_measures as rm
-from reteco_measures.datasets import chunqiu as cq
+from reteco_measures.benchmarks.chunqiu import data as cq
 from reteco_measures.datasets.base import MissingDataError
 from reteco_measures.errors import DataFormatError, DataFormatWarning
 

@@ -16,9 +16,9 @@ import pytest
 import pytrec_eval
 
 import reteco_measures as rm
-from reteco_measures.benchmarks.ikat2023 import score_ikat_2023
+from reteco_measures.benchmarks.ikat2023.benchmark import score_ikat_2023
+from reteco_measures.benchmarks.ikat2023.data import ikat_qrels, load_ikat_topics, ptkb_qrels
 from reteco_measures.cli.main import main
-from reteco_measures.datasets.ikat2023 import ikat_qrels, load_ikat_topics, ptkb_qrels
 from reteco_measures.sample import ikat_sample_root
 
 

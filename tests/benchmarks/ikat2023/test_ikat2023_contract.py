@@ -15,8 +15,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import reteco_measures as rm
-from reteco_measures.contracts.ikat import convert_ikat_run
-from reteco_measures.datasets.ikat2023 import load_ikat_topics
+from reteco_measures.benchmarks.ikat2023.contract import convert_ikat_run
+from reteco_measures.benchmarks.ikat2023.data import load_ikat_topics
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import pytest
 import pytrec_eval
 
 import reteco_measures as rm
-from reteco_measures.contracts.ikat import convert_ikat_run
+from reteco_measures.benchmarks.ikat2023.contract import convert_ikat_run
 
 P = [f"clueweb22-en0000-00-0000{i}:0" for i in range(10)]
 
@@ -115,7 +115,7 @@ def _noisy_run(qrels: pd.DataFrame, seed: int = 7) -> dict:
 
 
 def test_real_sample_and_a_noisy_run_against_the_rule_and_pytrec_eval(ikat2023_dir: Path):
-    from reteco_measures.datasets.ikat2023 import ikat_qrels
+    from reteco_measures.benchmarks.ikat2023.data import ikat_qrels
 
     sample = json.loads((ikat2023_dir / "2023_sample_run.json").read_text(encoding="utf-8"))
     converted = convert_ikat_run(sample)

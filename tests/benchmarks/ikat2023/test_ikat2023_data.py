@@ -15,7 +15,7 @@ import ir_datasets
 import pytest
 
 import reteco_measures as rm
-from reteco_measures.datasets import ikat2023 as ik
+from reteco_measures.benchmarks.ikat2023 import data as ik
 
 
 @pytest.fixture()

@@ -14,9 +14,9 @@ from pathlib import Path
 import ir_datasets
 
 import reteco_measures as rm
+from reteco_measures.benchmarks.ikat2023 import data as ik
+from reteco_measures.benchmarks.ikat2023 import irds as ik_irds
 from reteco_measures.datasets import base
-from reteco_measures.datasets import ikat2023 as ik
-from reteco_measures.datasets.irds import ikat2023 as ik_irds
 
 
 def _raw_turns(path: Path) -> list[tuple]:

@@ -14,17 +14,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import generate_reteco_recor as gen
 import pandas as pd
 import pytest
 import pytrec_eval
 
-from reteco_measures.benchmarks.reteco_track2 import score_reteco_2a
+from reteco_measures.benchmarks.recor.benchmark import score_reteco_2a
+from reteco_measures.benchmarks.recor.data import load_recor
 from reteco_measures.cli.main import main
 from reteco_measures.cli.score_cmd import demo_argv
-from reteco_measures.datasets.reteco_recor import load_recor
-from reteco_measures.sample import generate_reteco_recor as gen
 
-SAMPLE = Path(gen.__file__).resolve().parent / "data"
+SAMPLE = gen.DEFAULT_ROOT  # the bundled sample
 RUN = SAMPLE / "runs" / "reteco_track2.txt"
 TRACK = SAMPLE / "reteco" / "track2_recor"
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import reteco_measures as rm
-from reteco_measures.datasets import reteco_recor as rc
+from reteco_measures.benchmarks.recor import data as rc
 from reteco_measures.errors import DataFormatError, DataFormatWarning
 
 # --------------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_documents_of_another_domain_are_discarded_when_both_sides_carry_domains
     assert other.message == "document b/1 of another domain discarded (in the b corpus, not in the a corpus)"
     assert report.run[["query_id", "doc_id"]].values.tolist() == [["q1", "a/1"], ["q3", "b/1"]]
     # the eval note's counts come from the same masks
-    from reteco_measures.contracts.reteco import discard_counts
+    from reteco_measures.benchmarks.reteco.contract import discard_counts
     from reteco_measures.io.convert import as_run_frame
 
     assert discard_counts(as_run_frame(run), corpus, queries) == {"duplicate": 1, "unknown_doc": 1,

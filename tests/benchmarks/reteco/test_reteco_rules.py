@@ -352,7 +352,7 @@ q2 Q0 d4 3 0x1 r
 
 
 def test_kit_format_check_fails_exactly_where_the_kit_fails(tmp_path):
-    from reteco_measures.contracts.reteco import check_kit_format
+    from reteco_measures.benchmarks.reteco.contract import check_kit_format
 
     path = _write(tmp_path, KIT_FORMAT_CASES)
     expected = _kit_checker_reference(KIT_FORMAT_CASES)

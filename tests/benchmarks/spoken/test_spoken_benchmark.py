@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import generate_spoken
 import pandas as pd
 import pytest
 import pytrec_eval
 
 import reteco_measures as rm
-from reteco_measures.benchmarks.spoken import score_spoken
+from reteco_measures.benchmarks.spoken import data as sp
+from reteco_measures.benchmarks.spoken.benchmark import score_spoken
 from reteco_measures.cli.main import main
 from reteco_measures.cli.score_cmd import demo_argv
-from reteco_measures.datasets import spoken as sp
-from reteco_measures.sample import generate_spoken
 
 SAMPLE = Path(rm.__file__).resolve().parent / "sample" / "data"
 RESULTS = SAMPLE / "runs" / "spoken.jsonl"

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reteco_measures as rm
-from reteco_measures.contracts.spoken import validate_spoken
+from reteco_measures.benchmarks.spoken.contract import validate_spoken
 
 CORPUS = pd.DataFrame({"doc_id": ["m1", "m2", "m3", "l1", "l2"], "domain": ["med", "med", "med", "law", "law"]})
 REQUESTS = pd.DataFrame({"query_id": ["r1", "r2", "r3", "r4"], "domain": ["med", "law", "med", "law"]})

@@ -9,7 +9,7 @@ import ir_datasets
 import pytest
 
 import reteco_measures as rm
-from reteco_measures.datasets import spoken as sp
+from reteco_measures.benchmarks.spoken import data as sp
 from reteco_measures.datasets.base import MissingDataError
 from reteco_measures.errors import DataFormatWarning
 

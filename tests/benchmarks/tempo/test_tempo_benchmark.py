@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
+from generate_reteco_tempo import generate
 from tempo_tree import write_jsonl, write_two_domain_release
 
 from reteco_measures.cli.main import main as cli_main
 from reteco_measures.cli.score_cmd import demo_argv
 from reteco_measures.sample import sample_root
-from reteco_measures.sample.generate_reteco_tempo import generate
 
 L3 = math.log2(3)
 TRACK = Path("reteco") / "track1_tempo"

@@ -16,9 +16,7 @@ from hypothesis import strategies as st
 from tempo_tree import TRACK, write_domain, write_two_domain_release
 
 import reteco_measures as rm
-from reteco_measures.cli.main import main as cli_main
-from reteco_measures.datasets.base import MissingDataError
-from reteco_measures.datasets.reteco_tempo import (
+from reteco_measures.benchmarks.tempo.data import (
     TEMPO_DOMAINS,
     load_tempo,
     read_doc_ids,
@@ -28,6 +26,8 @@ from reteco_measures.datasets.reteco_tempo import (
     read_tempo_qrels,
     tempo_topics,
 )
+from reteco_measures.cli.main import main as cli_main
+from reteco_measures.datasets.base import MissingDataError
 from reteco_measures.errors import DataFormatError, DataFormatWarning
 
 
@@ -82,9 +82,9 @@ def test_all_domains_dataset_and_docstore_routing(release, monkeypatch):
     # restricted to the present domains, the all-domain machinery works (ids kept as released)
     topics = tempo_topics("dev", ["bitcoin", "law"])
     assert set(topics.loc[topics["kind"] == "query", "query_id"]) == {"100_1", "101_2", "200_3"}
-    from reteco_measures.datasets.irds.reteco_tempo import _TempoDocs
+    from reteco_measures.benchmarks.tempo.irds import _tempo_docs
 
-    store = _TempoDocs(("bitcoin", "law")).docs_store()
+    store = _tempo_docs(("bitcoin", "law")).docs_store()
     got = store.get_many(["law/z.txt", "bitcoin/e.txt", "nowhere/q.txt"])
     assert set(got) == {"law/z.txt", "bitcoin/e.txt"} and got["law/z.txt"].domain == "law"
     assert store.count() == 8
@@ -239,7 +239,7 @@ def test_organiser_sample_as_a_release_tree(tempo_sample_dir, tempo_sample_relea
 
 
 def tempo_domains_present(root: Path) -> list[str]:
-    from reteco_measures.datasets.reteco_tempo import tempo_domains
+    from reteco_measures.benchmarks.tempo.data import tempo_domains
 
     return tempo_domains("dev", root)
 
@@ -292,7 +292,7 @@ def test_topics_feed_the_temporal_judge(release, tmp_path):
 def test_v11_duplicate_maps_are_read(tmp_path: Path) -> None:
     from tempo_tree import write_v11_release
 
-    from reteco_measures.datasets.reteco_tempo import load_tempo, map_duplicates
+    from reteco_measures.benchmarks.tempo.data import load_tempo, map_duplicates
     from reteco_measures.errors import DataFormatError
 
     root = write_v11_release(tmp_path)

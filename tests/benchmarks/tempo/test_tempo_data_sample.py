@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 
 import reteco_measures as rm
-from reteco_measures.datasets.base import MissingDataError
-from reteco_measures.datasets.reteco_tempo import (
+from reteco_measures.benchmarks.tempo.data import (
     load_tempo,
     load_tempo_files,
     load_tempo_organiser_sample,
     tempo_domains,
 )
+from reteco_measures.datasets.base import MissingDataError
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -130,9 +130,9 @@ def test_missing_release_message_has_no_stray_dollar(tmp_path: Path, monkeypatch
 def test_sample_as_an_ir_datasets_dataset(tempo_sample_dir: Path, tmp_path: Path, monkeypatch):
     import ir_datasets
 
+    from reteco_measures.benchmarks.tempo.data import TempoDoc, TempoQuery
+    from reteco_measures.benchmarks.tempo.irds import tempo_files_dataset
     from reteco_measures.datasets.base import REGISTERED_DATASETS, TOPICS_FACTORIES
-    from reteco_measures.datasets.irds.reteco_tempo import tempo_files_dataset
-    from reteco_measures.datasets.reteco_tempo import TempoDoc, TempoQuery
 
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
     d = tempo_sample_dir
