@@ -4,7 +4,7 @@ The expected numbers are recomputed here independently: the run file is cleaned 
 (the RETECO rules: first occurrence wins, unknown documents of the turn's domain dropped) and
 scored with pytrec_eval (ndcg_cut_10, map_cut_10, recall_10, recip_rank); missing turns are 0.
 
-Turn ids: ``benchmarks/reteco_track2.py``: ``--hash-turn-ids`` is about the run's ids; the organisers'
+Turn ids: ``benchmarks/recor/benchmark.py``: ``--hash-turn-ids`` is about the run's ids; the organisers'
 own qrels (written ``<conversation_id>#turn<t>``) are read under either policy."""
 
 from __future__ import annotations
