@@ -36,10 +36,20 @@ from .base import (
 )
 
 __all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "IRDS_REGISTRATIONS", "DataFile",
-           "MissingDataError", "data_root", "add_topics", "topics", "on_ir_datasets"]
+           "MissingDataError", "data_root", "add_topics", "topics", "on_ir_datasets", "hold_registrations",
+           "release_registrations"]
 
 #: functions registering datasets with ir_datasets, one per benchmark folder (`on_ir_datasets`)
 IRDS_REGISTRATIONS: list[Callable[[], None]] = []
+
+
+class _Hold:
+    """Registrations wait while the generic ir_datasets handlers are being imported (that import
+    may itself be the first ``import ir_datasets``, which runs the hook; the registrations need
+    the handlers): ``held`` counts the holds, ``due`` records a run that waited."""
+
+    held = 0
+    due = False
 
 
 def on_ir_datasets(register: Callable[[], None]) -> None:
@@ -48,11 +58,31 @@ def on_ir_datasets(register: Callable[[], None]) -> None:
     ``import ir_datasets``. Each benchmark folder calls this once on import."""
     IRDS_REGISTRATIONS.append(register)
     if "ir_datasets" in sys.modules:
-        register()  # else the hook installed below runs it after ``import ir_datasets``
+        if _Hold.held:
+            _Hold.due = True
+        else:
+            register()  # else the hook installed below runs it after ``import ir_datasets``
+
+
+def hold_registrations() -> None:
+    """Make registrations wait (until `release_registrations`): the generic handlers module
+    (`reteco_measures.datasets.irds.base`) calls this before it imports ir_datasets."""
+    _Hold.held += 1
+
+
+def release_registrations() -> None:
+    """End a `hold_registrations`; run the registrations that waited, if any."""
+    _Hold.held -= 1
+    if not _Hold.held and _Hold.due:
+        _Hold.due = False
+        _register_with_ir_datasets()
 
 
 def _register_with_ir_datasets() -> None:
-    """Register every dataset handed to `on_ir_datasets` with ir_datasets."""
+    """Register every dataset handed to `on_ir_datasets` with ir_datasets (or, while held, later)."""
+    if _Hold.held:
+        _Hold.due = True
+        return
     for register in list(IRDS_REGISTRATIONS):
         register()
 

@@ -88,3 +88,22 @@ def test_on_ir_datasets_runs_a_registration_in_either_import_order() -> None:
     for order in ("ir_datasets first", "reteco_measures first"):
         done = subprocess.run([sys.executable, "-c", code, order], capture_output=True, text=True, timeout=180)
         assert done.returncode == 0 and done.stdout.strip() == "ok", (order, done.stderr[-2000:])
+
+
+@pytest.mark.parametrize("first", ["reteco_measures.benchmarks.chunqiu.irds", "reteco_measures.benchmarks.tempo.irds",
+                                   "reteco_measures.datasets.irds"])
+def test_a_registration_module_imported_before_ir_datasets_registers_everything(first: str) -> None:
+    """Importing a registration module first is the first ``import ir_datasets`` (through the
+    generic handlers): the registrations wait until the handlers are complete, then all run."""
+    code = textwrap.dedent(f"""
+        import sys
+        import {first}
+        import ir_datasets
+        import reteco_measures as rm
+        assert len(rm.datasets.REGISTERED_DATASETS) == 105, len(rm.datasets.REGISTERED_DATASETS)
+        for name in ("chunqiu", "spoken-query", "reteco/tempo/dev", "reteco/recor/dev", "ikat/2023/test"):
+            ir_datasets.load(name)
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -10,8 +10,12 @@ from typing import Any
 
 import pandas as pd
 
+from .. import hold_registrations, release_registrations
 from ..base import REGISTERED_DATASETS, TOPICS_FACTORIES, import_ir_datasets_without_folders
 
+# the import below may be the first ``import ir_datasets`` (a registration module imported before
+# ir_datasets), which runs our hook: the registrations wait until this module is complete
+hold_registrations()
 ir_datasets = import_ir_datasets_without_folders()
 
 # isort: split
@@ -169,3 +173,6 @@ def qrel_records(frame: pd.DataFrame, relevance: int | None = None) -> Iterator[
     grades = [relevance] * len(frame) if relevance is not None else frame["relevance"].tolist()
     for qid, did, rel in zip(frame["query_id"].tolist(), frame["doc_id"].tolist(), grades, strict=True):
         yield TrecQrel(qid, did, int(rel), "0")
+
+
+release_registrations()  # this module is complete: run the registrations that waited for it, if any
