@@ -20,7 +20,8 @@ our measures with their own aggregators).
 
 How the package is cut (each layer imports only from the layers below it): ``io``, ``errors``,
 ``side``, ``query_ids`` → ``measures`` → ``kernels`` → ``providers`` → ``engine``, ``scale`` →
-``api`` → contracts, datasets, report → stats, judge → benchmarks → platforms → cli.
+``api`` → contracts, datasets, report → stats, judge → the benchmark machinery → one folder per
+benchmark (``benchmarks/tempo``, ``recor``, ``ikat2023``, ``chunqiu``, ``spoken``) → platforms → cli.
 """
 
 # ruff: noqa: I001  (names are grouped by topic, as in ir_measures' __init__; the order is free)
@@ -85,6 +86,7 @@ def _load(name: str) -> Any:  # noqa: C901, PLR0911, PLR0912  (one static import
     elif name in ("current_side_info", "load_labels", "load_topics", "side_info"):
         from . import side as module
     elif name == "topics":
+        from . import benchmarks as _folders  # noqa: F401  (the folders declare the topics)
         from . import datasets as module
     elif name in ("ValidationReport", "validate_run"):
         from . import contracts as module
@@ -102,6 +104,8 @@ def _load(name: str) -> Any:  # noqa: C901, PLR0911, PLR0912  (one static import
     elif name == "benchmarks":
         from . import benchmarks as module
     elif name == "datasets":
+        # the benchmark folders hand their ir_datasets registrations to `datasets` when imported
+        from . import benchmarks as _folders  # noqa: F401
         from . import datasets as module
     elif name == "judge":
         from . import judge as module

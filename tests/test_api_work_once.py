@@ -80,8 +80,8 @@ def test_no_note_when_nothing_would_be_discarded(tmp_path: Path, capsys) -> None
 
 
 def test_note_does_not_run_the_contract(note_case, monkeypatch, capsys) -> None:
+    import reteco_measures.benchmarks.reteco.contract as reteco_contract
     import reteco_measures.contracts as contracts
-    import reteco_measures.contracts.reteco as reteco_contract
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the full contract ran")

@@ -49,7 +49,7 @@ def test_reader_problems_point_at_the_caller(tmp_path: Path) -> None:
     _warned_here(lambda: rm.read_run("q1 Q0 d1 1 1.0 r\nbroken\n"))
     _warned_here(lambda: rm.read_qrels("q1 0 d1 1\nbroken\n"))
     # a loader reading several files: the bad line is found three calls down
-    from reteco_measures.datasets.reteco_tempo import load_tempo_files
+    from reteco_measures.benchmarks.tempo.data import load_tempo_files
 
     (tmp_path / "ex.jsonl").write_text('{"id": "q1", "query": "x", "gold_ids": ["a/d1"]}\nnot json\n')
     (tmp_path / "q.txt").write_text("q1 0 a/d1 1\n")
@@ -76,7 +76,7 @@ def test_grouping_and_stream_warnings_point_at_the_caller(tmp_path: Path) -> Non
 
 
 def test_organiser_recor_qrels_warning_points_at_the_caller(recor_sample_dir: Path) -> None:
-    from reteco_measures.datasets.reteco_recor import load_organiser_sample
+    from reteco_measures.benchmarks.recor.data import load_organiser_sample
 
     _warned_here(lambda: load_organiser_sample(recor_sample_dir))
 

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import reteco_measures as rm
+from reteco_measures.benchmarks.recor.data import load_organiser_sample
 from reteco_measures.cli.main import main
-from reteco_measures.datasets.reteco_recor import load_organiser_sample
 from reteco_measures.errors import (
     EmptyInputWarning,
     GroupMismatchWarning,

@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from reteco_measures.benchmarks._reteco import positions
+from reteco_measures.benchmarks.reteco.rules import positions
 from reteco_measures.query_ids import _distinct, _isin
 
 VALUES = ["a", "b/1.txt", "", "é", "a", "zz", None, "b/1.txt"]

@@ -201,7 +201,7 @@ def tempo_runs(tmp_path_factory) -> dict:
     """Two runs of the bundled TEMPO sample written with ``<domain>/<id>`` query ids (the
     all-domains form) where the benchmark's topics use ``<id>``; pytrec_eval's nDCG@10 of the
     same runs with the plain ids."""
-    from reteco_measures.datasets.reteco_tempo import load_tempo
+    from reteco_measures.benchmarks.tempo.data import load_tempo
 
     sample = sample_root()
     data = load_tempo("dev", root=sample)
@@ -265,7 +265,7 @@ def test_cli_leaderboard_refuses_with_one_line_and_exit_1(tempo_runs, capsys):
 
 
 def test_calc_aggregate_refuses_on_request_with_the_organiser_loaders_ids(recor, recor_sample_dir):
-    from reteco_measures.datasets.reteco_recor import load_organiser_sample
+    from reteco_measures.benchmarks.recor.data import load_organiser_sample
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the loader reports the '#turn' rows it normalised

@@ -14,28 +14,40 @@ Benchmarks: ``reteco-1a``, ``reteco-1b`` (TEMPO), ``reteco-2a`` (RECOR), ``ikat-
 ``chunqiu``, ``spoken``, and the judged generation tracks ``reteco-2b``, ``reteco-2c``,
 ``ikat-2023-generation`` (`.generation`). The package, bottom up:
 
-- `.score` — `Score`, the result of scoring one submission, and its JSON;
-- `.scoring` — the engine: per-query values once (`long_per_query`), everything else
-  derived from them (`aggregate`);
-- `.leaderboard` — several submissions ranked with uncertainty (``rm.leaderboard``);
-- `.declaration` — `Option`, `Grouping`, `Inputs`, `Benchmark` and its specs (`CliSpec`,
-  `TableSpec`, `StatsSpec`, `RewardSpec`);
-- `.registry` — `BENCHMARKS` by name;
-- one module per benchmark, each declaring a `Benchmark` and calling `register`.
+- the machinery, which knows no benchmark:
 
-Adding a benchmark is adding one such module and its name to the import line below.
+  - `.registry` — `BENCHMARKS` by name;
+  - `.score` — `Score`, the result of scoring one submission, and its JSON;
+  - `.declaration` — `Option`, `Grouping`, `Inputs`, `Benchmark` and its specs (`CliSpec`,
+    `TableSpec`, `StatsSpec`, `RewardSpec`) (its ``score`` and
+    ``leaderboard`` methods call the engine installed by the two modules above it);
+  - `.scoring` — the engine: per-query values once (`long_per_query`), everything else
+    derived from them (`aggregate`);
+  - `.leaderboard` — several submissions ranked with uncertainty (``rm.leaderboard``);
+
+- one folder per benchmark, holding everything that benchmark needs: its data loader
+  (``data.py``), its ir_datasets registration (``irds.py``), its run contract (``contract.py``)
+  and its declaration (``benchmark.py``): `.tempo` (``reteco-1a``, ``reteco-1b``), `.recor`
+  (``reteco-2a``), `.ikat2023`, `.chunqiu`, `.spoken`; `.reteco` holds the contract and rules
+  the two RETECO folders share. Importing a folder fills the registries by name
+  (`BENCHMARKS`, the contracts of ``rm.validate_run``, the topics of ``rm.topics`` and the
+  ir_datasets ids).
+
+Adding a benchmark is adding one such folder and its name to the import line below.
 """
 
 from __future__ import annotations
 
 from ..report.text import metric_key
-
-# the benchmarks, one module each: importing one registers its declaration in BENCHMARKS
-from . import chunqiu, generation, ikat2023, reteco_track1, reteco_track2, spoken  # noqa: F401
 from .declaration import Benchmark, CliSpec, Grouping, Inputs, Option, RewardSpec, StatsSpec, TableSpec
+from .leaderboard import Leaderboard
 from .registry import BENCHMARKS, benchmark, register
 from .score import Score
 from .scoring import aggregate, long_per_query, removed_counts
+
+# isort: split
+# the benchmarks, one folder each: importing one registers its declaration in BENCHMARKS
+from . import chunqiu, generation, ikat2023, recor, reteco, spoken, tempo  # noqa: F401
 
 __all__ = [
     "Benchmark",
@@ -48,7 +60,7 @@ __all__ = [
     "Grouping",
     "Inputs",
     "BENCHMARKS",
-    "BENCHMARK_MODULES",
+    "Leaderboard",
     "benchmark",
     "register",
     "aggregate",
@@ -56,6 +68,3 @@ __all__ = [
     "metric_key",
     "removed_counts",
 ]
-
-#: one module per benchmark (imported above)
-BENCHMARK_MODULES = ["reteco_track1", "reteco_track2", "ikat2023", "chunqiu", "spoken", "generation"]

@@ -6,7 +6,9 @@ validates a submission, the official measure and the diagnostics, the groupings 
 the statistical unit, the reward and its gates. It does no work itself: `Benchmark.score`
 runs the one scoring engine (`reteco_measures.benchmarks.scoring.score_submission`) and
 `Benchmark.leaderboard` the leaderboard builder
-(`reteco_measures.benchmarks.leaderboard.leaderboard`).
+(`reteco_measures.benchmarks.leaderboard.leaderboard`). Those two modules sit above this one
+(they import it); each installs its function in `ENGINE` when imported, and
+``reteco_measures.benchmarks`` imports both, so this module never imports them.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ import pandas as pd
 from ..api import measure_label
 from ..contracts.base import ValidationReport
 from ..errors import Problem
-from .leaderboard import Leaderboard, leaderboard
 from .score import Score
-from .scoring import score_submission
 
 __all__ = ["Option", "Grouping", "Inputs", "Benchmark", "CliSpec", "TableSpec", "StatsSpec", "RewardSpec", "Loader",
-           "Validator", "PerQuery"]
+           "Validator", "PerQuery", "ENGINE"]
+
+#: the engine behind `Benchmark.score` (``"score"``: `reteco_measures.benchmarks.scoring.score_submission`)
+#: and `Benchmark.leaderboard` (``"leaderboard"``: `reteco_measures.benchmarks.leaderboard.leaderboard`),
+#: installed by those modules when they are imported
+ENGINE: dict[str, Callable[..., Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -299,9 +304,9 @@ class Benchmark:
         Returns:
             a `Score`.
         """
-        return score_submission(self, run, data, split, inputs=inputs, options=options)
+        return ENGINE["score"](self, run, data, split, inputs=inputs, options=options)
 
-    def leaderboard(self, runs: Any, data: Any = None, split: str | None = None, **kwargs: Any) -> Leaderboard:
+    def leaderboard(self, runs: Any, data: Any = None, split: str | None = None, **kwargs: Any) -> Any:
         """Rank several submissions: ``rm.leaderboard(self, runs, ...)``, see
-        `reteco_measures.benchmarks.leaderboard.leaderboard`."""
-        return leaderboard(self, runs, data=data, split=split, **kwargs)
+        `reteco_measures.benchmarks.leaderboard.leaderboard`; returns its `Leaderboard`."""
+        return ENGINE["leaderboard"](self, runs, data=data, split=split, **kwargs)

@@ -67,7 +67,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ir_measures
 import numpy as np
@@ -85,11 +85,9 @@ from ..stats.judged import judged_warning
 from ..stats.options import KeywordDefaults, StatOptions
 from ..stats.tests import Paired, bootstrap_pvalues
 from ..stats.ties import tie_bounds, tie_range
+from .declaration import ENGINE, Benchmark
 from .registry import benchmark
 from .score import Score, unscorable_reason
-
-if TYPE_CHECKING:  # annotations only: Benchmark.leaderboard calls this module, not the other way round
-    from .declaration import Benchmark
 
 __all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals", "unscorable_reason",
            "invalid_reason", "TooFewScoredError",
@@ -856,3 +854,6 @@ def _top_with_ties(run: pd.DataFrame, k: int) -> pd.DataFrame:
     at_k = pos == k - 1
     threshold[q[at_k]] = scores[order][at_k]
     return run[scores >= threshold[qcode]]
+
+
+ENGINE["leaderboard"] = leaderboard  # what `Benchmark.leaderboard` runs

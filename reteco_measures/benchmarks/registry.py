@@ -4,26 +4,24 @@ the package is imported)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # annotations only: the registry holds declarations, it does not need their module
-    from .declaration import Benchmark
+from typing import Any
 
 __all__ = ["BENCHMARKS", "register", "benchmark"]
 
-#: benchmark name -> declaration
-BENCHMARKS: dict[str, Benchmark] = {}
+#: benchmark name -> declaration (a `reteco_measures.benchmarks.declaration.Benchmark`; the
+#: registry sits below the declaration, which it never imports)
+BENCHMARKS: dict[str, Any] = {}
 
 
-def register(bench: Benchmark) -> Benchmark:
+def register(bench: Any) -> Any:
     """Add a declaration to `BENCHMARKS` (each benchmark module calls this once)."""
     BENCHMARKS[bench.name] = bench
     return bench
 
 
-def benchmark(name: str) -> Benchmark:
+def benchmark(name: str) -> Any:
     """The benchmark ``name`` (``reteco-1a``, ``reteco-1b``, ``reteco-2a``, ``ikat-2023``,
-    ``chunqiu``, ``spoken``)."""
+    ``chunqiu``, ``spoken``): its `Benchmark` declaration."""
     try:
         return BENCHMARKS[name]
     except KeyError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -19,9 +19,6 @@ from ..contracts.base import ValidationReport
 from ..errors import Problem
 from ..report.text import frame_records, json_number, machine_name, machine_names, metric_key
 from .registry import benchmark
-
-if TYPE_CHECKING:  # annotations only: the declaration module builds Scores, it is not needed here
-    from .declaration import Benchmark, Grouping
 
 __all__ = ["Score", "unscorable_reason"]
 
@@ -86,14 +83,14 @@ class Score:
     aggregation: str = "mean over queries"
     summary_columns: tuple[str, ...] = ("measure", "value", "n", "role")
     keys: tuple[str, ...] = ()
-    groupings: tuple[Grouping, ...] = ()
+    groupings: tuple[Any, ...] = ()  # the benchmark's `Grouping` declarations
     strata: tuple[str, ...] = ()
     cluster: str | None = None
 
     # -- the benchmark's tables and facts, by name -----------------------------------------
 
     @property
-    def declaration(self) -> Benchmark:
+    def declaration(self) -> Any:
         """The registered `Benchmark` this score is of (``rm.benchmark(score.benchmark)``)."""
         return benchmark(self.benchmark)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,10 +30,8 @@ from ..engine.evaluate import qrels_order
 from ..engine.results import aggregate, metrics_frame
 from ..errors import DataFormatWarning, EmptyInputWarning, QueryIdMismatchWarning
 from ..io.convert import as_qrels_frame
+from .declaration import ENGINE, Benchmark, Inputs
 from .score import Score
-
-if TYPE_CHECKING:  # annotations only: the declarations call this engine, it never needs them at run time
-    from .declaration import Benchmark, Inputs
 
 __all__ = ["score_submission", "long_per_query", "aggregate", "removed_counts"]
 
@@ -282,3 +280,6 @@ def long_per_query(
                           units=[str(u) for u in units] if units is not None else None, fill=fill)
     frame.attrs["notes"] = notes
     return frame
+
+
+ENGINE["score"] = score_submission  # what `Benchmark.score` runs

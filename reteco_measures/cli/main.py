@@ -125,7 +125,7 @@ def _reteco_scope(qrels: pd.DataFrame, corpus: str | None, queries: str | None, 
                                            "kept, as 'score ... --corpus-scope all'")
     how = []
     if "domain" not in docs.columns or docs["domain"].isna().any():
-        from ..datasets.reteco_tempo import TEMPO_DOMAINS
+        from ..benchmarks.tempo.data import TEMPO_DOMAINS
 
         prefix = docs["doc_id"].str.extract(r"^([^/]+)/", expand=False)
         if not prefix.isin(TEMPO_DOMAINS).all():
@@ -171,7 +171,7 @@ def _contract_note(run: pd.DataFrame, corpus: pd.DataFrame | None, queries: obje
     Only the kinds the note names are counted (``duplicate`` and, with ``corpus``,
     ``unknown_doc`` and ``other_domain_doc``), with the contract's own row masks; the contract is
     not run (no second validation pass over a run that is scored as it is)."""
-    from ..contracts.reteco import discard_counts
+    from ..benchmarks.reteco.contract import discard_counts
 
     return _discard_note(discard_counts(run, corpus, queries), corpus_arg)
 
@@ -248,7 +248,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         # what the RETECO contract would discard, counted block by block (each block holds whole
         # queries, so a repeated document is within one block): the note 'eval' prints in memory.
         # A block read again (the evaluation may pass over the file more than once) counts once.
-        from ..contracts.reteco import discard_counts
+        from ..benchmarks.reteco.contract import discard_counts
         from ..scale.stream import watch_blocks
 
         def count(block: pd.DataFrame | None) -> None:
@@ -367,7 +367,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _validate_kit(args: argparse.Namespace) -> int:
     """``validate --rules kit``: the RETECO starter kit's format check only (exit 1 where it fails)."""
-    from ..contracts.reteco import check_kit_format
+    from ..benchmarks.reteco.contract import check_kit_format
 
     problems = check_kit_format(args.run)
     if args.format == "json":

@@ -1,15 +1,15 @@
-"""Run and output contracts (each benchmark's submission rules): ``validate_run(run, contract, ...)``."""
+"""Run and output contracts (each benchmark's submission rules): ``validate_run(run, contract, ...)``.
+
+The machinery lives here (`ValidationReport`, the `CONTRACTS` registry, the `contract`
+decorator); the contracts themselves live in their benchmark's folder
+(`reteco_measures.benchmarks.reteco.contract`, ``...chunqiu.contract``, ``...spoken.contract``,
+``...ikat2023.contract``) and register themselves when ``reteco_measures`` is imported."""
 
 from __future__ import annotations
 
 from typing import Any
 
-# one module per contract; each registers its validator with ``@contract(name)``
-from . import chunqiu, ikat, reteco, spoken  # noqa: F401
 from .base import CONTRACTS, ValidationReport, contract
-
-#: contract modules (imported above)
-CONTRACT_MODULES = ["reteco", "chunqiu", "spoken", "ikat"]
 
 __all__ = ["validate_run", "ValidationReport", "CONTRACTS", "contract"]
 

@@ -1,12 +1,12 @@
-"""The four benchmarks' data: readers (one module per benchmark) and ir_datasets registrations.
+"""What every benchmark's data shares: the data root (``$RETECO_DATA``), `DataFile`, the topics
+registry behind `topics`, and the hand-over to ir_datasets.
 
-The reader modules (`reteco_tempo`,
-`reteco_recor`, `ikat2023`,
-`chunqiu`, `spoken`) need only
-pandas and declare every dataset's topics metadata (`topics`); the data root is
-``$RETECO_DATA``. The ir_datasets registrations live in `reteco_measures.datasets.irds`,
-which imports ir_datasets (0.3-0.5 s: its ``__init__`` imports all of its own dataset modules),
-so they are made by one explicit call, `register`::
+The readers and ir_datasets registrations live in their benchmark's folder
+(`reteco_measures.benchmarks.tempo.data` and ``.irds``, likewise ``recor``, ``ikat2023``,
+``chunqiu``, ``spoken``). A reader module needs only pandas and declares its datasets' topics
+metadata on import (`add_topics`). A registration module imports ir_datasets (0.3-0.5 s: its
+``__init__`` imports all of its own dataset modules), so each folder hands a function to
+`on_ir_datasets`, and one explicit call, `register`, runs them::
 
     import ir_datasets
     import reteco_measures as rm
@@ -15,48 +15,60 @@ so they are made by one explicit call, `register`::
     ir_datasets.load("reteco/tempo/dev")
 
 Importing reteco_measures changes nothing in ir_datasets (no import hook, no patched
-``pathlib``); ``reteco-measures datasets ...`` (the ir_datasets command line) calls `register`
-itself.
+``pathlib``); ``reteco-measures datasets ...`` (the ir_datasets command line) and `topics` call
+`register` themselves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .base import (
-           ENV_VAR,
-           REGISTERED_DATASETS,
-           TOPICS_FACTORIES,
-           DataFile,
-           MissingDataError,
-           add_topics,
-           data_root,
-           )
+    ENV_VAR,
+    REGISTERED_DATASETS,
+    TOPICS_FACTORIES,
+    DataFile,
+    MissingDataError,
+    add_topics,
+    data_root,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# isort: split
-# one reader module per benchmark; importing it declares its datasets' topics metadata
-from . import chunqiu, ikat2023, reteco_recor, reteco_tempo, spoken  # noqa: F401
+__all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "IRDS_REGISTRATIONS", "DataFile",
+           "MissingDataError", "data_root", "add_topics", "topics", "on_ir_datasets", "register"]
 
-__all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "MissingDataError", "data_root",
-           "add_topics", "topics", "DATASET_MODULES", "register"]
+#: functions registering datasets with ir_datasets, one per benchmark folder (`on_ir_datasets`)
+IRDS_REGISTRATIONS: list[Callable[[], None]] = []
+_RUN: list[Callable[[], None]] = []  # the registrations `register` has run
 
-#: reader modules, one per benchmark (imported above); their ir_datasets registrations are the
-#: modules of the same names in `reteco_measures.datasets.irds`
-DATASET_MODULES = ["reteco_tempo", "reteco_recor", "ikat2023", "chunqiu", "spoken"]
+
+def on_ir_datasets(registration: Callable[[], None]) -> None:
+    """Hand over a function that registers a benchmark folder's datasets with ir_datasets (it
+    imports ir_datasets); `register` runs it. Each benchmark folder calls this once on import; a
+    folder imported after `register` ran is registered at once."""
+    IRDS_REGISTRATIONS.append(registration)
+    if _RUN:
+        registration()
+        _RUN.append(registration)
 
 
 def register() -> list[str]:
     """Register every dataset of ours with ir_datasets (imports ir_datasets); idempotent.
 
-    Returns the registered names. A name ir_datasets already holds from another package raises
-    ``RuntimeError`` instead of replacing that dataset."""
-    # ir_datasets is heavy: imported by this call only. The registrations are made when the
-    # modules of `irds` execute (as ir_datasets' own dataset modules do), hence once per process.
-    from . import irds  # noqa: F401
-
+    Runs each benchmark folder's registration (`on_ir_datasets`) once and returns the registered
+    names. A name ir_datasets already holds from another package raises ``RuntimeError``
+    instead of replacing that dataset."""
+    if not IRDS_REGISTRATIONS:
+        raise RuntimeError("no benchmark folder has handed over its ir_datasets registration yet: import "
+                           "reteco_measures.benchmarks first (rm.datasets.register() through `import reteco_measures "
+                           "as rm` does)")
+    for registration in list(IRDS_REGISTRATIONS):
+        if registration not in _RUN:
+            registration()
+            _RUN.append(registration)
     return list(REGISTERED_DATASETS)
 
 

@@ -39,7 +39,7 @@ def cell_frame(topics: pd.DataFrame | None, query_ids: pd.Index, what: str = "Sp
     Raises ValueError when the topics lack the columns or a request has no cell."""
     if topics is None:
         raise ValueError(f"{what} needs topics with 'collection' and 'condition' per request "
-                         "(topics=... or rm.side_info(topics=...); see rm.datasets.spoken.topics)")
+                         "(topics=... or rm.side_info(topics=...); see rm.benchmarks.spoken.data.topics)")
     absent = [c for c in CELL_COLUMNS if c not in topics.columns]
     if absent:
         raise ValueError(f"{what}: the topics lack column(s) {absent} (found {list(topics.columns)})")

@@ -6,7 +6,7 @@ condition, then give the six collections and four conditions equal weight."
 * per request: graded nDCG@k with trec_eval gains (gain = the label grade, ideal DCG from all
   judged documents of the request, missing request = 0);
 * mean within each (``collection``, ``condition``) cell, the two columns taken from the topics
-  (``rm.datasets.spoken.topics(...)`` or any DataFrame keyed by ``query_id``);
+  (``rm.benchmarks.spoken.data.topics(...)`` or any DataFrame keyed by ``query_id``);
 * result = mean of the cell means. Each request carries the weight ``1 / (|cell| · n_cells)``
   so that ir_measures' plain aggregation (`WeightedMeanAgg`) returns exactly that
   number even inside ``ir_measures.calc_aggregate``; ``rm.evaluate(..., by=["collection",

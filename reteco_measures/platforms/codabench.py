@@ -688,6 +688,7 @@ def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], setting
 
     declared = next((mod for name, mod in sorted(sys.modules.items())
                      if name.startswith("reteco_measures.benchmarks.") and mod is not None
+                     and not hasattr(mod, "__path__")  # the declaring module, not a folder's face
                      and any(v is bench for v in vars(mod).values())), None)
     doc = rst_to_markdown(inspect.getdoc(declared) or "") if declared is not None else ""
     rows = "\n".join(f"| `{c['key']}` | {c['title'].replace('|', '&#124;')} |" for c in columns)

@@ -19,8 +19,8 @@ from tempo_tree import write_domain
 
 import reteco_measures as rm
 from reteco_measures.benchmarks.leaderboard import clusters
+from reteco_measures.benchmarks.tempo.data import load_tempo
 from reteco_measures.cli.main import main
-from reteco_measures.datasets.reteco_tempo import load_tempo
 from reteco_measures.sample import sample_root
 
 SAMPLE = sample_root()

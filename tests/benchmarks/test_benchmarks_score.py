@@ -10,7 +10,7 @@ import pytest
 
 import reteco_measures as rm
 from reteco_measures.benchmarks import BENCHMARKS, Score
-from reteco_measures.datasets.reteco_recor import load_recor
+from reteco_measures.benchmarks.recor.data import load_recor
 from reteco_measures.sample import sample_root
 
 SAMPLE = sample_root()

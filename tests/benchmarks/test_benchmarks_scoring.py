@@ -20,10 +20,10 @@ from tempo_tree import write_domain
 import reteco_measures as rm
 from reteco_measures.benchmarks import BENCHMARKS, aggregate, metric_key
 from reteco_measures.benchmarks import scoring as engine
+from reteco_measures.benchmarks.recor.data import load_recor
+from reteco_measures.benchmarks.spoken import data as sp
+from reteco_measures.benchmarks.tempo.data import load_tempo
 from reteco_measures.cli.main import main
-from reteco_measures.datasets import spoken as sp
-from reteco_measures.datasets.reteco_recor import load_recor
-from reteco_measures.datasets.reteco_tempo import load_tempo
 from reteco_measures.sample import sample_root
 
 SAMPLE = sample_root()

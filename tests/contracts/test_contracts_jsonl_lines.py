@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import reteco_measures as rm
-from reteco_measures.contracts.chunqiu import validate_chunqiu
+from reteco_measures.benchmarks.chunqiu.contract import validate_chunqiu
 from reteco_measures.io.jsonl import iter_jsonl
 
 DAMAGED = b"".join([
@@ -98,7 +98,7 @@ def test_every_non_blank_line_is_a_record(damaged: Path) -> None:
 def test_blank_lines_error_policy_names_the_blank_line_only(damaged: Path) -> None:
     report = validate_chunqiu(damaged, blank_lines="error")
     assert _triples(report.errors) == sorted(DECODING + CONTRACT + [(2, "format", "blank line")])
-    spoken = rm.contracts.spoken.validate_spoken(damaged, blank_lines="error")
+    spoken = rm.benchmarks.spoken.validate_spoken(damaged, blank_lines="error")
     assert (2, "format", "blank line") in _triples(spoken.errors)
 
 

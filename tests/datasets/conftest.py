@@ -1,6 +1,6 @@
 """The dataset tests read our datasets through ir_datasets: registering them is an explicit call
 (`reteco_measures.datasets.register`), made once here for the whole folder."""
 
-from reteco_measures.datasets import register
+import reteco_measures as rm
 
-register()
+rm.datasets.register()

@@ -339,7 +339,7 @@ def test_planted_sample_folder_is_not_trusted(tmp_path: Path, monkeypatch: pytes
 
 
 def test_reteco_contract_ranks_in_query_blocks_equal_whole_ranking() -> None:
-    from reteco_measures.contracts.reteco import _trec_eval_ranks
+    from reteco_measures.benchmarks.reteco.contract import _trec_eval_ranks
     from reteco_measures.kernels.ranking import rank_run
 
     rng = np.random.default_rng(3)

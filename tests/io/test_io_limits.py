@@ -283,8 +283,8 @@ def test_conflicting_grades_on_the_command_line(tmp_path: Path):
 def test_conflicting_grades_reach_the_scorers_readers(tmp_path: Path):
     """The benchmark scorers read their qrels with the same reader: TEMPO warns, RECOR keeps the
     problem among the data problems."""
-    from reteco_measures.datasets.reteco_recor import read_recor_qrels
-    from reteco_measures.datasets.reteco_tempo import read_tempo_qrels
+    from reteco_measures.benchmarks.recor.data import read_recor_qrels
+    from reteco_measures.benchmarks.tempo.data import read_tempo_qrels
 
     path = tmp_path / "qrels.txt"
     path.write_text("q1_turn_1 0 d1 1\nq1_turn_1 0 d1 0\n")

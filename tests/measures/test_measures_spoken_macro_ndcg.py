@@ -12,7 +12,7 @@ import pytest
 import pytrec_eval
 
 import reteco_measures as rm
-from reteco_measures.datasets import spoken as sp
+from reteco_measures.benchmarks.spoken import data as sp
 from reteco_measures.measures.spoken_macro_ndcg import IncompleteGridWarning
 
 LOG2 = math.log2

@@ -50,20 +50,25 @@ LAYERS: dict[str, int] = {
     "engine": 4, "scale": 4,
     # 5: the public evaluation functions
     "api": 5,
-    # 6: contracts, dataset registrations, the bundled sample's data and its generators (they import
-    #    nothing of ours; a benchmark's demo declaration points at them), reward, lexical
-    #    diagnostics, presentation
+    # 6: the contract machinery (ValidationReport, the contract registry), the datasets machinery (data
+    #    root, topics registry, ir_datasets hand-over, generic ir_datasets handlers), the bundled
+    #    sample's data, reward, lexical diagnostics, presentation
     "contracts": 6, "datasets": 6, "sample": 6, "reward": 6, "lexical": 6, "report": 6, "plot": 6,
     # 7: statistics (calibrated judge means included)
     "stats": 7,
-    # 8: benchmark declarations, their scoring engine, Score and leaderboards
-    "benchmarks": 8,
-    # 9: above the core, behind their own doors: submission platforms (Codabench, Harbor) and the
-    #    LLM judge (it reads and writes the core's judgment rows; the core never imports it)
-    "platforms": 9, "judge": 9,
-    # 10: the command line, the demo (scores the sample with every benchmark), and the package's
+    # 8: the benchmark machinery, which knows no benchmark: the registry, the declaration, Score, the
+    #    scoring engine, leaderboards, the judged generation tracks
+    "benchmarks.registry": 8, "benchmarks.declaration": 8, "benchmarks.score": 8, "benchmarks.scoring": 8,
+    "benchmarks.leaderboard": 8, "benchmarks.generation": 8, "benchmarks.gate": 8,
+    # 9: one folder per benchmark (data loader, ir_datasets registration, contract, declaration), the
+    #    shared RETECO contract and rules, and the package's face that imports them all
+    "benchmarks": 9,
+    # 10: above the core, behind their own doors: submission platforms (Codabench, Harbor) and the
+    #     LLM judge (it reads and writes the core's judgment rows; the core never imports it)
+    "platforms": 10, "judge": 10,
+    # 11: the command line, the demo (scores the sample with every benchmark), and the package's
     #     face (it exports every layer)
-    "cli": 10, "sample.demo": 10, "__main__": 10, "": 10,
+    "cli": 11, "sample.demo": 11, "__main__": 11, "": 11,
 }
 
 
@@ -263,6 +268,45 @@ def test_no_import_cycle() -> None:
     assert not found, "\n".join(" <-> ".join(_label(m) for m in c) for c in found)
 
 
+#: the benchmark folders of ``reteco_measures.benchmarks`` and the folder they may share
+BENCHMARK_FOLDERS = ("tempo", "recor", "ikat2023", "chunqiu", "spoken", "reteco")
+SHARED_FOLDERS = {"reteco"}
+#: named exceptions: Spoken-Query results files are ChunQiu's JSONL results format, read by the
+#: ``chunqiu`` contract's parser
+ALLOWED_CROSSINGS = {("benchmarks.spoken.contract", "benchmarks.chunqiu.contract")}
+
+
+def _folder(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "benchmarks" and parts[1] in BENCHMARK_FOLDERS else None
+
+
+def test_a_benchmark_folder_imports_no_other_benchmark() -> None:
+    """A rule change for one benchmark opens one folder: a folder imports only the shared RETECO
+    folder, never another benchmark's."""
+    crossing = sorted(
+        f"{_label(i.importer)}:{i.line} imports {_label(i.target)}"
+        for i in all_imports()
+        if _folder(i.importer) and _folder(i.target) and _folder(i.importer) != _folder(i.target)
+        and _folder(i.target) not in SHARED_FOLDERS and (i.importer, i.target) not in ALLOWED_CROSSINGS
+    )
+    assert set(BENCHMARK_FOLDERS) <= {m.split(".")[1] for m in module_names() if _folder(m)}
+    assert not crossing, "\n".join(crossing)
+
+
+def test_the_benchmark_machinery_has_no_circle_even_in_annotations() -> None:
+    """registry, declaration, score, scoring and leaderboard form no circle even counting the
+    imports under ``if TYPE_CHECKING:`` (the declaration reaches the engine through its ENGINE
+    table, filled by the engine's modules)."""
+    machinery = {"benchmarks." + m for m in ("registry", "declaration", "score", "scoring", "leaderboard")}
+    edges: dict[str, set[str]] = {m: set() for m in machinery}
+    for i in all_imports():
+        if i.importer in machinery and i.target in machinery:
+            edges[i.importer].add(i.target)
+    assert not cycles(edges), cycles(edges)
+    assert not edges["benchmarks.declaration"] - {"benchmarks.score"}, edges["benchmarks.declaration"]
+
+
 _BY_NAME = {"import_module", "__import__", "find_spec", "import_present"}
 
 
@@ -301,9 +345,10 @@ def test_the_checker_sees_what_it_must(tmp_path: Path) -> None:
     assert {(i.importer, i.target, i.type_only) for i in imps} == {
         ("a", "a.x", False), ("a.x", "b", False), ("a.y", "b", True), ("b", "a.y", False)}
     assert cycles(graph(imps, set(names))) == [["a", "a.x", "b"]]
-    assert layer_of("kernels.ranking") == 2 and layer_of("") == 10 and layer_of("nowhere") is None
+    assert layer_of("kernels.ranking") == 2 and layer_of("") == 11 and layer_of("nowhere") is None
     assert _loads_by_name("import importlib\nm = importlib.import_module('x.' + n)\nfrom . import y\n") == [2]
-    assert layer_of("sample") == 6 and layer_of("sample.generate_spoken") == 6 and layer_of("sample.demo") == 10
+    assert layer_of("sample") == 6 and layer_of("sample.generate_ikat2023") == 6 and layer_of("sample.demo") == 11
+    assert layer_of("benchmarks.scoring") == 8 and layer_of("benchmarks.tempo.data") == 9 and layer_of("benchmarks") == 9
 
 
 _FRESH = textwrap.dedent("""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import generate_chunqiu
+
 import reteco_measures as rm
-from reteco_measures.sample import generate_chunqiu
 
 SAMPLE = Path(rm.__file__).resolve().parent / "sample" / "data"
 

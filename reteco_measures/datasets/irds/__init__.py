@@ -1,16 +1,11 @@
-"""Our datasets as ir_datasets registrations, one module per benchmark (the readers they wrap are
-the modules of `reteco_measures.datasets`). Importing this package imports ir_datasets and
-registers every dataset; `reteco_measures.datasets` imports it as soon as ir_datasets is
-imported (see the hook there), so users never import it themselves.
+"""What every benchmark's ir_datasets registration shares (`reteco_measures.datasets.irds.base`):
+``register`` (idempotent) and the generic docs, queries and qrels handlers. Importing it imports
+ir_datasets. The registrations themselves are each benchmark folder's ``irds`` module
+(`reteco_measures.benchmarks.tempo.irds`, ...), run by `reteco_measures.datasets.register`.
 """
 
 from __future__ import annotations
 
-# first: base imports ir_datasets without letting it create folders in the user's home
 from .base import register
-
-# isort: split
-# one module per benchmark; importing it registers its datasets with ir_datasets
-from . import chunqiu, ikat2023, reteco_recor, reteco_tempo, spoken  # noqa: F401
 
 __all__ = ["register"]

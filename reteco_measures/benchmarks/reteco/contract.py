@@ -1,0 +1,300 @@
+"""The ``reteco`` run contract (RETECO SemEval-2027 Task 1, both tracks).
+
+Rules, from the RETECO evaluation plan ("Deterministic handling"):
+
+* TREC 6 columns ``query_id Q0 doc_id rank score run_id``; malformed lines are reported and
+  skipped (the rest of the file still counts);
+* duplicate document ids of a query are removed after their first occurrence (file order);
+* unknown document ids (not in the organiser corpus, when ``corpus`` is given) are discarded;
+* documents of another domain are discarded: when both ``corpus`` and ``queries`` carry a
+  ``domain`` column, a document must be in the corpus of its query's own domain (the release
+  ships one corpus per domain; the benchmark scorers' default ``corpus_scope='domain'``). A row
+  whose query has no domain is checked against the whole corpus only;
+* rows of queries that are not expected (when ``queries`` is given) are discarded;
+* missing queries / steps / turns score 0 (reported, not an error of the file);
+* ordering is trec_eval's (score, then doc id, both descending); the rank column is ignored.
+
+Every removal is reported with its line number. The cleaned run is returned. Problem kinds:
+``unknown_query``, ``duplicate``, ``unknown_doc`` (a document in no corpus), ``other_domain_doc``
+(a document of another domain's corpus), ``missing_query``, ``format``, ``empty``.
+
+Severities (``Problem.severity``): every problem above is a ``warning`` — the rules say what
+happens to the row (it is skipped, removed or discarded, or the query scores 0) and the rest of
+the run still counts, so the report stays ``valid``. The one ``error`` is a run with no usable
+row at all (an empty file, or every row removed): there is nothing to score.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...contracts.base import ValidationReport, contract, id_frame, with_severity
+from ...errors import Problem
+from ...io._lines import source_name
+from ...io.convert import is_source, run_frame_with_problems
+from ...io.readers import read_run_with_problems
+from ...kernels.ranking import row_ranks
+
+__all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format"]
+
+
+def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
+    """Rows of a run with a ``line`` column (None-like 0 for in-memory data) and read problems."""
+    if is_source(run):
+        frame, problems = read_run_with_problems(run, format)  # type: ignore[arg-type]
+        return frame, problems, source_name(run)
+    # rows whose score is not a finite number are problems (named by row), as bad lines of a file are
+    frame, problems = run_frame_with_problems(run, line_numbers=isinstance(run, pd.DataFrame))
+    if "line" not in frame.columns:
+        frame["line"] = 0
+    if "rank" not in frame.columns:
+        frame["rank"] = 0
+    return frame, problems, None
+
+
+def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
+    """Arrow dictionary codes of a string column (int32, one per row) and the number of distinct
+    values (one dictionary for all chunks)."""
+    values = pa.array(column.array)
+    encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
+    size = len(encoded.chunk(0).dictionary) if encoded.num_chunks else 0
+    return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), size
+
+
+def _pair_codes(frame: pd.DataFrame) -> pd.Series:
+    """One int64 per row identifying its (query_id, doc_id) pair: arrow dictionary codes of each
+    column combined (far less memory than hashing the two string columns together)."""
+    q, _ = _column_codes(frame["query_id"])
+    d, n_docs = _column_codes(frame["doc_id"])
+    return pd.Series(q.astype(np.int64) * max(n_docs, 1) + d)
+
+
+def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """``frame[keep]`` built column by column while the columns are removed from ``frame`` (the
+    caller's frame is consumed), so that the run is never held twice."""
+    if keep.all():
+        return frame.reset_index(drop=True)
+    out = {}
+    for col in list(frame.columns):
+        out[col] = frame[col].to_numpy()[keep] if frame[col].dtype.kind in "biuf" else \
+            frame[col].array[keep]
+        del frame[col]
+    return pd.DataFrame(out, copy=False)
+
+
+def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20) -> np.ndarray:
+    """The trec_eval rank of every row, in row order. When each query's rows are contiguous (a
+    run written query by query), the ranking runs on blocks of whole queries of about
+    ``block_rows`` rows, so that its temporary copies stay small on large runs."""
+    n = len(frame)
+    rank = np.zeros(n, dtype=np.int64)
+    if not n:
+        return rank
+    codes, n_queries = _column_codes(frame["query_id"])
+    change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    bounds = [0, n]
+    if len(change) + 1 == n_queries and n > block_rows:  # contiguous queries: cut between them
+        cuts = change[np.minimum(np.searchsorted(change, np.arange(block_rows, n, block_rows)), len(change) - 1)]
+        bounds = [0, *sorted({int(c) for c in cuts}), n]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        rank[lo:hi] = row_ranks(frame.iloc[lo:hi], "trec_eval")
+    return rank
+
+
+class _Lazy:
+    """A column's values fetched for chosen rows only: ``fetch(rows)`` loads them (one vectorised
+    take) and returns ``rows``; ``lazy[i]`` then gives row i's value."""
+
+    def __init__(self, column: pd.Series):
+        self.column = column
+        self.values: dict[int, Any] = {}
+
+    def fetch(self, rows: np.ndarray) -> np.ndarray:
+        if len(rows):
+            self.values.update(zip(rows.tolist(), self.column.take(rows).tolist()))
+        return rows
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.values[int(i)]
+
+
+def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame) -> np.ndarray:
+    """Rows whose ``doc_id`` is not among ``known['doc_id']`` (hash-based membership: np.isin on
+    object arrays is O(rows x ids))."""
+    return ~frame["doc_id"].isin(set(known["doc_id"].tolist())).to_numpy()
+
+
+def _other_domain_docs(frame: pd.DataFrame, known: pd.DataFrame, expected: pd.DataFrame | None,
+                       in_corpus: np.ndarray) -> tuple[np.ndarray, pd.Series | None]:
+    """Rows whose document is in the corpus but not in the corpus of the row's query's domain,
+    and each row's query domain (None, with no row, when the corpus or the queries carry no
+    ``domain``). Rows of a query without a domain are never counted."""
+    if expected is None or "domain" not in known.columns or "domain" not in expected.columns:
+        return np.zeros(len(frame), dtype=bool), None
+    per_query = expected.drop_duplicates("query_id").set_index("query_id")["domain"]
+    qdom = frame["query_id"].map(per_query)
+    has = qdom.notna().to_numpy()
+    corpus_pairs = pd.MultiIndex.from_arrays([known["domain"].astype(str), known["doc_id"]])
+    rows = pd.MultiIndex.from_arrays([qdom.fillna("").astype(str), frame["doc_id"].astype(str)])
+    in_domain = rows.isin(corpus_pairs)
+    return in_corpus & has & ~in_domain, qdom
+
+
+def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -> dict[str, int]:
+    """How many rows of a run the contract discards as ``duplicate`` and (with ``corpus``) as
+    ``unknown_doc`` and (with ``corpus`` and ``queries`` that both carry a ``domain``) as
+    ``other_domain_doc``, without validating it.
+
+    ``run`` is a run already read into a frame (``query_id``, ``doc_id``; every score finite, as
+    `as_run_frame` gives it). The counts are those of
+    ``validate_reteco(run, corpus=corpus, queries=queries).problem_counts()`` for these kinds, from
+    the same row masks, but no problem is built and the run is neither copied, cleaned nor ranked
+    (``queries`` serve only the domains here: rows of unknown queries are not counted). Kinds with
+    no such row are left out (``{}``: nothing would be discarded).
+    """
+    dup = _pair_codes(run).duplicated(keep="first").to_numpy()
+    counts = {"duplicate": int(dup.sum())}
+    known = id_frame(corpus, "doc_id")
+    if known is not None:
+        # a repeated pair is counted as a duplicate only, as the contract reports it
+        unknown = _unknown_docs(run, known)
+        counts["unknown_doc"] = int((unknown & ~dup).sum())
+        other, _ = _other_domain_docs(run, known, id_frame(queries, "query_id"), ~unknown)
+        counts["other_domain_doc"] = int((other & ~dup).sum())
+    return {kind: n for kind, n in counts.items() if n}
+
+
+def _line(value: Any) -> int | None:
+    v = int(value)
+    return v if v > 0 else None
+
+
+@contract("reteco")
+def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10) -> ValidationReport:
+    frame, problems, path = load_run_rows(run, "trec")
+    problems = list(problems)
+    keep = np.ones(len(frame), dtype=bool)
+    # ids are fetched only for the rows a problem names (Python strings for every row of a 5M-row
+    # run would cost more memory than the run itself)
+    qids, docs = _Lazy(frame["query_id"]), _Lazy(frame["doc_id"])
+    lines = frame["line"].to_numpy()
+
+    expected = id_frame(queries, "query_id")
+    if expected is not None:
+        # hash-based membership: np.isin on object arrays is O(rows x ids)
+        unknown_q = ~frame["query_id"].isin(set(expected["query_id"].tolist())).to_numpy()
+        for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_q))):
+            problems.append(Problem("query id not in the topics; row discarded", line=_line(lines[i]),
+                                    query_id=qids[i], path=path, kind="unknown_query", doc_id=docs[i]))
+        keep &= ~unknown_q
+
+    pair = _pair_codes(frame)
+    dup = pair.duplicated(keep="first").to_numpy()
+    if dup.any():
+        # the first line of each repeated pair, from the repeated rows only
+        repeated = frame.loc[pair.duplicated(keep=False).to_numpy(), ["query_id", "doc_id", "line"]]
+        first_line = repeated.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])["line"]
+        del repeated
+        for i in qids.fetch(docs.fetch(np.flatnonzero(dup & keep))):
+            first = first_line.get((qids[i], docs[i]))
+            where = f" (first at line {int(first)})" if first is not None and int(first) > 0 else ""
+            problems.append(Problem(f"duplicate document {docs[i]} removed{where}", line=_line(lines[i]),
+                                    query_id=qids[i], path=path, kind="duplicate", doc_id=docs[i]))
+        keep &= ~dup
+
+    known = id_frame(corpus, "doc_id")
+    if known is not None:
+        unknown_d = _unknown_docs(frame, known)
+        for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
+            problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
+                                    line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
+                                    doc_id=docs[i]))
+        keep &= ~unknown_d
+        other_d, qdom = _other_domain_docs(frame, known, expected, ~unknown_d)
+        if other_d.any():
+            home = known.drop_duplicates("doc_id").set_index("doc_id")["domain"]
+            rows = np.flatnonzero(other_d & keep)
+            qd = _Lazy(qdom)
+            for i in qids.fetch(docs.fetch(qd.fetch(rows))):
+                problems.append(Problem(
+                    f"document {docs[i]} of another domain discarded (in the {home.get(docs[i])} corpus, "
+                    f"not in the {qd[i]} corpus)", line=_line(lines[i]), query_id=qids[i], path=path,
+                    kind="other_domain_doc", doc_id=docs[i]))
+            keep &= ~other_d
+
+    n_read = len(frame)
+    del qids, docs, pair
+    cleaned = _take_rows(frame, keep)
+    del frame
+    cleaned["rank"] = _trec_eval_ranks(cleaned)
+    missing: list[str] = []
+    if expected is not None:
+        present = set(cleaned["query_id"].tolist())
+        missing = [q for q in expected["query_id"].tolist() if q not in present]
+        for q in missing:
+            problems.append(Problem("query missing from the run (scores 0)", query_id=q, path=path,
+                                    kind="missing_query"))
+    cleaned = cleaned[["query_id", "doc_id", "score", "rank", "line"]]
+    problems = with_severity(problems, "warning")
+    if not len(cleaned):
+        what = "every row was removed" if n_read else "the run holds no readable row"
+        problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
+                                   kind="empty", severity="error"))
+    return ValidationReport("reteco", problems, cleaned, missing_queries=missing)
+
+
+# ------------------------------------------------------------------------------------------------
+# the RETECO starter kit's format check (``validate --rules kit``)
+
+#: Python's ``int()`` of one whitespace-free field: digits (any Unicode decimal digit), an optional
+#: sign, ``_`` only between digits
+_KIT_DIGITS = r"\d+(?:_\d+)*"
+_KIT_INT = rf"[+-]?{_KIT_DIGITS}"
+#: Python's ``float()`` of one whitespace-free field: decimal or scientific notation, ``_`` between
+#: digits, ``nan`` / ``inf`` / ``infinity`` in any case
+_KIT_FLOAT = (rf"[+-]?(?:(?:{_KIT_DIGITS}(?:\.(?:{_KIT_DIGITS})?)?|\.{_KIT_DIGITS})(?:[eE][+-]?{_KIT_DIGITS})?"
+              r"|(?i:nan|inf|infinity))")
+
+
+def check_kit_format(source: Any) -> list[Problem]:
+    """The checks of the RETECO starter kit's ``format_checker.py`` (github.com/DataScienceUIBK/
+    RETECO, ``starter_kit/``), reimplemented from their description: every non-blank line has
+    exactly 6 whitespace-separated fields, the rank (4th) is an integer as Python's ``int`` reads
+    it and at least 1, no rank repeats within a topic, and the score (5th) is a number as Python's
+    ``float`` reads it (so ``3_0``, ``nan`` and ``inf`` pass, ``1.0`` as a rank fails).
+
+    Returns one ``error`` problem (kind ``kit_format``) per failing line, an empty list when the
+    kit's checker would pass the file. Vectorised over the lines (pandas string operations)."""
+    from ...io._lines import read_source_bytes
+
+    path = source_name(source)
+    text = read_source_bytes(source).decode("utf-8", errors="replace")
+    lines = pd.Series(text.splitlines(), dtype=object)
+    numbers = np.arange(1, len(lines) + 1)
+    filled = lines.str.strip().str.len().to_numpy() > 0
+    lines, numbers = lines[filled].reset_index(drop=True), numbers[filled]
+    fields = lines.str.split()
+    n = fields.str.len().to_numpy()
+    qid = fields.str[0].fillna("")
+    rank_s, score_s = fields.str[3].fillna(""), fields.str[4].fillna("")
+    six = n == 6
+    rank_ok = rank_s.str.fullmatch(_KIT_INT).to_numpy(dtype=bool)
+    rank_v = pd.to_numeric(rank_s.str.replace("_", "", regex=False).where(rank_ok), errors="coerce")
+    rank_pos = rank_ok & (rank_v.fillna(0).to_numpy() >= 1)
+    score_ok = score_s.str.fullmatch(_KIT_FLOAT).to_numpy(dtype=bool)
+    repeated = (six & rank_pos) & pd.DataFrame({"q": qid, "r": rank_v}).duplicated().to_numpy()
+    why = np.full(len(lines), "", dtype=object)
+    why[six & ~score_ok] = "score is not a number"
+    why[six & rank_ok & ~rank_pos] = "rank is below 1"
+    why[six & ~rank_ok] = "rank is not an integer"
+    why[repeated & score_ok] = "rank repeated within the topic"
+    why[~six] = "expected 6 fields"
+    bad = np.flatnonzero(why != "")
+    return [Problem(f"{why[i]}: {lines[i][:80]!r} (starter-kit format check)", line=int(numbers[i]),
+                    query_id=str(qid[i]) or None, path=path, kind="kit_format", severity="error")
+            for i in bad.tolist()]

@@ -1,0 +1,131 @@
+"""The ``reteco`` run contract: duplicates after the first occurrence, unknown docs and queries
+discarded, missing queries reported, every removal with its line number, never a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reteco_measures as rm
+
+RUN_TEXT = """\
+q1 Q0 d1 1 0.9 r
+q1 Q0 d2 2 0.8 r
+q1 Q0 d1 3 0.95 r
+q1 Q0 ghost 4 0.7 r
+q1 Q0 d3 5 0.8 r
+broken line here
+q9 Q0 d1 1 0.5 r
+q2 Q0 d2 1 0.3 r
+"""
+
+
+def test_reteco_contract_rules(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT)
+    report = rm.validate_run(path, "reteco", corpus=["d1", "d2", "d3"], queries=["q1", "q2", "q3"])
+    assert report.valid and not report.ok
+    kinds = [(p.kind, p.line, p.query_id) for p in report.errors]
+    assert kinds == [
+        ("format", 6, "broken"),
+        ("unknown_query", 7, "q9"),
+        ("duplicate", 3, "q1"),
+        ("unknown_doc", 4, "q1"),
+        ("missing_query", None, "q3"),
+    ]
+    dup = next(p for p in report.errors if p.kind == "duplicate")
+    assert "first at line 1" in dup.message and str(dup).startswith(f"{path}:3: q1: duplicate document d1")
+    run = report.run
+    # file order kept; the first d1 (score 0.9) survives, not the later 0.95
+    assert run[["query_id", "doc_id", "score", "line"]].values.tolist() == [
+        ["q1", "d1", 0.9, 1], ["q1", "d2", 0.8, 2], ["q1", "d3", 0.8, 5], ["q2", "d2", 0.3, 8]
+    ]
+    # trec_eval order: d1 (0.9), then the 0.8 tie broken by doc id descending: d3 before d2
+    assert run["rank"].tolist() == [1, 3, 2, 1]
+    assert report.missing_queries == ["q3"]
+
+
+def test_reteco_contract_scores_the_cleaned_run(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT)
+    qrels = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["d3", "d2", "d1"], "relevance": [1, 1, 1]})
+    report = rm.validate_run(path, "reteco", corpus=["d1", "d2", "d3"], queries=["q1", "q2", "q3"])
+    res = rm.calc_aggregate(["nDCG@10"], qrels, report.run)
+    # q1: d3 at rank 2 -> 1/log2(3); q2: d2 at rank 1 -> 1; q3 missing -> 0
+    import math
+
+    assert list(res.values())[0] == (1 / math.log2(3) + 1 + 0) / 3
+
+
+def test_dataframe_input_without_lines() -> None:
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]})
+    report = rm.validate_run(run, "reteco")
+    assert [p.line for p in report.errors] == [2]  # row number of the duplicate
+    assert report.run["doc_id"].tolist() == ["a"]
+
+
+def test_unknown_contract() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown contract"):
+        rm.validate_run("x", "nope")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("q1d2 Q0\t\n.#-eé5")), max_size=300))
+def test_never_crashes_on_arbitrary_text(text: str) -> None:
+    report = rm.validate_run(text + "\n", "reteco", corpus=["d1", "d2"])
+    # valid unless nothing at all is left to score (the one error of the reteco contract)
+    assert report.valid == (len(report.run) > 0)
+    assert all(p.severity == "warning" for p in report.errors if p.kind != "empty")
+    assert set(report.run.columns) >= {"query_id", "doc_id", "score", "rank"}
+    assert not report.run.duplicated(["query_id", "doc_id"]).any()
+    assert report.run["doc_id"].isin(["d1", "d2"]).all()
+
+
+def test_ids_from_files_and_folders(tmp_path: Path) -> None:
+    from reteco_measures.contracts.base import id_frame
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "b.jsonl").write_text('{"id": "003", "domain": "law"}\n')
+    (folder / "a.jsonl").write_text('{"id": "001", "domain": "bio"}\n{"id": "002", "domain": "bio"}\n')
+    frame = id_frame(folder, "doc_id")
+    assert frame["doc_id"].tolist() == ["001", "002", "003"]  # files by name; ids stay strings
+    assert frame["domain"].tolist() == ["bio", "bio", "law"]
+    lines = tmp_path / "ids.txt"
+    lines.write_text("d1\nd2 extra\n\n")
+    assert id_frame(lines, "doc_id")["doc_id"].tolist() == ["d1", "d2"]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d 1\nq1 0 e 0\nq2 0 d 1\n")
+    assert id_frame(str(qrels), "query_id")["query_id"].tolist() == ["q1", "q2"]
+    report = rm.validate_run("q1 Q0 d1 1 1.0 r\nq1 Q0 zz 2 0.5 r\n", "reteco", corpus=lines, queries=qrels)
+    assert [p.kind for p in report.errors] == ["unknown_doc", "missing_query"]
+
+
+def test_documents_of_another_domain_are_discarded_when_both_sides_carry_domains() -> None:
+    # corpus: a/1, a/2 (domain a), b/1 (domain b); q1 is of domain a, q2 of b, q3 has no domain
+    corpus = pd.DataFrame({"doc_id": ["a/1", "a/2", "b/1"], "domain": ["a", "a", "b"]})
+    queries = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "domain": ["a", "b", None]})
+    run = "q1 Q0 a/1 1 3 r\nq1 Q0 b/1 2 2 r\nq1 Q0 zz 3 1 r\nq1 Q0 b/1 4 0.5 r\nq2 Q0 a/2 1 1 r\nq3 Q0 b/1 1 1 r\n"
+    report = rm.validate_run(run, "reteco", corpus=corpus, queries=queries)
+    kinds = [(p.kind, p.line, p.query_id, p.doc_id) for p in report.errors]
+    # line 4 repeats line 2: a duplicate only; q3 has no domain: checked against the whole corpus
+    assert kinds == [("duplicate", 4, "q1", "b/1"), ("unknown_doc", 3, "q1", "zz"),
+                     ("other_domain_doc", 2, "q1", "b/1"), ("other_domain_doc", 5, "q2", "a/2"),
+                     ("missing_query", None, "q2", None)]  # every row of q2 was discarded
+    other = next(p for p in report.errors if p.line == 2)
+    assert other.message == "document b/1 of another domain discarded (in the b corpus, not in the a corpus)"
+    assert report.run[["query_id", "doc_id"]].values.tolist() == [["q1", "a/1"], ["q3", "b/1"]]
+    # the eval note's counts come from the same masks
+    from reteco_measures.benchmarks.reteco.contract import discard_counts
+    from reteco_measures.io.convert import as_run_frame
+
+    assert discard_counts(as_run_frame(run), corpus, queries) == {"duplicate": 1, "unknown_doc": 1,
+                                                                  "other_domain_doc": 2}
+    # without a domain on either side the corpus as a whole is the scope (the contract as before)
+    plain = rm.validate_run(run, "reteco", corpus=corpus[["doc_id"]], queries=queries)
+    assert [p.kind for p in plain.errors] == ["duplicate", "unknown_doc"] and len(plain.run) == 4
