@@ -40,7 +40,8 @@ from ..io.readers import read_run_with_problems
 from ..kernels.ranking import row_ranks
 from .base import ValidationReport, contract, id_frame, with_severity
 
-__all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format"]
+__all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
+           "is_in"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -123,10 +124,70 @@ class _Lazy:
         return self.values[int(i)]
 
 
-def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame) -> np.ndarray:
-    """Rows whose ``doc_id`` is not among ``known['doc_id']`` (hash-based membership: np.isin on
-    object arrays is O(rows x ids))."""
-    return ~frame["doc_id"].isin(set(known["doc_id"].tolist())).to_numpy()
+def _strings(column: pd.Series | pd.Index) -> pa.Array | pa.ChunkedArray | None:
+    """A string column as Arrow strings (no copy for Arrow-backed columns); None for any other."""
+    if column.dtype != object and not isinstance(column.dtype, pd.StringDtype):
+        return None
+    try:
+        arr = pa.array(column.array if isinstance(column, pd.Series) else column, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    return arr if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else None
+
+
+#: id(corpus frame) -> (the frame, its id index): holding the frame keeps its id from being reused
+_ID_INDEX: dict[int, tuple[pd.DataFrame, pa.Array]] = {}
+
+
+def doc_id_index(corpus: pd.DataFrame) -> pa.Array:
+    """The corpus' id index: its distinct ``doc_id`` values (as text) in first-appearance order,
+    one Arrow string array, built once per corpus frame (a release's corpus is one frame per
+    process, see `reteco_measures.datasets.reteco_tempo.load_tempo`)."""
+    hit = _ID_INDEX.get(id(corpus))
+    if hit is not None and hit[0] is corpus:
+        return hit[1]
+    ids = corpus["doc_id"]
+    arr = _strings(ids) if isinstance(ids.dtype, pd.StringDtype) else None
+    if arr is None:
+        arr = pa.array(ids.astype(str).to_numpy(dtype=object), type=pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    index = pc.unique(arr.cast(pa.large_string()))
+    if len(_ID_INDEX) > 8:
+        _ID_INDEX.clear()
+    _ID_INDEX[id(corpus)] = (corpus, index)
+    return index
+
+
+def id_positions(values: pd.Series, index: pa.Array) -> np.ndarray:
+    """Each value's position in ``index`` (`doc_id_index`), -1 where absent: one Arrow hash
+    lookup over the whole column (integer codes; no Python object per row)."""
+    arr = _strings(values)
+    if arr is None:  # not a text column: hash lookups of the objects (a number is no text id)
+        return pd.Index(index.to_numpy(zero_copy_only=False), dtype=object).get_indexer(
+            values.to_numpy(dtype=object)).astype(np.int64)
+    found = pc.index_in(arr.cast(pa.large_string()), value_set=index).fill_null(-1)
+    return found.to_numpy(zero_copy_only=False).astype(np.int64) if len(values) else np.zeros(0, np.int64)
+
+
+def is_in(values: pd.Series, allowed: pd.Series) -> np.ndarray:
+    """``values.isin(allowed)`` as a boolean array, through an Arrow hash lookup when both are text."""
+    arr, value_set = _strings(values), _strings(allowed)
+    if arr is None or value_set is None:
+        return values.isin(set(allowed.tolist())).to_numpy(dtype=bool)
+    if isinstance(value_set, pa.ChunkedArray):
+        value_set = value_set.combine_chunks()
+    found = pc.is_in(arr.cast(pa.large_string()), value_set=value_set.cast(pa.large_string()))
+    return found.fill_null(False).to_numpy(zero_copy_only=False).astype(bool) if len(values) else \
+        np.zeros(0, dtype=bool)
+
+
+def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame, source: Any = None) -> np.ndarray:
+    """Rows whose ``doc_id`` is not among ``known['doc_id']``: positions in the corpus' id index
+    (`doc_id_index` of ``source`` when it is the corpus frame ``known`` was read from, so the
+    index is built once per corpus), -1 = unknown."""
+    corpus = source if isinstance(source, pd.DataFrame) and "doc_id" in source.columns else known
+    return id_positions(frame["doc_id"], doc_id_index(corpus)) < 0
 
 
 def _other_domain_docs(frame: pd.DataFrame, known: pd.DataFrame, expected: pd.DataFrame | None,
@@ -162,7 +223,7 @@ def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -
     known = id_frame(corpus, "doc_id")
     if known is not None:
         # a repeated pair is counted as a duplicate only, as the contract reports it
-        unknown = _unknown_docs(run, known)
+        unknown = _unknown_docs(run, known, corpus)
         counts["unknown_doc"] = int((unknown & ~dup).sum())
         other, _ = _other_domain_docs(run, known, id_frame(queries, "query_id"), ~unknown)
         counts["other_domain_doc"] = int((other & ~dup).sum())
@@ -186,8 +247,7 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
 
     expected = id_frame(queries, "query_id")
     if expected is not None:
-        # hash-based membership: np.isin on object arrays is O(rows x ids)
-        unknown_q = ~frame["query_id"].isin(set(expected["query_id"].tolist())).to_numpy()
+        unknown_q = ~is_in(frame["query_id"], expected["query_id"])
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_q))):
             problems.append(Problem("query id not in the topics; row discarded", line=_line(lines[i]),
                                     query_id=qids[i], path=path, kind="unknown_query", doc_id=docs[i]))
@@ -209,7 +269,7 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
 
     known = id_frame(corpus, "doc_id")
     if known is not None:
-        unknown_d = _unknown_docs(frame, known)
+        unknown_d = _unknown_docs(frame, known, corpus)
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
             problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
                                     line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
