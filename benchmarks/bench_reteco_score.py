@@ -47,7 +47,7 @@ def build(root: Path, n_queries: int, depth: int, n_docs: int, seed: int = 0) ->
     rng = np.random.default_rng(seed)
     track = root / "reteco" / "track1_tempo"
     corpora = {}
-    for d, dom in enumerate(DOMAINS):
+    for dom in DOMAINS:
         folder = track / dom
         folder.mkdir(parents=True, exist_ok=True)
         ids = np.array([f"{dom}/{h:08x}_{i:06d}.txt" for i, h in
