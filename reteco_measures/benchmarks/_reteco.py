@@ -29,13 +29,16 @@ def domain_check(
     corpus: pd.DataFrame,
     path: str | None,
     message: str,
+    doc_positions: tuple[pa.Array, np.ndarray] | None = None,
 ) -> tuple[pd.DataFrame, list[Problem], int]:
     """Discard rows whose document is not in the corpus of the topic's own domain.
 
     ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem per
     discarded row (kind ``other_domain_doc`` for a document of another domain's corpus, ``unknown_doc``
     for one in no corpus) and how many of the discarded documents belong to
-    another domain's corpus (the rest are in no corpus at all)."""
+    another domain's corpus (the rest are in no corpus at all). ``doc_positions``: (an id index,
+    each row's position in it) already computed by the contract, used when that index is the
+    corpus' own."""
     if not len(cleaned):
         return cleaned, [], 0
     per_topic = topics.drop_duplicates("query_id")
@@ -45,7 +48,11 @@ def domain_check(
     topic_domain = np.r_[per_topic["domain"].to_numpy(dtype=object), np.array([np.nan], dtype=object)]
     topic_code = domains.get_indexer(topic_domain)  # the last entry stands for "no topic" (index -1)
     r_dom = np.where(r_topic >= 0, topic_code[r_topic], -1)
-    r_doc = id_positions(cleaned["doc_id"], docs_index)
+    if doc_positions is not None and len(doc_positions[1]) == len(cleaned) and \
+            (doc_positions[0] is docs_index or doc_positions[0].equals(docs_index)):
+        r_doc = doc_positions[1]
+    else:
+        r_doc = id_positions(cleaned["doc_id"], docs_index)
     key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
     ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
     dropped = cleaned[~ok]
@@ -175,7 +182,8 @@ def validate_reteco_domains(
     cleaned = report.run
     other = 0
     if corpus_scope == "domain":
-        cleaned, dom_problems, other = domain_check(cleaned, topics, corpus, path, message)
+        cleaned, dom_problems, other = domain_check(cleaned, topics, corpus, path, message,
+                                                    report.extra.pop("doc_positions", None))
         problems += _warnings(dom_problems)
         if len(report.run) and not len(cleaned):
             problems.insert(0, Problem("no usable row: every row was removed; there is nothing to score",

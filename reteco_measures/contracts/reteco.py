@@ -14,7 +14,9 @@ Rules, from the RETECO evaluation plan ("Deterministic handling"):
 * missing queries / steps / turns score 0 (reported, not an error of the file);
 * ordering is trec_eval's (score, then doc id, both descending); the rank column is ignored.
 
-Every removal is reported with its line number. The cleaned run is returned. Problem kinds:
+Every removal is reported with its line number. The cleaned run is returned; with a ``corpus``,
+``report.extra["doc_positions"]`` holds (the corpus' id index `doc_id_index`, each kept row's
+position in it), so that a later check (the benchmarks' domain check) looks nothing up twice. Problem kinds:
 ``unknown_query``, ``duplicate``, ``unknown_doc`` (a document in no corpus), ``other_domain_doc``
 (a document of another domain's corpus), ``missing_query``, ``format``, ``empty``.
 
@@ -182,12 +184,18 @@ def is_in(values: pd.Series, allowed: pd.Series) -> np.ndarray:
         np.zeros(0, dtype=bool)
 
 
-def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame, source: Any = None) -> np.ndarray:
-    """Rows whose ``doc_id`` is not among ``known['doc_id']``: positions in the corpus' id index
-    (`doc_id_index` of ``source`` when it is the corpus frame ``known`` was read from, so the
-    index is built once per corpus), -1 = unknown."""
+def _doc_positions(frame: pd.DataFrame, known: pd.DataFrame, source: Any = None) -> tuple[pa.Array, np.ndarray]:
+    """(the corpus' id index, each row's position in it, -1 = unknown document): the index is
+    `doc_id_index` of ``source`` when it is the corpus frame ``known`` was read from, so that it is
+    built once per corpus."""
     corpus = source if isinstance(source, pd.DataFrame) and "doc_id" in source.columns else known
-    return id_positions(frame["doc_id"], doc_id_index(corpus)) < 0
+    index = doc_id_index(corpus)
+    return index, id_positions(frame["doc_id"], index)
+
+
+def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame, source: Any = None) -> np.ndarray:
+    """Rows whose ``doc_id`` is not among ``known['doc_id']`` (see `_doc_positions`)."""
+    return _doc_positions(frame, known, source)[1] < 0
 
 
 def _other_domain_docs(frame: pd.DataFrame, known: pd.DataFrame, expected: pd.DataFrame | None,
@@ -268,8 +276,10 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
         keep &= ~dup
 
     known = id_frame(corpus, "doc_id")
+    doc_pos = None
     if known is not None:
-        unknown_d = _unknown_docs(frame, known, corpus)
+        doc_index, doc_pos = _doc_positions(frame, known, corpus)
+        unknown_d = doc_pos < 0
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
             problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
                                     line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
@@ -291,6 +301,8 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     del qids, docs, pair
     cleaned = _take_rows(frame, keep)
     del frame
+    # each kept row's position in the corpus' id index, for checks that follow (the domain check)
+    extra = {"doc_positions": (doc_index, doc_pos[keep])} if doc_pos is not None else {}
     cleaned["rank"] = _trec_eval_ranks(cleaned)
     missing: list[str] = []
     if expected is not None:
@@ -305,7 +317,9 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
         what = "every row was removed" if n_read else "the run holds no readable row"
         problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
                                    kind="empty", severity="error"))
-    return ValidationReport("reteco", problems, cleaned, missing_queries=missing)
+    report = ValidationReport("reteco", problems, cleaned, missing_queries=missing)
+    report.extra.update(extra)
+    return report
 
 
 # ------------------------------------------------------------------------------------------------
