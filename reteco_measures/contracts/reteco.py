@@ -69,10 +69,12 @@ def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
     return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), size
 
 
-def _pair_codes(frame: pd.DataFrame) -> pd.Series:
+def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None) -> pd.Series:
     """One int64 per row identifying its (query_id, doc_id) pair: arrow dictionary codes of each
-    column combined (far less memory than hashing the two string columns together)."""
-    q, _ = _column_codes(frame["query_id"])
+    column combined (far less memory than hashing the two string columns together); ``q``: the
+    query codes when the caller has them."""
+    if q is None:
+        q, _ = _column_codes(frame["query_id"])
     d, n_docs = _column_codes(frame["doc_id"])
     return pd.Series(q.astype(np.int64) * max(n_docs, 1) + d)
 
@@ -90,15 +92,19 @@ def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(out, copy=False)
 
 
-def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20) -> np.ndarray:
+def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20, codes: np.ndarray | None = None) -> np.ndarray:
     """The trec_eval rank of every row, in row order. When each query's rows are contiguous (a
     run written query by query), the ranking runs on blocks of whole queries of about
-    ``block_rows`` rows, so that its temporary copies stay small on large runs."""
+    ``block_rows`` rows, so that its temporary copies stay small on large runs. ``codes``: each
+    row's query code when the caller has them (any integer codes, one per distinct query id)."""
     n = len(frame)
     rank = np.zeros(n, dtype=np.int64)
     if not n:
         return rank
-    codes, n_queries = _column_codes(frame["query_id"])
+    if codes is None or codes.dtype.kind not in "iu":  # (codes with a null id are floats)
+        codes, n_queries = _column_codes(frame["query_id"])
+    else:
+        n_queries = int(np.count_nonzero(np.bincount(codes)))
     change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, n]
     if len(change) + 1 == n_queries and n > block_rows:  # contiguous queries: cut between them
@@ -261,7 +267,8 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
                                     query_id=qids[i], path=path, kind="unknown_query", doc_id=docs[i]))
         keep &= ~unknown_q
 
-    pair = _pair_codes(frame)
+    qcodes, _ = _column_codes(frame["query_id"])  # once, for the pairs and the ranking
+    pair = _pair_codes(frame, qcodes)
     dup = pair.duplicated(keep="first").to_numpy()
     if dup.any():
         # the first line of each repeated pair, from the repeated rows only
@@ -303,7 +310,8 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     del frame
     # each kept row's position in the corpus' id index, for checks that follow (the domain check)
     extra = {"doc_positions": (doc_index, doc_pos[keep])} if doc_pos is not None else {}
-    cleaned["rank"] = _trec_eval_ranks(cleaned)
+    cleaned["rank"] = _trec_eval_ranks(cleaned, codes=qcodes[keep])
+    del qcodes
     missing: list[str] = []
     if expected is not None:
         present = set(cleaned["query_id"].tolist())
