@@ -16,8 +16,9 @@ measures and the four standard ones) and ``reteco-measures eval QRELS RUN nDCG@1
 ``score`` is timed twice per round: with the corpus-id cache emptied first (what one command-line
 call costs) and with it filled (a second score of the same release in one process, as a
 leaderboard scores its runs). Peak memory is the growth of the peak resident set during the call
-(``/proc/self/clear_refs``, Linux). Prints the table and the ratios, and writes the Markdown table
-with ``--markdown``. Not part of the test suite.
+(``/proc/self/clear_refs``, Linux); CPU seconds (this process, every thread) are given beside the
+wall-clock seconds, as they vary less with the machine's load. Prints the table and the ratios,
+and writes the Markdown table with ``--markdown``. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -100,8 +101,9 @@ def _status(field: str) -> int:
     return 0
 
 
-def measured(fn: Callable[[], int]) -> tuple[float, int]:
-    """(seconds, peak resident growth in bytes) of one call; the call must return exit code 0."""
+def measured(fn: Callable[[], int]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of this process, peak resident growth in bytes) of one call; the
+    call must return exit code 0."""
     gc.collect()
     try:
         with open("/proc/self/clear_refs", "w") as f:
@@ -109,12 +111,12 @@ def measured(fn: Callable[[], int]) -> tuple[float, int]:
     except OSError:
         pass
     base = _status("VmRSS")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     code = fn()
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     if code != 0:
         raise SystemExit(f"a timed command failed with exit code {code}")
-    return seconds, max(_status("VmHWM") - base, 0)
+    return seconds, cpu, max(_status("VmHWM") - base, 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,32 +148,40 @@ def main(argv: list[str] | None = None) -> int:
         score = quiet(["score", "reteco-1a", str(run), "--data", str(root), "--split", "dev"])
         evaluate = quiet(["eval", str(qrels), str(run), *STANDARD])
 
+        clear = getattr(reteco_tempo, "clear_corpus_cache", lambda: None)  # (absent before the cache)
+
         def cold() -> int:
-            reteco_tempo.clear_corpus_cache()
+            clear()
             return score()
 
         paths = {"eval (4 standard measures)": evaluate, "score reteco-1a (corpus ids read)": cold,
                  "score reteco-1a (corpus ids cached)": score}
         cold()  # warm-up: imports, page cache
         times: dict[str, list[float]] = {k: [] for k in paths}
+        cpus: dict[str, list[float]] = {k: [] for k in paths}
         peaks: dict[str, list[int]] = {k: [] for k in paths}
         for r in range(args.rounds):
             for name, fn in paths.items():
-                s, peak = measured(fn)
+                s, cpu, peak = measured(fn)
                 times[name].append(s)
+                cpus[name].append(cpu)
                 peaks[name].append(peak)
-                print(f"round {r + 1} {name}: {s:.2f} s, peak +{peak / 2**20:.0f} MiB", file=sys.stderr)
+                print(f"round {r + 1} {name}: {s:.2f} s ({cpu:.2f} s CPU), peak +{peak / 2**20:.0f} MiB",
+                      file=sys.stderr)
 
     base = statistics.median(times["eval (4 standard measures)"])
+    base_cpu = statistics.median(cpus["eval (4 standard measures)"])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [f"`score reteco-1a` vs `eval`, {n_rows:,} run rows, {3 * args.docs:,} corpus ids, "
              f"median of {args.rounds} interleaved rounds ({platform.machine()}, {os.cpu_count()} cores, "
              f"load {load:.1f}, Python {platform.python_version()})", "",
-             "| command | seconds (median) | ratio to eval | peak memory growth (MiB) |",
-             "|---|---:|---:|---:|"]
+             "| command | seconds (median) | ratio to eval | CPU seconds (median) | CPU ratio to eval | "
+             "peak memory growth (MiB) |",
+             "|---|---:|---:|---:|---:|---:|"]
     for name in paths:
-        med = statistics.median(times[name])
-        lines.append(f"| {name} | {med:.2f} | {med / base:.2f}x | {max(peaks[name]) / 2**20:.0f} |")
+        med, cpu = statistics.median(times[name]), statistics.median(cpus[name])
+        lines.append(f"| {name} | {med:.2f} | {med / base:.2f}x | {cpu:.2f} | {cpu / base_cpu:.2f}x | "
+                     f"{max(peaks[name]) / 2**20:.0f} |")
     text = "\n".join(lines)
     print(text)
     if args.markdown:
