@@ -33,7 +33,8 @@ def domain_check(
 ) -> tuple[pd.DataFrame, list[Problem], int]:
     """Discard rows whose document is not in the corpus of the topic's own domain.
 
-    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem per
+    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem (a
+    warning: the row is discarded, the rest of the run counts) per
     discarded row (kind ``other_domain_doc`` for a document of another domain's corpus, ``unknown_doc``
     for one in no corpus) and how many of the discarded documents belong to
     another domain's corpus (the rest are in no corpus at all). ``doc_positions``: (an id index,
@@ -61,7 +62,8 @@ def domain_check(
     in_corpus = (r_doc[~ok] >= 0).tolist()
     problems = [
         Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
-                path=path, kind="other_domain_doc" if known else "unknown_doc", doc_id=row.doc_id)
+                path=path, kind="other_domain_doc" if known else "unknown_doc", doc_id=row.doc_id,
+                **_severity("warning"))
         for row, d, known in zip(dropped.itertuples(index=False), dropped_domain, in_corpus, strict=True)
     ]
     return cleaned[ok].reset_index(drop=True), problems, other
@@ -200,7 +202,9 @@ def _severity(level: str) -> dict:
 
 
 def _warnings(problems: list[Problem]) -> list[Problem]:
-    return [replace(p, **_severity("warning")) for p in problems]
+    """The problems as warnings (a problem that already is one is kept as it is)."""
+    level = _severity("warning")
+    return [p if not level or p.severity == "warning" else replace(p, **level) for p in problems]
 
 
 def read_run_any(run: Any) -> tuple[pd.DataFrame, list[Problem], str | None]:
