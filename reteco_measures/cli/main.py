@@ -268,11 +268,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                     for m in metrics
                 ]
                 frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-                if args.stream:  # the file is read once: the summary of the same per-query values
-                    summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
-                                             names="machine" if machine else "human")
-                else:
-                    summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
+                # the run is evaluated once: the summary aggregates the same per-query values
+                summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
+                                         names="machine" if machine else "human")
                 summary.insert(0, "query_id", "all")
                 frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
             else:

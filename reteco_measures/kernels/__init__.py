@@ -8,11 +8,11 @@ One module per benchmark family; each declares its kernels with
 
 from . import conversational, likert, spoken, standard, stepwise, temporal
 from .context import IMPLEMENTATIONS, EvalContext, RankedRun, implements
-from .ndcg import dcg_at_k, gains_frame, ideal_dcg_at_k, ndcg, ndcg_at_k
+from .ndcg import gains_frame, ndcg, ndcg_at_k
 from .ranking import TIE_BREAKS, rank_run, top_k
 
 __all__ = [
-    "TIE_BREAKS", "rank_run", "top_k", "ndcg", "ndcg_at_k", "dcg_at_k", "ideal_dcg_at_k", "gains_frame",
+    "TIE_BREAKS", "rank_run", "top_k", "ndcg", "ndcg_at_k", "gains_frame",
     "EvalContext", "RankedRun", "implements", "IMPLEMENTATIONS",
     "conversational", "likert", "spoken", "standard", "stepwise", "temporal",
 ]

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import ir_measures
 import pandas as pd
 
+from ..measures.params import param
 from ..side import SideInfo, load_labels, load_topics
 from .ndcg import gains_frame
 from .ranking import rank_run, top_k
@@ -94,15 +95,15 @@ class EvalContext:
 
     # -- side information ------------------------------------------------------------------
     def topics_for(self, measure: ir_measures.Measure) -> pd.DataFrame | None:
-        path = measure.params.get("topics")
+        path = param(measure, "topics")
         return load_topics(path) if path else self.side.topics
 
     def labels_for(self, measure: ir_measures.Measure) -> pd.DataFrame | None:
-        path = measure.params.get("labels")
+        path = param(measure, "labels")
         return load_labels(path) if path else self.side.labels
 
     def tie_break_for(self, measure: ir_measures.Measure) -> str:
-        return measure.params.get("tie_break") or self.side.tie_break
+        return param(measure, "tie_break") or self.side.tie_break
 
     # -- shared views ----------------------------------------------------------------------
     @property
@@ -123,7 +124,7 @@ class EvalContext:
 
     def top(self, measure: ir_measures.Measure) -> pd.DataFrame:
         """Ranked rows with rank ≤ the measure's cutoff (all rows without a cutoff)."""
-        return top_k(self.ranked_for(measure), measure.params.get("cutoff"))
+        return top_k(self.ranked_for(measure), param(measure, "cutoff"))
 
     def gains(self, *, binary: bool = False, rel: int = 1) -> pd.DataFrame:
         return self.cached(("gains", binary, rel), lambda: gains_frame(self.qrels, binary=binary, rel=rel))

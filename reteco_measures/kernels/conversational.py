@@ -26,6 +26,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
+from ..measures.params import param
 from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
@@ -66,9 +67,9 @@ def turn_parts(query_ids: pd.Index | pd.Series | list, topics: pd.DataFrame | No
 @implements("TurnNDCG")
 def turn_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:
     """Binary nDCG@k per target turn of the qrels, weighted for the requested ``average``."""
-    k = measure.params.get("cutoff")
-    rel = int(measure.param("rel", 1))
-    average = measure.param("average", "turn")
+    k = param(measure, "cutoff")
+    rel = int(param(measure, "rel", 1))
+    average = param(measure, "average", "turn")
     qids = ctx.query_ids
     values = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=True, rel=rel), k, qids)
     frame = pd.DataFrame({"query_id": values.index.to_numpy(dtype=object), "value": values.to_numpy()})

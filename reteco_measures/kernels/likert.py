@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..errors import user_stacklevel
 from ..io.judgments import FAMILIES, canonical, normalize_scores, read_judgments
+from ..measures.params import param
 from .context import EvalContext, implements
 
 __all__ = ["likert_kernel", "LikertWarning"]
@@ -31,13 +32,13 @@ class LikertWarning(UserWarning):
 
 @implements("Likert")
 def likert_kernel(measure, ctx: EvalContext) -> pd.DataFrame:
-    dimension = measure.params.get("dimension")
+    dimension = param(measure, "dimension")
     if not dimension:
         raise ValueError(
             "Likert needs a dimension, e.g. Likert(dimension='correctness', judgments='judgments.jsonl'); "
             f"dimensions: {', '.join(FAMILIES['reteco'] + FAMILIES['ikat'])}"
         )
-    source = measure.params.get("judgments") or ctx.side.extra.get("judgments")
+    source = param(measure, "judgments") or ctx.side.extra.get("judgments")
     if source is None:
         raise ValueError(
             f"{measure}: no judgments: give Likert(judgments='judgments.jsonl', ...) or "
@@ -47,7 +48,7 @@ def likert_kernel(measure, ctx: EvalContext) -> pd.DataFrame:
     dim = canonical(dimension)
     frame, problems = read_judgments(source)
     frame = frame[frame["dimension"] == dim]
-    scale = measure.params.get("scale")
+    scale = param(measure, "scale")
     if scale == "reteco" and dim in FAMILIES["ikat"] or scale == "ikat" and dim in FAMILIES["reteco"]:
         raise ValueError(f"{measure}: dimension {dim!r} is not on the {scale} scale")
     frame, more = normalize_scores(frame, scale)

@@ -1,21 +1,28 @@
-"""Vectorised nDCG@k with trec_eval semantics (binary or graded).
+"""nDCG@k per unit (query, turn, step, request) under any tie policy, through the native nDCG.
+
+One nDCG in the package: the DCG and ideal DCG are those of the native ``nDCG@k`` kernel
+(`reteco_measures.kernels.standard`, verified per query against pytrec_eval's ``ndcg_cut_k`` to
+1e-9, ties included). This module only feeds it: a run already ranked under the tie policy of
+`.ranking` (a ``rank`` column) becomes the scores ``-rank``, so that trec_eval's order *is* that
+ranking, and the qrels grades become the measure's gains.
 
 trec_eval's ``ndcg_cut_k``: gain of a document = its qrels grade (0 for unjudged or negative
-grades), discount 1/log₂(rank+1) for 1-based ranks, ideal DCG from *all* judged documents of
-the query with a positive grade sorted by grade, cut at k; a query whose ideal DCG is 0 scores
-0. The ranking follows the tie policy of `.ranking`. With ``binary=True`` every grade
-≥ ``rel`` has gain 1 (RETECO/ChunQiu "binary nDCG"; identical to ``ndcg_cut_k`` on binary
-qrels). Verified per query against pytrec_eval to 1e-9 in the test suite.
+grades), discount 1/log₂(rank+1) for 1-based ranks, ideal DCG from *all* judged documents of the
+query with a positive grade sorted by grade, cut at k; a query whose ideal DCG is 0 scores 0.
+With ``binary=True`` every grade ≥ ``rel`` has gain 1 (RETECO/ChunQiu "binary nDCG"; identical to
+``ndcg_cut_k`` on binary qrels).
 """
 
 from __future__ import annotations
 
+import ir_measures
 import numpy as np
 import pandas as pd
 
 from .ranking import TieBreak, duplicate_pairs, rank_run, top_k
+from .standard import per_query
 
-__all__ = ["gains_frame", "dcg_at_k", "ideal_dcg_at_k", "ndcg_at_k", "ndcg"]
+__all__ = ["gains_frame", "ndcg_at_k", "ndcg"]
 
 
 def gains_frame(qrels: pd.DataFrame, *, binary: bool = False, rel: int = 1) -> pd.DataFrame:
@@ -26,38 +33,15 @@ def gains_frame(qrels: pd.DataFrame, *, binary: bool = False, rel: int = 1) -> p
     return pd.DataFrame({"query_id": q["query_id"].to_numpy(), "doc_id": q["doc_id"].to_numpy(), "gain": gain})
 
 
-def dcg_at_k(ranked: pd.DataFrame, gains: pd.DataFrame, k: int | None) -> pd.Series:
-    """DCG@k per query of a ranked run (``query_id, doc_id, rank``); queries without a
-    retrieved gain are absent from the result."""
-    top = top_k(ranked, k)[["query_id", "doc_id", "rank"]]
-    joined = top.merge(gains[gains["gain"] > 0], on=["query_id", "doc_id"], how="inner")
-    if joined.empty:
-        return pd.Series(dtype=np.float64)
-    contrib = joined["gain"].to_numpy() / np.log2(joined["rank"].to_numpy(dtype=np.float64) + 1.0)
-    return pd.Series(contrib).groupby(joined["query_id"].to_numpy(), sort=False).sum()
-
-
-def ideal_dcg_at_k(gains: pd.DataFrame, k: int | None) -> pd.Series:
-    """Ideal DCG@k per query from the qrels gains."""
-    pos = gains[gains["gain"] > 0].sort_values(["query_id", "gain"], ascending=[True, False], kind="stable")
-    if pos.empty:
-        return pd.Series(dtype=np.float64)
-    qids = pos["query_id"].to_numpy()
-    starts = np.r_[True, qids[1:] != qids[:-1]]
-    start_idx = np.flatnonzero(starts)
-    rank = np.arange(len(qids)) - np.repeat(start_idx, np.diff(np.r_[start_idx, len(qids)])) + 1
-    keep = rank <= k if k is not None else np.ones(len(rank), dtype=bool)
-    contrib = pos["gain"].to_numpy()[keep] / np.log2(rank[keep] + 1.0)
-    return pd.Series(contrib).groupby(qids[keep], sort=False).sum()
-
-
 def ndcg_at_k(
     ranked: pd.DataFrame,
     gains: pd.DataFrame,
     k: int | None,
     query_ids: pd.Index | np.ndarray | list | None = None,
 ) -> pd.Series:
-    """nDCG@k per query for an already ranked run and a gains frame.
+    """nDCG@k per query for an already ranked run (``query_id, doc_id, rank``; ranks unique
+    within a query) and a gains frame (`gains_frame`): the native ``nDCG@k`` of the top ``k``
+    rows scored ``-rank`` against the gains as grades.
 
     ``query_ids``: the queries to report (default: every query of the gains frame); a query
     absent from the run scores 0, a query without a positive gain scores 0 (trec_eval).
@@ -65,10 +49,16 @@ def ndcg_at_k(
     if query_ids is None:
         query_ids = pd.unique(gains["query_id"].to_numpy())
     index = pd.Index(query_ids, dtype="str", name="query_id")
-    dcg = dcg_at_k(ranked, gains, k).reindex(index, fill_value=0.0)
-    idcg = ideal_dcg_at_k(gains, k).reindex(index, fill_value=0.0)
-    values = np.divide(dcg.to_numpy(), idcg.to_numpy(), out=np.zeros(len(index)), where=idcg.to_numpy() > 0)
-    return pd.Series(values, index=index, name="ndcg")
+    top = top_k(ranked, k)
+    # scores -rank: exact in trec_eval's float32 for ranks below 2**24
+    run = pd.DataFrame({"query_id": top["query_id"].to_numpy(), "doc_id": top["doc_id"].to_numpy(),
+                        "score": -top["rank"].to_numpy(dtype=np.float64)})
+    grades = pd.DataFrame({"query_id": gains["query_id"].to_numpy(), "doc_id": gains["doc_id"].to_numpy(),
+                           "relevance": gains["gain"].to_numpy(dtype=np.int64)})
+    measure = ir_measures.nDCG @ k if k is not None else ir_measures.nDCG
+    qids, values = per_query([measure], grades, run)
+    found = pd.Series(values[measure], index=pd.Index(qids.to_numpy(zero_copy_only=False), dtype="str"))
+    return pd.Series(found.reindex(index, fill_value=0.0).to_numpy(dtype=np.float64), index=index, name="ndcg")
 
 
 def ndcg(

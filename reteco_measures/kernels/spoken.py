@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import user_stacklevel
+from ..measures.params import param
 from ..measures.spoken_macro_ndcg import IncompleteGridWarning
 from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
@@ -71,14 +72,14 @@ def spoken_macro_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Data
     topics = ctx.topics_for(measure)
     qids = ctx.query_ids
     cells = cell_frame(topics, qids, name)
-    collections = _names(measure.params.get("collections"))
-    conditions = _names(measure.params.get("conditions"))
+    collections = _names(param(measure, "collections"))
+    conditions = _names(param(measure, "conditions"))
     for col, declared in (("collection", collections), ("condition", conditions)):
         if declared is not None:
             outside = sorted(set(cells[col].tolist()) - set(declared))
             if outside:
                 raise ValueError(f"{name}: request {col}(s) {outside} are not in the declared grid {declared}")
-    policy = measure.params.get("missing_cells") or "warn"
+    policy = param(measure, "missing_cells") or "warn"
     if policy not in ("warn", "error"):
         raise ValueError(f"{name}: missing_cells must be 'warn' or 'error', not {policy!r}")
     gaps = missing_cells(cells, topics, collections, conditions)  # type: ignore[arg-type]
@@ -92,7 +93,7 @@ def spoken_macro_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Data
         if policy == "error":
             raise ValueError(message)
         warnings.warn(message, IncompleteGridWarning, stacklevel=user_stacklevel())
-    values = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=False), measure.params.get("cutoff"), qids)
+    values = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=False), param(measure, "cutoff"), qids)
     cell_id = cells.groupby(list(CELL_COLUMNS), sort=False).ngroup().to_numpy()
     counts = np.bincount(cell_id) if len(cell_id) else np.zeros(0, dtype=np.int64)
     weight = 1.0 / (counts[cell_id].astype(np.float64) * len(counts))

@@ -57,6 +57,7 @@ from ir_measures import Metric
 from ir_measures.providers.base import NOT_PROVIDED, Choices
 
 from ..io.convert import as_qrels_frame, as_run_frame
+from ..measures.params import param
 
 __all__ = [
     "SUPPORTED_MEASURES",
@@ -83,13 +84,6 @@ class NativeFallback(Exception):
 
 # ------------------------------------------------------------------------------------------
 # which measures
-
-
-def _param(measure: ir_measures.Measure, name: str) -> Any:
-    try:
-        return measure[name]
-    except KeyError:
-        return NOT_PROVIDED
 
 
 def _is_int(value: Any) -> bool:
@@ -167,7 +161,7 @@ def supports(measure: ir_measures.Measure) -> bool:
         measure.validate_params()
     except Exception:  # noqa: BLE001 - invalid parameters: leave the error to ir_measures
         return False
-    return any(decl.NAME == measure.NAME and all(spec.validate(_param(measure, p)) for p, spec in decl.params.items())
+    return any(decl.NAME == measure.NAME and all(spec.validate(param(measure, p, NOT_PROVIDED)) for p, spec in decl.params.items())
                for decl in SUPPORTED_MEASURES)
 
 
@@ -646,8 +640,8 @@ class _Context:
 
 
 def _cutoff(measure: ir_measures.Measure) -> int | None:
-    c = measure.params.get("cutoff", NOT_PROVIDED)
-    return None if c is NOT_PROVIDED else int(c)
+    c = param(measure, "cutoff")
+    return None if c is None else int(c)
 
 
 def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
@@ -655,7 +649,7 @@ def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
     run = ctx.run
     name = measure.NAME
     k = _cutoff(measure)
-    level = int(_param(measure, "rel")) if name not in ("nDCG", "Judged") else 1
+    level = int(param(measure, "rel", NOT_PROVIDED)) if name not in ("nDCG", "Judged") else 1
     lvl = max(level, 0)
     if name == "nDCG":
         codes, ranks, g = ctx.scored_rows(k, lambda x: x > 0)
@@ -735,9 +729,9 @@ def per_query(
     prepared, run_df = _prepare(run_df)
     variants: dict[tuple, list[ir_measures.Measure]] = {}
     for m in measures:
-        gains = _param(m, "gains") if m.NAME == "nDCG" else NOT_PROVIDED
+        gains = param(m, "gains", NOT_PROVIDED) if m.NAME == "nDCG" else NOT_PROVIDED
         gkey = tuple(sorted(gains.items())) if isinstance(gains, dict) else None
-        variants.setdefault((gkey, _param(m, "judged_only") is True), []).append(m)
+        variants.setdefault((gkey, param(m, "judged_only", NOT_PROVIDED) is True), []).append(m)
     out: dict[ir_measures.Measure, np.ndarray] = {}
     query_ids: pa.Array | None = None
     for (gkey, judged_only), ms in variants.items():

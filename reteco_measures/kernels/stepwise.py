@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import user_stacklevel
+from ..measures.params import param
 from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
@@ -62,10 +63,10 @@ def step_parents(step_ids: pd.Index | list, topics: pd.DataFrame | None = None) 
 @implements("StepNDCG")
 def step_ndcg(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:
     """Per-query (``average='query'``) or per-step (``average='step'``) binary nDCG@k."""
-    rel = int(measure.param("rel", 1))
-    average = measure.param("average", "query")
+    rel = int(param(measure, "rel", 1))
+    average = param(measure, "average", "query")
     steps = ctx.query_ids
-    values = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=True, rel=rel), measure.params.get("cutoff"), steps)
+    values = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=True, rel=rel), param(measure, "cutoff"), steps)
     if average == "step":
         return pd.DataFrame({"query_id": values.index.to_numpy(dtype=object), "value": values.to_numpy()})
     parents, unmapped = step_parents(steps, ctx.topics_for(measure))

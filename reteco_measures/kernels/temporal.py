@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import user_stacklevel
+from ..measures.params import param
 from .context import EvalContext, implements
 from .ndcg import ndcg_at_k
 
@@ -177,7 +178,7 @@ def coverage_frame(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFra
     label source) on the context, so TC and nDCG|FC of one call share it."""
     labels = ctx.labels_for(measure)
     topics = ctx.topics_for(measure)
-    key = ("coverage", measure.params.get("cutoff"), ctx.tie_break_for(measure), id(labels), id(topics),
+    key = ("coverage", param(measure, "cutoff"), ctx.tie_break_for(measure), id(labels), id(topics),
            reference_for(measure, ctx))
     cache = ctx.cache
     if key in cache:
@@ -250,7 +251,7 @@ _TEMPO_CROSS_CLASS = "trends_changes_and_cross_period"
 def reference_for(measure: ir_measures.Measure, ctx: EvalContext) -> str:
     """``'reteco'`` (default) or ``'tempo'``: the measure's ``reference`` parameter, else the active
     ``side_info(temporal_reference=...)``."""
-    ref = measure.params.get("reference") or ctx.side.extra.get("temporal_reference") or "reteco"
+    ref = param(measure, "reference") or ctx.side.extra.get("temporal_reference") or "reteco"
     if ref not in ("reteco", "tempo"):
         raise ValueError(f"temporal reference must be 'reteco' or 'tempo', not {ref!r}")
     return ref
@@ -375,7 +376,7 @@ def _tempo_mask(measure: ir_measures.Measure, ctx: EvalContext, values: np.ndarr
 def temporal_precision(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:
     """TP@k per query (``form='dcg'`` or ``'ap'``); empty or missing ranking → 0."""
     tempo = reference_for(measure, ctx) == "tempo"
-    form = measure.params.get("form") or ("ap" if tempo else measure.param("form", "dcg"))
+    form = param(measure, "form", "dcg") if "form" in measure.params or not tempo else "ap"
     rows = _with_verdicts(measure, ctx)
     qids = ctx.query_ids
     if rows.empty:
@@ -402,8 +403,8 @@ def temporal_precision(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Dat
 @implements("TemporalRelevance")
 def temporal_relevance(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:
     """TR@k per query: Σ verdicts / n, n = returned docs in the top k (``over='returned'``) or k."""
-    over = measure.param("over", "returned")
-    k = measure.params.get("cutoff")
+    over = param(measure, "over", "returned")
+    k = param(measure, "cutoff")
     if over == "k" and k is None:
         raise ValueError("TemporalRelevance(over='k') needs a cutoff, e.g. TR(over='k')@10")
     rows = _with_verdicts(measure, ctx)
@@ -431,8 +432,8 @@ def temporal_coverage(measure: ir_measures.Measure, ctx: EvalContext) -> pd.Data
 def ndcg_fc(measure: ir_measures.Measure, ctx: EvalContext) -> pd.DataFrame:
     """nDCG|FC@k per query: binary nDCG@k (grade ≥ ``rel``) where TC@k = 1, else NaN."""
     cov = coverage_frame(measure, ctx)
-    rel = int(measure.param("rel", 1))
-    nd = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=True, rel=rel), measure.params.get("cutoff"),
+    rel = int(param(measure, "rel", 1))
+    nd = ndcg_at_k(ctx.ranked_for(measure), ctx.gains(binary=True, rel=rel), param(measure, "cutoff"),
                    cov.index)
     full = (cov["required"].to_numpy() > 0) & (cov["covered"].to_numpy() == cov["required"].to_numpy())
     return _result(cov.index, np.where(full, nd.to_numpy(), np.nan))

@@ -16,7 +16,7 @@ from typing import Any
 import ir_measures
 from ir_measures.measures.base import Agg, ParamInfo
 
-from .params import TEMPORAL_REFERENCE, check_cutoff, common_params
+from .params import TEMPORAL_REFERENCE, check_cutoff, common_params, param
 
 __all__ = [
     "RetecoMeasure",
@@ -121,13 +121,8 @@ class RetecoMeasure(ir_measures.Measure):
         return text
 
     def param(self, name: str, default: Any = None) -> Any:
-        """The parameter value, its declared default, or ``default``."""
-        if name in self.params:
-            return self.params[name]
-        info = self.SUPPORTED_PARAMS.get(name)
-        if info is not None and info.default is not ir_measures.measures.base._NOT_PROVIDED:
-            return info.default
-        return default
+        """The parameter value, its declared default, or ``default`` (`reteco_measures.measures.params.param`)."""
+        return param(self, name, default)
 
 
 #: name -> measure singleton, for every measure we registered (long names and aliases).

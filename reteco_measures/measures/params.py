@@ -8,17 +8,30 @@ cutoffs with `check_cutoff`, each measure module builds its ``SUPPORTED_PARAMS``
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import ir_measures
 from ir_measures.measures.base import ParamInfo
+from ir_measures.providers.base import NOT_PROVIDED
 
-__all__ = ["TieBreak", "TIE_BREAKS", "check_cutoff", "TEMPORAL_REFERENCE", "common_params"]
+__all__ = ["TieBreak", "TIE_BREAKS", "check_cutoff", "TEMPORAL_REFERENCE", "common_params", "param"]
 
 TieBreak = Literal["trec_eval", "stable", "run_order", "corpus_order"]
 #: every tie policy `reteco_measures.kernels.ranking.rank_run` accepts (the CLI and measure
 #: parameters list these)
 TIE_BREAKS: tuple[str, ...] = ("trec_eval", "stable", "run_order", "corpus_order")
+
+
+def param(measure: ir_measures.Measure, name: str, default: Any = None) -> Any:
+    """The one way the package reads a measure parameter (ours and ir_measures' own measures):
+    the value given (``nDCG(rel=2)@10``), else the measure's declared default
+    (``SUPPORTED_PARAMS[name].default``), else ``default``. A cutoff never given is ``default``
+    (``param(nDCG, "cutoff")`` is None: the whole ranking)."""
+    value = measure.params.get(name, NOT_PROVIDED)
+    if value is NOT_PROVIDED:
+        info = measure.SUPPORTED_PARAMS.get(name)
+        value = info.default if info is not None else NOT_PROVIDED
+    return default if value is NOT_PROVIDED else value
 
 
 def check_cutoff(measure: ir_measures.Measure) -> None:

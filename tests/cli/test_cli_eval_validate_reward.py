@@ -89,3 +89,29 @@ def test_validate_ikat_with_topics_json(ikat2023_dir: Path, capsys) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["contract"] == "ikat" and code in (0, 1)
     assert out["rows"] > 0
+
+
+def test_eval_per_query_prepares_the_run_once(tmp_path: Path, capsys, monkeypatch) -> None:
+    """``eval --per-query`` reads, checks and ranks the run once (one engine ``prepare``): the
+    'all' row is the mean of the per-query rows it printed, not a second evaluation."""
+    from reteco_measures.engine import evaluate as engine
+
+    calls: list[int] = []
+    real = engine.prepare
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "prepare", spy)
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 b 1 2.0 r\nq1 Q0 a 2 1.0 r\nq2 Q0 c 1 1.0 r\n")
+    assert main(["eval", str(qrels), str(run), "P@1", "RR", "--per-query", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(calls) == 1
+    # by hand: q1 ranks b (non-relevant) then a (relevant): P@1 0, RR 1/2; q2: P@1 1, RR 1
+    got = {(r["query_id"], r["measure"]): r["value"] for r in rows}
+    assert got == {("q1", "P@1"): 0.0, ("q2", "P@1"): 1.0, ("q1", "RR"): 0.5, ("q2", "RR"): 1.0,
+                   ("all", "P@1"): 0.5, ("all", "RR"): 0.75}

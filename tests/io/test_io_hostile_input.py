@@ -350,3 +350,6 @@ def test_reteco_contract_ranks_in_query_blocks_equal_whole_ranking() -> None:
     expected = np.zeros(35, dtype=np.int64)
     expected[whole["_pos"].to_numpy()] = whole["rank"].to_numpy()
     assert _trec_eval_ranks(frame, block_rows=4).tolist() == expected.tolist()
+    # the query codes the contract already holds (any integer codes) give the same blocks
+    codes = np.repeat(np.array([5, 0, 3, 9, 1, 2, 7]), 5)
+    assert _trec_eval_ranks(frame, block_rows=4, codes=codes).tolist() == expected.tolist()

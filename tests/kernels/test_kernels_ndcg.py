@@ -156,3 +156,21 @@ def test_missing_queries_score_zero_and_unjudged_queries_ignored() -> None:
     run = pd.DataFrame({"query_id": ["q1", "zz"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
     out = ndcg_at_k(rank_run(run), gains_frame(qrels), 10)
     assert out.to_dict() == {"q1": 1.0, "q2": 0.0}
+
+
+@pytest.mark.parametrize("k", [3, 10, 50])
+def test_ndcg_per_unit_is_pytrec_eval_to_the_last_bit(k: int) -> None:
+    """One nDCG in the package: the per-unit nDCG (step, turn, FC, spoken) is the native kernel's,
+    so it equals pytrec_eval's ``ndcg_cut_k`` bit for bit (graded qrels, tied scores), not only to
+    1e-9 (a second DCG summed in another order differs in the last bit on about half the queries)."""
+    rng = np.random.default_rng(7)
+    nq, nd = 40, 120
+    run = pd.DataFrame({"query_id": np.repeat([f"q{i}" for i in range(nq)], nd),
+                        "doc_id": [f"d{j}" for j in rng.integers(0, 4000, nq * nd)],
+                        "score": np.round(rng.random(nq * nd), 1)}).drop_duplicates(["query_id", "doc_id"])
+    qrels = run.sample(frac=0.15, random_state=3)[["query_id", "doc_id"]].assign(
+        relevance=rng.integers(0, 4, int(round(len(run) * 0.15)))).reset_index(drop=True)
+    expected = _pytrec(qrels, run, {f"ndcg_cut.{k}"})
+    ours = ndcg_at_k(rank_run(run), gains_frame(qrels), k)
+    for qid, value in ours.items():
+        assert value == expected.get(qid, {}).get(f"ndcg_cut_{k}", 0.0), qid

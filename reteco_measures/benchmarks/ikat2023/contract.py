@@ -73,6 +73,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -394,7 +395,57 @@ def convert_ikat_run(
     if not isinstance(data, dict):
         out.add("the run must be a JSON object with run_name, run_type and turns", "error", kind="format")
         return ValidationReport("ikat", out.problems, empty, extra=extra)
+    data = _read_run_fields(data, out, extra)
+    turns = _turn_list(data, out)
+    if turns is None:
+        return ValidationReport("ikat", out.problems, empty, extra=extra)
 
+    known, ptkb = _topic_tables(queries)
+    known_docs = id_frame(corpus, "doc_id")
+    walk = _Walk(out, known, ptkb, passage_score)
+    for t_index, (turn, line) in enumerate(zip(turns, _turn_lines(text, len(turns)), strict=True)):
+        _read_turn(walk, t_index, turn, line)
+
+    passage_run = _convert(walk.p_turn, walk.p_doc, walk.p_score, walk.p_line, walk.p_resp, walk.p_pos,
+                           passage_score)
+    if known_docs is not None:
+        passage_run = _discard_unknown_passages(passage_run, set(known_docs["doc_id"].tolist()), out, passage_score)
+    ptkb_run = _convert(walk.k_turn, walk.k_doc, [0.0] * len(walk.k_doc), [0] * len(walk.k_doc), walk.k_resp,
+                        walk.k_pos, "position")
+    missing = _missing_turns(known, walk.seen_turns, out)
+    if max_warnings is not None:
+        _check_warning_count(out, list(walk.seen_turns), max_warnings)
+    extra["ptkb_run"] = ptkb_run.drop(columns="line")
+    extra["responses"] = pd.DataFrame(walk.resp_rows, columns=["query_id", "rank", "text", "used_passages"])
+    return ValidationReport("ikat", out.problems, passage_run, missing_queries=missing, extra=extra)
+
+
+@dataclass
+class _Walk:
+    """One walk over a run's turns: what it checks against, where problems go, and the flat
+    records it collects (passages ``p_*``, PTKB statements ``k_*``, responses, turns seen)."""
+
+    out: _Collector
+    known: set[str] | None
+    ptkb: dict[str, dict[str, str]] | None
+    passage_score: str
+    p_turn: list[str] = field(default_factory=list)
+    p_doc: list[str] = field(default_factory=list)
+    p_score: list[float] = field(default_factory=list)
+    p_line: list[int] = field(default_factory=list)
+    p_resp: list[tuple] = field(default_factory=list)
+    p_pos: list[int] = field(default_factory=list)
+    k_turn: list[str] = field(default_factory=list)
+    k_doc: list[str] = field(default_factory=list)
+    k_resp: list[tuple] = field(default_factory=list)
+    k_pos: list[int] = field(default_factory=list)
+    resp_rows: list[dict[str, Any]] = field(default_factory=list)
+    seen_turns: dict[str, int] = field(default_factory=dict)
+
+
+def _read_run_fields(data: dict, out: _Collector, extra: dict[str, Any]) -> dict:
+    """The run level: required keys, field names, ``run_name`` and ``run_type`` (into ``extra``);
+    returns the run object with the schema's field names."""
     for key in ("run_name", "run_type", "turns"):
         if key not in data:
             out.add(f"{key}: missing (the run must have run_name, run_type and turns)", "error", kind="format")
@@ -411,172 +462,192 @@ def convert_ikat_run(
         if run_type not in RUN_TYPES:
             later = " (a 2024 run type; the 2023 validator warns on it)" if run_type == "only_response" else ""
             out.add(f"run_type: must be 'automatic' or 'manual' (found {run_type!r}){later}", "warning")
+    return data
+
+
+def _turn_list(data: dict, out: _Collector) -> list | None:
+    """The run's ``turns`` (null reads as none); None when it is not a list (an error)."""
     turns = data.get("turns")
     if turns is None:
         turns = []
     if not isinstance(turns, list):
         out.add(f"turns: must be a list of turns (found {type(turns).__name__})", "error", kind="format")
-        return ValidationReport("ikat", out.problems, empty, extra=extra)
+        return None
     if not turns and "turns" in data:
         out.add("turns: the run has no turn", "error", kind="format")
+    return turns
 
-    known, ptkb = _topic_tables(queries)
-    known_docs = id_frame(corpus, "doc_id")
-    known_doc_set = set(known_docs["doc_id"].tolist()) if known_docs is not None else None
-    lines = _turn_lines(text, len(turns))
-    score_based = passage_score != "position"
 
-    # flat records; a Python loop over the parsed JSON is the parse itself
-    p_turn, p_doc, p_score, p_line, p_resp, p_pos = [], [], [], [], [], []
-    k_turn, k_doc, k_resp, k_pos = [], [], [], []
-    resp_rows: list[dict[str, Any]] = []
-    seen_turns: dict[str, int] = {}
-    for t_index, turn in enumerate(turns):
-        line = lines[t_index]
-        if not isinstance(turn, dict):
-            out.add(f"turns[{t_index}]: must be an object", "error", line=line, kind="format")
-            continue
-        turn = _fields(turn, "turn", f"turns[{t_index}].", out, line, None)
-        tid = _string(turn.get("turn_id"), f"turns[{t_index}].turn_id", out, line, None)
-        if tid is None:
-            continue
-        if not _TURN_ID.match(tid):
-            out.add(f"turns[{t_index}].turn_id: {tid!r} is not '<topic>_<turn number>'; turn skipped", "error",
-                    line=line, turn=tid or None)
-            continue
-        if known is not None and tid not in known:
-            out.add("turn_id: not a turn of the topics; turn skipped", "error", line=line, turn=tid,
-                    kind="unknown_query")
-            continue
-        if tid in seen_turns:
-            out.add(f"turn_id: repeated (first at turns[{seen_turns[tid]}]); this copy skipped", "error",
-                    line=line, turn=tid, kind="duplicate")
-            continue
-        seen_turns[tid] = t_index
-        conv_id = tid.rsplit("_", 1)[0]
-        statements = ptkb.get(conv_id) if ptkb is not None else None
-        responses = turn.get("responses")
-        if responses is None:
-            responses = []
-        if not isinstance(responses, list):
-            out.add("responses: must be a list", "error", line=line, turn=tid)
-            continue
-        if not responses:
-            out.add("responses: none; the turn has no passage and scores 0", "note", line=line, turn=tid)
-            continue
-        previous_rank = 0
-        for r_index, resp in enumerate(responses):
-            where = f"responses[{r_index}]"
-            if not isinstance(resp, dict):
-                out.add(f"{where}: must be an object; skipped", "error", line=line, turn=tid)
-                continue
-            resp = _fields(resp, "response", f"{where}.", out, line, tid)
-            rank = _rank_value(resp.get("rank"), f"{where}.rank", out, line, tid)
-            # the organisers' two rank checks: rank == 0, then rank <= the previous rank, which
-            # their validator never updates from 0 (a rank of 0 is two warnings, a negative one one)
-            if rank == 0:
-                out.add(f"{where}.rank: missing or 0", "warning", line=line, turn=tid, kind="order")
-            if rank is not None and rank <= 0:
-                out.add(f"{where}.rank: {rank} is not greater than 0 (the organisers' validator compares "
-                        "every rank with 0)", "warning", line=line, turn=tid, kind="order")
-            elif rank is not None and rank <= previous_rank:
-                out.add(f"{where}.rank: {rank} does not increase (previous {previous_rank})", "note", line=line,
-                        turn=tid, kind="order")
-            if rank is not None:
-                previous_rank = max(previous_rank, rank)
-            if passage_score == "organisers" and rank == -1:
-                out.add(f"{where}.rank: -1 makes the organisers' conversion divide by rank + 1 = 0", "error",
-                        line=line, turn=tid)
-            rank_key = float(rank) if rank is not None and rank > 0 else float("inf")
-            text_value = _string(resp.get("text"), f"{where}.text", out, line, tid)
-            if text_value == "":
-                out.add(f"{where}.text: empty", "warning", line=line, turn=tid)
-            passages = resp.get("passage_provenance")
-            passages = [] if passages is None else passages
-            used: list[str] = []
-            if not isinstance(passages, list):
-                out.add(f"{where}.passage_provenance: must be a list", "error", line=line, turn=tid)
-                passages = []
-            previous_score = _ORGANISERS_FIRST_PREVIOUS
-            for p_index, entry in enumerate(passages):
-                pw = f"{where}.passage_provenance[{p_index}]"
-                if not isinstance(entry, dict):
-                    out.add(f"{pw}: must be an object; skipped", "error", line=line, turn=tid)
-                    continue
-                present = "score" in entry or "score" in {_CAMEL.get(k, k) for k in entry}
-                entry = _fields(entry, "passage", f"{pw}.", out, line, tid)
-                pid = _string(entry.get("id"), f"{pw}.id", out, line, tid)
-                _string(entry.get("text"), f"{pw}.text", out, line, tid)
-                if pid is not None:
-                    _check_passage_id(pid, pw, out, line, tid)
-                score = _score_value(entry.get("score"), present, f"{pw}.score", out, line, tid, pid)
-                if score is not None:
-                    if _f32(score) > previous_score:
-                        out.add(f"{pw}.score: {score!r} is greater than the previous score {previous_score!r}",
-                                "warning", line=line, turn=tid, kind="order", doc_id=pid)
-                    previous_score = _f32(score)
-                flag = entry.get("used")
-                if flag is not None and not isinstance(flag, bool):
-                    out.add(f"{pw}.used: must be true or false (found {flag!r})", "error", line=line, turn=tid,
-                            doc_id=pid)
-                if flag is True and pid:
-                    used.append(pid)
-                if not pid or (score is None and score_based):
-                    continue  # cannot be ranked
-                p_turn.append(tid)
-                p_doc.append(pid)
-                p_score.append(math.nan if score is None else score)
-                p_line.append(line or 0)
-                p_resp.append((rank_key, r_index, float(rank) if rank is not None else 0.0))
-                p_pos.append(p_index)
-            if not used:
-                out.add(f"{where}.passage_provenance: no passage is marked used", "warning", line=line, turn=tid)
-            if not passages:
-                out.add(f"{where}.passage_provenance: empty (the response has no passages)", "warning",
-                        line=line, turn=tid)
-            elif len(passages) > MAX_PASSAGES_PER_RESPONSE:
-                out.add(f"{where}.passage_provenance: {len(passages)} entries (more than "
-                        f"{MAX_PASSAGES_PER_RESPONSE})", "warning", line=line, turn=tid)
-            resp_rows.append(
-                {
-                    "query_id": tid,
-                    "rank": rank if rank_key != float("inf") else None,
-                    "text": text_value or "",
-                    "used_passages": used,
-                }
-            )
-            _check_ptkb(resp.get("ptkb_provenance"), where, tid, line, statements, out, k_turn, k_doc, k_resp,
-                        k_pos, (rank_key, r_index, 0.0))
+def _read_turn(walk: _Walk, t_index: int, turn: Any, line: int | None) -> None:
+    """One turn: its id (form, topics, repetition), then each of its responses."""
+    out = walk.out
+    if not isinstance(turn, dict):
+        out.add(f"turns[{t_index}]: must be an object", "error", line=line, kind="format")
+        return
+    turn = _fields(turn, "turn", f"turns[{t_index}].", out, line, None)
+    tid = _string(turn.get("turn_id"), f"turns[{t_index}].turn_id", out, line, None)
+    if tid is None:
+        return
+    if not _TURN_ID.match(tid):
+        out.add(f"turns[{t_index}].turn_id: {tid!r} is not '<topic>_<turn number>'; turn skipped", "error",
+                line=line, turn=tid or None)
+        return
+    if walk.known is not None and tid not in walk.known:
+        out.add("turn_id: not a turn of the topics; turn skipped", "error", line=line, turn=tid,
+                kind="unknown_query")
+        return
+    if tid in walk.seen_turns:
+        out.add(f"turn_id: repeated (first at turns[{walk.seen_turns[tid]}]); this copy skipped", "error",
+                line=line, turn=tid, kind="duplicate")
+        return
+    walk.seen_turns[tid] = t_index
+    conv_id = tid.rsplit("_", 1)[0]
+    statements = walk.ptkb.get(conv_id) if walk.ptkb is not None else None
+    responses = turn.get("responses")
+    if responses is None:
+        responses = []
+    if not isinstance(responses, list):
+        out.add("responses: must be a list", "error", line=line, turn=tid)
+        return
+    if not responses:
+        out.add("responses: none; the turn has no passage and scores 0", "note", line=line, turn=tid)
+        return
+    previous_rank = 0
+    for r_index, resp in enumerate(responses):
+        previous_rank = _read_response(walk, r_index, resp, tid, line, statements, previous_rank)
 
-    passage_run = _convert(p_turn, p_doc, p_score, p_line, p_resp, p_pos, passage_score)
-    if known_doc_set is not None and len(passage_run):
-        unknown = ~passage_run["doc_id"].isin(known_doc_set).to_numpy()
-        for row in passage_run[unknown].itertuples(index=False):
-            out.add(f"passage {row.doc_id} is not in the collection; discarded", "warning",
-                    line=int(row.line) or None, turn=row.query_id, kind="unknown_doc", doc_id=row.doc_id)
-        passage_run = _renumber(passage_run[~unknown], passage_score)
-    ptkb_run = _convert(k_turn, k_doc, [0.0] * len(k_doc), [0] * len(k_doc), k_resp, k_pos, "position")
-    missing: list[str] = []
-    if known is not None:
-        present_turns = set(seen_turns)
-        missing = sorted(q for q in known if q not in present_turns)
-        if missing and len(missing) <= 20:
-            for q in missing:
-                out.add("turn missing from the run (the run must answer every turn of the topics)", "error",
-                        turn=q, kind="missing_query")
-        elif missing:
-            out.add(
-                f"{len(missing)} turns of the topics are missing from the run (the run must answer every "
-                f"turn), e.g. {', '.join(missing[:5])}",
-                "error",
-                kind="missing_query",
-                count=len(missing),  # one summary standing for every missing turn
-            )
-    if max_warnings is not None:
-        _check_warning_count(out, list(seen_turns), max_warnings)
-    extra["ptkb_run"] = ptkb_run.drop(columns="line")
-    extra["responses"] = pd.DataFrame(resp_rows, columns=["query_id", "rank", "text", "used_passages"])
-    return ValidationReport("ikat", out.problems, passage_run, missing_queries=missing, extra=extra)
+
+def _response_rank(walk: _Walk, resp: dict, where: str, tid: str, line: int | None,
+                   previous_rank: int) -> tuple[int | None, int]:
+    """A response's rank and the organisers' rank checks; returns (rank, the largest rank so far)."""
+    out = walk.out
+    rank = _rank_value(resp.get("rank"), f"{where}.rank", out, line, tid)
+    # the organisers' two rank checks: rank == 0, then rank <= the previous rank, which
+    # their validator never updates from 0 (a rank of 0 is two warnings, a negative one one)
+    if rank == 0:
+        out.add(f"{where}.rank: missing or 0", "warning", line=line, turn=tid, kind="order")
+    if rank is not None and rank <= 0:
+        out.add(f"{where}.rank: {rank} is not greater than 0 (the organisers' validator compares "
+                "every rank with 0)", "warning", line=line, turn=tid, kind="order")
+    elif rank is not None and rank <= previous_rank:
+        out.add(f"{where}.rank: {rank} does not increase (previous {previous_rank})", "note", line=line,
+                turn=tid, kind="order")
+    if rank is not None:
+        previous_rank = max(previous_rank, rank)
+    if walk.passage_score == "organisers" and rank == -1:
+        out.add(f"{where}.rank: -1 makes the organisers' conversion divide by rank + 1 = 0", "error",
+                line=line, turn=tid)
+    return rank, previous_rank
+
+
+def _read_response(walk: _Walk, r_index: int, resp: Any, tid: str, line: int | None,
+                   statements: dict[str, str] | None, previous_rank: int) -> int:
+    """One response: rank, text, passages, PTKB statements; returns the largest rank so far."""
+    out = walk.out
+    where = f"responses[{r_index}]"
+    if not isinstance(resp, dict):
+        out.add(f"{where}: must be an object; skipped", "error", line=line, turn=tid)
+        return previous_rank
+    resp = _fields(resp, "response", f"{where}.", out, line, tid)
+    rank, previous_rank = _response_rank(walk, resp, where, tid, line, previous_rank)
+    rank_key = float(rank) if rank is not None and rank > 0 else float("inf")
+    text_value = _string(resp.get("text"), f"{where}.text", out, line, tid)
+    if text_value == "":
+        out.add(f"{where}.text: empty", "warning", line=line, turn=tid)
+    passages = resp.get("passage_provenance")
+    passages = [] if passages is None else passages
+    if not isinstance(passages, list):
+        out.add(f"{where}.passage_provenance: must be a list", "error", line=line, turn=tid)
+        passages = []
+    used = _read_passages(walk, passages, where, tid, line,
+                          (rank_key, r_index, float(rank) if rank is not None else 0.0))
+    if not used:
+        out.add(f"{where}.passage_provenance: no passage is marked used", "warning", line=line, turn=tid)
+    if not passages:
+        out.add(f"{where}.passage_provenance: empty (the response has no passages)", "warning",
+                line=line, turn=tid)
+    elif len(passages) > MAX_PASSAGES_PER_RESPONSE:
+        out.add(f"{where}.passage_provenance: {len(passages)} entries (more than "
+                f"{MAX_PASSAGES_PER_RESPONSE})", "warning", line=line, turn=tid)
+    walk.resp_rows.append({"query_id": tid, "rank": rank if rank_key != float("inf") else None,
+                           "text": text_value or "", "used_passages": used})
+    _check_ptkb(resp.get("ptkb_provenance"), where, tid, line, statements, out, walk.k_turn, walk.k_doc,
+                walk.k_resp, walk.k_pos, (rank_key, r_index, 0.0))
+    return previous_rank
+
+
+def _read_passages(walk: _Walk, passages: list, where: str, tid: str, line: int | None,
+                   resp_key: tuple[float, int, float]) -> list[str]:
+    """A response's passage provenance: each entry checked and, when it can be ranked, recorded
+    (``resp_key``: the response's order key); returns the ids marked used."""
+    out = walk.out
+    score_based = walk.passage_score != "position"
+    used: list[str] = []
+    previous_score = _ORGANISERS_FIRST_PREVIOUS
+    for p_index, entry in enumerate(passages):
+        pw = f"{where}.passage_provenance[{p_index}]"
+        if not isinstance(entry, dict):
+            out.add(f"{pw}: must be an object; skipped", "error", line=line, turn=tid)
+            continue
+        present = "score" in entry or "score" in {_CAMEL.get(k, k) for k in entry}
+        entry = _fields(entry, "passage", f"{pw}.", out, line, tid)
+        pid = _string(entry.get("id"), f"{pw}.id", out, line, tid)
+        _string(entry.get("text"), f"{pw}.text", out, line, tid)
+        if pid is not None:
+            _check_passage_id(pid, pw, out, line, tid)
+        score = _score_value(entry.get("score"), present, f"{pw}.score", out, line, tid, pid)
+        if score is not None:
+            if _f32(score) > previous_score:
+                out.add(f"{pw}.score: {score!r} is greater than the previous score {previous_score!r}",
+                        "warning", line=line, turn=tid, kind="order", doc_id=pid)
+            previous_score = _f32(score)
+        flag = entry.get("used")
+        if flag is not None and not isinstance(flag, bool):
+            out.add(f"{pw}.used: must be true or false (found {flag!r})", "error", line=line, turn=tid,
+                    doc_id=pid)
+        if flag is True and pid:
+            used.append(pid)
+        if not pid or (score is None and score_based):
+            continue  # cannot be ranked
+        walk.p_turn.append(tid)
+        walk.p_doc.append(pid)
+        walk.p_score.append(math.nan if score is None else score)
+        walk.p_line.append(line or 0)
+        walk.p_resp.append(resp_key)
+        walk.p_pos.append(p_index)
+    return used
+
+
+def _discard_unknown_passages(passage_run: pd.DataFrame, known_docs: set[str], out: _Collector,
+                              passage_score: str) -> pd.DataFrame:
+    """The passage run without passages outside the collection (each reported), renumbered."""
+    if not len(passage_run):
+        return passage_run
+    unknown = ~passage_run["doc_id"].isin(known_docs).to_numpy()
+    for row in passage_run[unknown].itertuples(index=False):
+        out.add(f"passage {row.doc_id} is not in the collection; discarded", "warning",
+                line=int(row.line) or None, turn=row.query_id, kind="unknown_doc", doc_id=row.doc_id)
+    return _renumber(passage_run[~unknown], passage_score)
+
+
+def _missing_turns(known: set[str] | None, seen_turns: dict[str, int], out: _Collector) -> list[str]:
+    """Turns of the topics the run does not answer (an error each, or one error naming five)."""
+    if known is None:
+        return []
+    missing = sorted(q for q in known if q not in seen_turns)
+    if missing and len(missing) <= 20:
+        for q in missing:
+            out.add("turn missing from the run (the run must answer every turn of the topics)", "error",
+                    turn=q, kind="missing_query")
+    elif missing:
+        out.add(
+            f"{len(missing)} turns of the topics are missing from the run (the run must answer every "
+            f"turn), e.g. {', '.join(missing[:5])}",
+            "error",
+            kind="missing_query",
+            count=len(missing),  # one summary standing for every missing turn
+        )
+    return missing
 
 
 def _check_warning_count(out: _Collector, turns: list[str], max_warnings: int) -> None:

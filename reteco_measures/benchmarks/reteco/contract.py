@@ -14,7 +14,9 @@ Rules, from the RETECO evaluation plan ("Deterministic handling"):
 * missing queries / steps / turns score 0 (reported, not an error of the file);
 * ordering is trec_eval's (score, then doc id, both descending); the rank column is ignored.
 
-Every removal is reported with its line number. The cleaned run is returned. Problem kinds:
+Every removal is reported with its line number. The cleaned run is returned; with a ``corpus``,
+``report.extra["doc_positions"]`` holds (the corpus' id index `doc_id_index`, each kept row's
+position in it), so that a later check (the benchmarks' domain check) looks nothing up twice. Problem kinds:
 ``unknown_query``, ``duplicate``, ``unknown_doc`` (a document in no corpus), ``other_domain_doc``
 (a document of another domain's corpus), ``missing_query``, ``format``, ``empty``.
 
@@ -40,7 +42,8 @@ from ...io.convert import is_source, run_frame_with_problems
 from ...io.readers import read_run_with_problems
 from ...kernels.ranking import row_ranks
 
-__all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format"]
+__all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
+           "is_in"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -66,10 +69,12 @@ def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
     return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), size
 
 
-def _pair_codes(frame: pd.DataFrame) -> pd.Series:
+def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None) -> pd.Series:
     """One int64 per row identifying its (query_id, doc_id) pair: arrow dictionary codes of each
-    column combined (far less memory than hashing the two string columns together)."""
-    q, _ = _column_codes(frame["query_id"])
+    column combined (far less memory than hashing the two string columns together); ``q``: the
+    query codes when the caller has them."""
+    if q is None:
+        q, _ = _column_codes(frame["query_id"])
     d, n_docs = _column_codes(frame["doc_id"])
     return pd.Series(q.astype(np.int64) * max(n_docs, 1) + d)
 
@@ -87,15 +92,19 @@ def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(out, copy=False)
 
 
-def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20) -> np.ndarray:
+def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20, codes: np.ndarray | None = None) -> np.ndarray:
     """The trec_eval rank of every row, in row order. When each query's rows are contiguous (a
     run written query by query), the ranking runs on blocks of whole queries of about
-    ``block_rows`` rows, so that its temporary copies stay small on large runs."""
+    ``block_rows`` rows, so that its temporary copies stay small on large runs. ``codes``: each
+    row's query code when the caller has them (any integer codes, one per distinct query id)."""
     n = len(frame)
     rank = np.zeros(n, dtype=np.int64)
     if not n:
         return rank
-    codes, n_queries = _column_codes(frame["query_id"])
+    if codes is None or codes.dtype.kind not in "iu":  # (codes with a null id are floats)
+        codes, n_queries = _column_codes(frame["query_id"])
+    else:
+        n_queries = int(np.count_nonzero(np.bincount(codes)))
     change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, n]
     if len(change) + 1 == n_queries and n > block_rows:  # contiguous queries: cut between them
@@ -123,10 +132,76 @@ class _Lazy:
         return self.values[int(i)]
 
 
-def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame) -> np.ndarray:
-    """Rows whose ``doc_id`` is not among ``known['doc_id']`` (hash-based membership: np.isin on
-    object arrays is O(rows x ids))."""
-    return ~frame["doc_id"].isin(set(known["doc_id"].tolist())).to_numpy()
+def _strings(column: pd.Series | pd.Index) -> pa.Array | pa.ChunkedArray | None:
+    """A string column as Arrow strings (no copy for Arrow-backed columns); None for any other."""
+    if column.dtype != object and not isinstance(column.dtype, pd.StringDtype):
+        return None
+    try:
+        arr = pa.array(column.array if isinstance(column, pd.Series) else column, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    return arr if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else None
+
+
+#: id(corpus frame) -> (the frame, its id index): holding the frame keeps its id from being reused
+_ID_INDEX: dict[int, tuple[pd.DataFrame, pa.Array]] = {}
+
+
+def doc_id_index(corpus: pd.DataFrame) -> pa.Array:
+    """The corpus' id index: its distinct ``doc_id`` values (as text) in first-appearance order,
+    one Arrow string array, built once per corpus frame (a release's corpus is one frame per
+    process, see `reteco_measures.datasets.reteco_tempo.load_tempo`)."""
+    hit = _ID_INDEX.get(id(corpus))
+    if hit is not None and hit[0] is corpus:
+        return hit[1]
+    ids = corpus["doc_id"]
+    arr = _strings(ids) if isinstance(ids.dtype, pd.StringDtype) else None
+    if arr is None:
+        arr = pa.array(ids.astype(str).to_numpy(dtype=object), type=pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    index = pc.unique(arr.cast(pa.large_string()))
+    if len(_ID_INDEX) > 8:
+        _ID_INDEX.clear()
+    _ID_INDEX[id(corpus)] = (corpus, index)
+    return index
+
+
+def id_positions(values: pd.Series, index: pa.Array) -> np.ndarray:
+    """Each value's position in ``index`` (`doc_id_index`), -1 where absent: one Arrow hash
+    lookup over the whole column (integer codes; no Python object per row)."""
+    arr = _strings(values)
+    if arr is None:  # not a text column: hash lookups of the objects (a number is no text id)
+        return pd.Index(index.to_numpy(zero_copy_only=False), dtype=object).get_indexer(
+            values.to_numpy(dtype=object)).astype(np.int64)
+    found = pc.index_in(arr.cast(pa.large_string()), value_set=index).fill_null(-1)
+    return found.to_numpy(zero_copy_only=False).astype(np.int64) if len(values) else np.zeros(0, np.int64)
+
+
+def is_in(values: pd.Series, allowed: pd.Series) -> np.ndarray:
+    """``values.isin(allowed)`` as a boolean array, through an Arrow hash lookup when both are text."""
+    arr, value_set = _strings(values), _strings(allowed)
+    if arr is None or value_set is None:
+        return values.isin(set(allowed.tolist())).to_numpy(dtype=bool)
+    if isinstance(value_set, pa.ChunkedArray):
+        value_set = value_set.combine_chunks()
+    found = pc.is_in(arr.cast(pa.large_string()), value_set=value_set.cast(pa.large_string()))
+    return found.fill_null(False).to_numpy(zero_copy_only=False).astype(bool) if len(values) else \
+        np.zeros(0, dtype=bool)
+
+
+def _doc_positions(frame: pd.DataFrame, known: pd.DataFrame, source: Any = None) -> tuple[pa.Array, np.ndarray]:
+    """(the corpus' id index, each row's position in it, -1 = unknown document): the index is
+    `doc_id_index` of ``source`` when it is the corpus frame ``known`` was read from, so that it is
+    built once per corpus."""
+    corpus = source if isinstance(source, pd.DataFrame) and "doc_id" in source.columns else known
+    index = doc_id_index(corpus)
+    return index, id_positions(frame["doc_id"], index)
+
+
+def _unknown_docs(frame: pd.DataFrame, known: pd.DataFrame, source: Any = None) -> np.ndarray:
+    """Rows whose ``doc_id`` is not among ``known['doc_id']`` (see `_doc_positions`)."""
+    return _doc_positions(frame, known, source)[1] < 0
 
 
 def _other_domain_docs(frame: pd.DataFrame, known: pd.DataFrame, expected: pd.DataFrame | None,
@@ -162,7 +237,7 @@ def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -
     known = id_frame(corpus, "doc_id")
     if known is not None:
         # a repeated pair is counted as a duplicate only, as the contract reports it
-        unknown = _unknown_docs(run, known)
+        unknown = _unknown_docs(run, known, corpus)
         counts["unknown_doc"] = int((unknown & ~dup).sum())
         other, _ = _other_domain_docs(run, known, id_frame(queries, "query_id"), ~unknown)
         counts["other_domain_doc"] = int((other & ~dup).sum())
@@ -186,14 +261,14 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
 
     expected = id_frame(queries, "query_id")
     if expected is not None:
-        # hash-based membership: np.isin on object arrays is O(rows x ids)
-        unknown_q = ~frame["query_id"].isin(set(expected["query_id"].tolist())).to_numpy()
+        unknown_q = ~is_in(frame["query_id"], expected["query_id"])
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_q))):
             problems.append(Problem("query id not in the topics; row discarded", line=_line(lines[i]),
                                     query_id=qids[i], path=path, kind="unknown_query", doc_id=docs[i]))
         keep &= ~unknown_q
 
-    pair = _pair_codes(frame)
+    qcodes, _ = _column_codes(frame["query_id"])  # once, for the pairs and the ranking
+    pair = _pair_codes(frame, qcodes)
     dup = pair.duplicated(keep="first").to_numpy()
     if dup.any():
         # the first line of each repeated pair, from the repeated rows only
@@ -208,8 +283,10 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
         keep &= ~dup
 
     known = id_frame(corpus, "doc_id")
+    doc_pos = None
     if known is not None:
-        unknown_d = _unknown_docs(frame, known)
+        doc_index, doc_pos = _doc_positions(frame, known, corpus)
+        unknown_d = doc_pos < 0
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
             problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
                                     line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
@@ -231,7 +308,10 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     del qids, docs, pair
     cleaned = _take_rows(frame, keep)
     del frame
-    cleaned["rank"] = _trec_eval_ranks(cleaned)
+    # each kept row's position in the corpus' id index, for checks that follow (the domain check)
+    extra = {"doc_positions": (doc_index, doc_pos[keep])} if doc_pos is not None else {}
+    cleaned["rank"] = _trec_eval_ranks(cleaned, codes=qcodes[keep])
+    del qcodes
     missing: list[str] = []
     if expected is not None:
         present = set(cleaned["query_id"].tolist())
@@ -245,7 +325,9 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
         what = "every row was removed" if n_read else "the run holds no readable row"
         problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
                                    kind="empty", severity="error"))
-    return ValidationReport("reteco", problems, cleaned, missing_queries=missing)
+    report = ValidationReport("reteco", problems, cleaned, missing_queries=missing)
+    report.extra.update(extra)
+    return report
 
 
 # ------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from ...datasets.base import MissingDataError, data_root
 from ...errors import Problem
 from ...kernels.ranking import TIE_BREAKS
 from ..declaration import Option
-from .contract import validate_reteco
+from .contract import doc_id_index, id_positions, validate_reteco
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
@@ -31,13 +31,17 @@ def domain_check(
     corpus: pd.DataFrame,
     path: str | None,
     message: str,
+    doc_positions: tuple[pa.Array, np.ndarray] | None = None,
 ) -> tuple[pd.DataFrame, list[Problem], int]:
     """Discard rows whose document is not in the corpus of the topic's own domain.
 
-    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem per
+    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem (a
+    warning: the row is discarded, the rest of the run counts) per
     discarded row (kind ``other_domain_doc`` for a document of another domain's corpus, ``unknown_doc``
     for one in no corpus) and how many of the discarded documents belong to
-    another domain's corpus (the rest are in no corpus at all)."""
+    another domain's corpus (the rest are in no corpus at all). ``doc_positions``: (an id index,
+    each row's position in it) already computed by the contract, used when that index is the
+    corpus' own."""
     if not len(cleaned):
         return cleaned, [], 0
     per_topic = topics.drop_duplicates("query_id")
@@ -47,7 +51,11 @@ def domain_check(
     topic_domain = np.r_[per_topic["domain"].to_numpy(dtype=object), np.array([np.nan], dtype=object)]
     topic_code = domains.get_indexer(topic_domain)  # the last entry stands for "no topic" (index -1)
     r_dom = np.where(r_topic >= 0, topic_code[r_topic], -1)
-    r_doc = positions(cleaned["doc_id"], docs_index)
+    if doc_positions is not None and len(doc_positions[1]) == len(cleaned) and \
+            (doc_positions[0] is docs_index or doc_positions[0].equals(docs_index)):
+        r_doc = doc_positions[1]
+    else:
+        r_doc = id_positions(cleaned["doc_id"], docs_index)
     key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
     ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
     dropped = cleaned[~ok]
@@ -56,7 +64,8 @@ def domain_check(
     in_corpus = (r_doc[~ok] >= 0).tolist()
     problems = [
         Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
-                path=path, kind="other_domain_doc" if known else "unknown_doc", doc_id=row.doc_id)
+                path=path, kind="other_domain_doc" if known else "unknown_doc", doc_id=row.doc_id,
+                **_severity("warning"))
         for row, d, known in zip(dropped.itertuples(index=False), dropped_domain, in_corpus, strict=True)
     ]
     return cleaned[ok].reset_index(drop=True), problems, other
@@ -85,22 +94,37 @@ def positions(values: pd.Series, index: pd.Index) -> np.ndarray:
 _CORPUS_KEYS: dict[int, tuple[pd.DataFrame, tuple]] = {}
 
 
-def _corpus_keys(corpus: pd.DataFrame) -> tuple[pd.Index, pd.Index, np.ndarray]:
-    """(document ids, domains, ``domain_code * n_docs + doc_code`` of every corpus pair), built once
-    per corpus frame (a leaderboard checks many runs against one corpus)."""
+def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray]:
+    """(the corpus' id index `doc_id_index`, domains, ``domain_code * n_docs + doc_code`` of every
+    corpus pair), built once per corpus frame (a leaderboard checks many runs against one corpus)."""
     cached = _CORPUS_KEYS.get(id(corpus))
     if cached is not None and cached[0] is corpus:
         return cached[1]
-    docs = corpus["doc_id"].to_numpy(dtype=object)
-    doms = corpus["domain"].astype(str).to_numpy(dtype=object)
-    docs_index = pd.Index(docs).unique()
-    domains = pd.Index(doms).unique()
-    keys = np.unique(domains.get_indexer(doms).astype(np.int64) * max(len(docs_index), 1)
-                     + docs_index.get_indexer(docs))
+    docs_index = doc_id_index(corpus)
+    doms = corpus["domain"].astype(str)
+    domains = pd.Index(pd.unique(doms.to_numpy(dtype=object)), dtype=object)
+    dom_codes = id_positions(doms, pa.array(domains.to_numpy(), type=pa.large_string()))
+    keys = np.unique(dom_codes * max(len(docs_index), 1) + id_positions(corpus["doc_id"].astype(str), docs_index))
     if len(_CORPUS_KEYS) > 8:
         _CORPUS_KEYS.clear()
     _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys))
     return docs_index, domains, keys
+
+
+#: id(corpus) -> (the corpus, its ``doc_id`` column alone): one frame per corpus, so that the
+#: contract's id index (`doc_id_index`) is built once per corpus
+_IDS_ONLY: dict[int, tuple[pd.DataFrame, pd.DataFrame]] = {}
+
+
+def _ids_only(corpus: pd.DataFrame) -> pd.DataFrame:
+    hit = _IDS_ONLY.get(id(corpus))
+    if hit is not None and hit[0] is corpus:
+        return hit[1]
+    if len(_IDS_ONLY) > 8:
+        _IDS_ONLY.clear()
+    out = corpus[["doc_id"]]
+    _IDS_ONLY[id(corpus)] = (corpus, out)
+    return out
 
 
 def validate_reteco_domains(
@@ -144,8 +168,8 @@ def validate_reteco_domains(
                             mode="exact")
     if rules == "kit":
         frame = kit_run(frame)
-        known = corpus["doc_id"].astype(str)
-        n_unknown = int((~frame["doc_id"].astype(str).isin(set(known))).sum()) if len(frame) else 0
+        n_unknown = int((id_positions(frame["doc_id"].astype(str), doc_id_index(corpus)) < 0).sum()) \
+            if len(frame) else 0
         report = validate_reteco(frame, corpus=None, queries=topics[["query_id", "domain"]], top_k=k)
         # the kit skips a topic absent from the run (the evaluation page scores it 0)
         report.errors = _warnings(read_problems) + [
@@ -155,14 +179,15 @@ def validate_reteco_domains(
         report.extra["other_domain_doc"] = 0
         report.extra["kit_unknown_doc"] = n_unknown
         return report
-    whole = corpus[["doc_id"]] if (check_all_corpus or corpus_scope == "all") else None
+    whole = _ids_only(corpus) if (check_all_corpus or corpus_scope == "all") else None
     report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k)
     # the contract's rules: a removed row is a warning, the rest of the run still counts
     problems = _warnings(read_problems) + [replace(p, path=path) if p.path is None else p for p in report.errors]
     cleaned = report.run
     other = 0
     if corpus_scope == "domain":
-        cleaned, dom_problems, other = domain_check(cleaned, topics, corpus, path, message)
+        cleaned, dom_problems, other = domain_check(cleaned, topics, corpus, path, message,
+                                                    report.extra.pop("doc_positions", None))
         problems += _warnings(dom_problems)
         if len(report.run) and not len(cleaned):
             problems.insert(0, Problem("no usable row: every row was removed; there is nothing to score",
@@ -179,7 +204,9 @@ def _severity(level: str) -> dict:
 
 
 def _warnings(problems: list[Problem]) -> list[Problem]:
-    return [replace(p, **_severity("warning")) for p in problems]
+    """The problems as warnings (a problem that already is one is kept as it is)."""
+    level = _severity("warning")
+    return [p if not level or p.severity == "warning" else replace(p, **level) for p in problems]
 
 
 def read_run_any(run: Any) -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -308,14 +335,18 @@ def gold_outside_corpus(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> tup
     if corpus is None or not len(qrels):
         return empty, []
     rel = qrels[qrels["relevance"] > 0]
+    # membership on integer codes against the corpus' id index (built once per corpus frame)
     if "domain" in qrels.columns and "domain" in corpus.columns and corpus["domain"].astype(str).ne("").any():
-        key_c = corpus["domain"].astype(str) + "\x00" + corpus["doc_id"].astype(str)
-        key_q = rel["domain"].astype(str) + "\x00" + rel["doc_id"].astype(str)
+        docs_index, domains, pair_keys = _corpus_keys(corpus)
+        r_doc = id_positions(rel["doc_id"].astype(str), docs_index)
+        r_dom = domains.get_indexer(rel["domain"].astype(str).to_numpy(dtype=object))
+        key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
+        inside = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
     else:
-        key_c, key_q = corpus["doc_id"].astype(str), rel["doc_id"].astype(str)
-    outside = rel[~key_q.isin(set(key_c)).to_numpy()]
-    kept = rel[~rel.index.isin(outside.index)]
-    left = [q for q in pd.unique(rel["query_id"].astype(str)) if q not in set(kept["query_id"].astype(str))]
+        inside = id_positions(rel["doc_id"].astype(str), doc_id_index(corpus)) >= 0
+    outside = rel[~inside]
+    kept_topics = set(rel.loc[inside, "query_id"].astype(str).tolist())
+    left = [q for q in pd.unique(rel["query_id"].astype(str)) if q not in kept_topics]
     return outside, left
 
 

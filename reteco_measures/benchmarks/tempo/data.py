@@ -54,7 +54,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...datasets.base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
 from ...errors import DataFormatError, Problem, report_problems
@@ -73,6 +76,7 @@ __all__ = [
     "TempoData",
     "read_documents",
     "read_doc_ids",
+    "clear_corpus_cache",
     "read_examples",
     "read_steps",
     "read_guidance",
@@ -171,35 +175,110 @@ def read_documents(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLin
 
 
 _ID_FIRST = re.compile(rb'^\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.)*)"\s*[,}]')
+#: the same pattern for Arrow's RE2 (``\s`` spelled out: Python's bytes ``\s`` also matches ``\v``)
+_ID_FIRST_RE2 = r'^[ \t\n\r\f\v]*\{[ \t\n\r\f\v]*"id"[ \t\n\r\f\v]*:[ \t\n\r\f\v]*"(?P<id>(?:[^"\\]|\\.)*)"[ \t\n\r\f\v]*[,}]'
+
+#: (path, size, mtime_ns, domain) -> (ids frame, problems): `read_doc_ids` parses a file once
+_DOC_IDS: dict[tuple, tuple[pd.DataFrame, list[Problem]]] = {}
+#: the file keys of a `load_tempo` corpus -> the concatenated frame (one object per release, so
+#: that indexes built on it, e.g. the ``reteco`` contract's id index, are built once)
+_CORPORA: dict[tuple, pd.DataFrame] = {}
+_CACHE_SIZE = 64
+
+
+def clear_corpus_cache() -> None:
+    """Forget every corpus id list read so far (`read_doc_ids`, `load_tempo`); the next call
+    reads the files again. A changed file (size or modification time) is read again anyway."""
+    _DOC_IDS.clear()
+    _CORPORA.clear()
+
+
+def _file_key(path: Path, domain: str) -> tuple:
+    st = path.stat()
+    return (str(path.resolve()), st.st_size, st.st_mtime_ns, domain)
 
 
 def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
     """Document ids of a ``documents.jsonl`` in corpus order (``doc_id``, ``domain``), without
     decoding the passage text when the line starts with the ``"id"`` key (as the release writes
-    it); any other line is decoded in full (``id``, else ``doc_id``)."""
+    it); any other line is decoded in full (``id``, else ``doc_id``).
+
+    A file is parsed once per process: the ids are kept, keyed by the file's resolved path, size
+    and modification time (a changed file is read again; `clear_corpus_cache` forgets them); a
+    file's problems warn at every call. Each call returns its own frame (sharing the columns)."""
     p = _require(path, f"TEMPO {domain} documents".replace("  ", " "))
+    key = _file_key(p, domain)
+    cached = _DOC_IDS.get(key)
+    if cached is None:
+        cached = _DOC_IDS[key] = _parse_doc_ids(p, domain)
+        if len(_DOC_IDS) > _CACHE_SIZE:
+            _DOC_IDS.pop(next(iter(_DOC_IDS)))
+    frame, problems = cached
+    report_problems(list(problems), "warn", str(p))
+    return frame.copy(deep=False)
+
+
+def _parse_doc_ids(p: Path, domain: str) -> tuple[pd.DataFrame, list[Problem]]:
+    """(ids frame, problems) of one file: the lines that start with a plain ``"id"`` key through
+    one vectorised regular expression (Arrow), every other line as `_doc_id_of_line` reads it."""
+    data = p.read_bytes()
+    buf = np.frombuffer(data, dtype=np.uint8)
+    offsets = np.r_[0, np.flatnonzero(buf == 10) + 1].astype(np.int64)
+    if offsets[-1] != len(data):
+        offsets = np.append(offsets, len(data))
+    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(offsets) - 1,
+                                             [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    found = pc.struct_field(pc.extract_regex(lines, _ID_FIRST_RE2), [0])
+    # an id with an escape (a backslash) is decoded by json, as the line-by-line reading does
+    plain = pc.and_(pc.is_valid(found), pc.invert(pc.match_substring(found, "\\")))
+    plain = plain.fill_null(False).to_numpy(zero_copy_only=False)
+    try:  # the ids as text (a byte sequence that is not UTF-8 goes the line-by-line way)
+        text = pc.cast(found, pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return _parse_doc_ids_lines(p, domain)
+    rest = np.flatnonzero(~plain)
+    problems: list[Problem] = []
+    if not len(rest):
+        ids = pd.array(text, dtype="str") if len(text) else pd.array([], dtype="str")
+        return pd.DataFrame({"doc_id": ids, "domain": domain}), problems
+    values = text.to_numpy(zero_copy_only=False)
+    keep = plain.copy()
+    for i in rest.tolist():
+        did = _doc_id_of_line(data[offsets[i]:offsets[i + 1]], i + 1, p, problems)
+        if did is not None:
+            values[i], keep[i] = did, True
+    return pd.DataFrame({"doc_id": pd.array(values[keep].tolist(), dtype="str"), "domain": domain}), problems
+
+
+def _doc_id_of_line(raw: bytes, line: int, p: Path, problems: list[Problem]) -> str | None:
+    """One line's document id (None for a blank line or a problem, appended to ``problems``)."""
+    if not raw.strip():
+        return None
+    m = _ID_FIRST.match(raw)
+    if m is not None:  # the release writes "id" first: read it without decoding the text
+        return json.loads(b'"' + m.group(1) + b'"')
+    try:
+        rec = json.loads(raw)
+        did = rec.get("id", rec.get("doc_id")) if isinstance(rec, dict) else None
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(f"not valid JSON: {exc.msg}", line=line, path=str(p)))
+        return None
+    if did is None:
+        problems.append(Problem("no 'id' field", line=line, path=str(p), kind="field"))
+        return None
+    return str(did)
+
+
+def _parse_doc_ids_lines(p: Path, domain: str) -> tuple[pd.DataFrame, list[Problem]]:
+    """(ids frame, problems), line by line (files whose ids are not all UTF-8)."""
     ids: list[str] = []
     problems: list[Problem] = []
     with open(p, "rb") as f:
         for i, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            m = _ID_FIRST.match(raw)
-            if m is not None:  # the release writes "id" first: read it without decoding the text
-                ids.append(json.loads(b'"' + m.group(1) + b'"'))
-                continue
-            try:
-                rec = json.loads(raw)
-                did = rec.get("id", rec.get("doc_id")) if isinstance(rec, dict) else None
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"not valid JSON: {exc.msg}", line=i, path=str(p)))
-                continue
-            if did is None:
-                problems.append(Problem("no 'id' field", line=i, path=str(p), kind="field"))
-                continue
-            ids.append(str(did))
-    report_problems(problems, "warn", str(p))
-    return pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "domain": domain})
+            did = _doc_id_of_line(raw, i, p, problems)
+            if did is not None:
+                ids.append(did)
+    return pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "domain": domain}), problems
 
 
 def read_examples(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines = "warn") -> pd.DataFrame:
@@ -536,11 +615,14 @@ def load_tempo(
         root: data root (default ``$RETECO_DATA``).
         domains: one domain, several, or None for every domain present.
         periods: ``required_periods`` source (see `build_topics`).
-        corpus: read the documents' ids (for the run contract's unknown-document check).
+        corpus: read the documents' ids (for the run contract's unknown-document check). The
+            ids of a release are read once per process (see `read_doc_ids`): loading the same
+            files again returns the same ``corpus`` frame, which callers must not modify in place.
     """
     doms = _domains_arg(domains, split, root)
     topics = tempo_topics(split, doms, root=root, periods=periods, require_steps=steps)
     qrels_parts, corpus_parts, problems, dup_parts = [], [], [], []
+    corpus_keys: list[tuple] = []
     kind = "step" if steps else "query"
     for dom in doms:
         dup_file = _file(dom, "duplicate_map.json", f"TEMPO {dom} duplicate map", root)
@@ -554,11 +636,18 @@ def load_tempo(
         problems += _unknown_qrels_topics(q, known, f"{kind} of the {dom} {split} topics", qfile.path())
         qrels_parts.append(q)
         if corpus:
-            corpus_parts.append(read_doc_ids(_file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path(),
-                                             dom))
+            doc_file = _file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path()
+            corpus_parts.append(read_doc_ids(doc_file, dom))
+            corpus_keys.append(_file_key(Path(doc_file), dom))
     qrels = pd.concat(qrels_parts, ignore_index=True)
-    docs = (pd.concat(corpus_parts, ignore_index=True) if corpus_parts
-            else pd.DataFrame({"doc_id": pd.array([], dtype="str"), "domain": []}))
+    docs = _CORPORA.get(tuple(corpus_keys)) if corpus_parts else None
+    if docs is None:  # one frame per release: the contract's id index is built on it once
+        docs = (pd.concat(corpus_parts, ignore_index=True) if corpus_parts
+                else pd.DataFrame({"doc_id": pd.array([], dtype="str"), "domain": []}))
+        if corpus_parts:
+            _CORPORA[tuple(corpus_keys)] = docs
+            if len(_CORPORA) > _CACHE_SIZE:
+                _CORPORA.pop(next(iter(_CORPORA)))
     data = TempoData(topics, qrels, docs, doms, steps, problems)
     if dup_parts:
         data.duplicates = pd.concat(dup_parts, ignore_index=True)

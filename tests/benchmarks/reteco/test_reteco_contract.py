@@ -129,3 +129,24 @@ def test_documents_of_another_domain_are_discarded_when_both_sides_carry_domains
     # without a domain on either side the corpus as a whole is the scope (the contract as before)
     plain = rm.validate_run(run, "reteco", corpus=corpus[["doc_id"]], queries=queries)
     assert [p.kind for p in plain.errors] == ["duplicate", "unknown_doc"] and len(plain.run) == 4
+
+
+def test_membership_on_codes_of_the_corpus_id_index(tmp_path: Path) -> None:
+    """Unknown documents are found through positions in the corpus' id index (one index per corpus
+    frame, built once), equal to pandas' own hash lookups; a number is never a text id."""
+    from reteco_measures.benchmarks.reteco.contract import doc_id_index, id_positions, is_in
+
+    corpus = pd.DataFrame({"doc_id": pd.array(["d3", "d1", "d3", "d2"], dtype="str"), "domain": "x"})
+    index = doc_id_index(corpus)
+    assert doc_id_index(corpus) is index  # built once per corpus frame
+    assert index.to_pylist() == ["d3", "d1", "d2"]  # distinct ids, first-appearance order
+    run = pd.Series(["d1", "ghost", "d2", "d3", None], dtype="str")
+    expected = pd.Index(["d3", "d1", "d2"]).get_indexer(run.to_numpy(dtype=object))
+    assert id_positions(run, index).tolist() == expected.tolist() == [1, -1, 2, 0, -1]
+    assert id_positions(pd.Series([1, 2], dtype=object), doc_id_index(pd.DataFrame({"doc_id": ["1"]}))).tolist() \
+        == [-1, -1]
+    assert is_in(run, pd.Series(["d2", "ghost"])).tolist() == run.isin({"d2", "ghost"}).tolist()
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 ghost 2 0.9 r\n")
+    report = rm.validate_run(str(path), "reteco", corpus=corpus)
+    assert report.run["doc_id"].tolist() == ["d1"] and report.problem_counts() == {"unknown_doc": 1}

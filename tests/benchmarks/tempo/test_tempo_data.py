@@ -307,3 +307,38 @@ def test_v11_duplicate_maps_are_read(tmp_path: Path) -> None:
     bad.write_text('["law/x2.txt"]', encoding="utf-8")
     with pytest.raises(DataFormatError, match=r"law/duplicate_map.json: .*a duplicate map is a JSON object"):
         load_tempo("dev", root=root)
+
+
+def test_corpus_ids_are_parsed_once_per_file_version(tmp_path, monkeypatch):
+    """A documents file is parsed once per process (keyed by path, size and modification time):
+    a second read parses nothing, a changed file is parsed again, and `load_tempo` gives the
+    same corpus frame for the same release (indexes built on it are built once)."""
+    import os
+
+    from reteco_measures.benchmarks.tempo import data as reteco_tempo
+
+    reteco_tempo.clear_corpus_cache()
+    parsed: list[Path] = []
+    real = reteco_tempo._parse_doc_ids
+
+    def spy(p, domain):
+        parsed.append(p)
+        return real(p, domain)
+
+    monkeypatch.setattr(reteco_tempo, "_parse_doc_ids", spy)
+    path = tmp_path / "documents.jsonl"
+    path.write_text('{"id": "a", "content": "x"}\n{"id": "b", "content": "y"}\n', encoding="utf-8")
+    first = read_doc_ids(path, "law")
+    first["domain"] = "changed"  # a caller's frame is its own
+    assert read_doc_ids(path, "law")[["doc_id", "domain"]].values.tolist() == [["a", "law"], ["b", "law"]]
+    assert len(parsed) == 1
+    path.write_text('{"id": "a", "content": "x"}\n{"id": "c", "content": "yy"}\n', encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # a new version of the file, whatever the clock's resolution
+    assert read_doc_ids(path, "law")["doc_id"].tolist() == ["a", "c"]
+    assert len(parsed) == 2
+
+    root = tmp_path / "data"
+    write_two_domain_release(root)
+    one = load_tempo("dev", root=root)
+    two = load_tempo("dev", root=root)
+    assert one.corpus is two.corpus and len(parsed) == 4  # two domains, each parsed once
