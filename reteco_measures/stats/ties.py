@@ -174,6 +174,10 @@ def tie_bounds(
             sub_groups, sub_key = groups[rows], key[rows]
             wanted = pd.unique(sub_ranked["query_id"].astype(str).to_numpy(dtype=object))
             sub_qrels = qrels[qrels["query_id"].astype(str).isin(wanted).to_numpy()].reset_index(drop=True)
+        fast = _native_bounds(ms, sub_qrels, sub_ranked, sub_groups, sub_key) if corpus is None else None
+        if fast is not None:
+            parts.append(fast)
+            continue
         out = {}
         for name, best in (("worst", False), ("best", True)):
             metrics = list(iter_calc(ms, sub_qrels, _reordered(sub_ranked, sub_groups, sub_key, best=best),
@@ -193,6 +197,29 @@ def tie_bounds(
     if not parts:
         return None
     return pd.concat(parts, ignore_index=True)
+
+
+def _native_bounds(measures: Sequence[Any], qrels: pd.DataFrame, ranked: pd.DataFrame, groups: np.ndarray,
+                   key: np.ndarray) -> pd.DataFrame | None:
+    """`tie_bounds`' rows for standard measures that the native kernels compute (None otherwise):
+    the worst and the best order evaluated by `reteco_measures.kernels.standard.per_query`, the
+    function ``rm.iter_calc`` reaches for them on a run without NaN scores (the re-scored orders
+    have none), without the engine's checks and per-value objects."""
+    from ..kernels.standard import per_query, supports
+
+    if not measures or not all(supports(m) for m in measures):
+        return None
+    values = {}
+    for name, best in (("worst", False), ("best", True)):
+        qids, values[name] = per_query(measures, qrels, _reordered(ranked, groups, key, best=best))
+    q = np.asarray(qids.to_numpy(zero_copy_only=False), dtype=object)
+    n = len(q)
+    return pd.DataFrame({
+        "measure": np.repeat(np.array(list(measures) + [None], dtype=object)[:-1], n),
+        "query_id": np.tile(q, len(measures)),
+        "worst": np.concatenate([values["worst"][m] for m in measures]) if n else np.zeros(0),
+        "best": np.concatenate([values["best"][m] for m in measures]) if n else np.zeros(0),
+    })
 
 
 def tie_range(value: Any, worst: Any, best: Any) -> tuple[np.ndarray, np.ndarray]:
