@@ -423,8 +423,8 @@ def per_query_frame(
     ``tie_max`` per query (`reteco_measures.stats.tie_sensitivity`)."""
     from ..api import group_frame, measure_label, measure_name, parse_measures
     from ..engine.evaluate import prepare, values_prepared
-    from ..query_ids import mismatch_policy
     from ..io.convert import as_qrels_frame, as_run_frame
+    from ..query_ids import mismatch_policy
     from ..side import load_labels, load_topics
     from .ties import has_ties, tie_bounds, tie_range
 
