@@ -65,13 +65,14 @@ def has_ties(run: pd.DataFrame) -> bool:
     return bool(np.any(key[1:] == key[:-1]))
 
 
-def tie_groups(ranked: pd.DataFrame) -> np.ndarray:
+def tie_groups(ranked: pd.DataFrame, query_codes: np.ndarray | None = None) -> np.ndarray:
     """Id of the tie group of every row of a run ranked with ``tie_break='trec_eval'``
-    (consecutive rows of one query with equal float32 scores share an id)."""
+    (consecutive rows of one query with equal float32 scores share an id); ``query_codes``: the
+    rows' query codes when already known."""
     n = len(ranked)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    (q,) = _codes(ranked["query_id"])
+    (q,) = _codes(ranked["query_id"]) if query_codes is None else (query_codes,)
     s = np.asarray(ranked["score"], dtype=np.float64).astype(np.float32)
     new = np.r_[True, (q[1:] != q[:-1]) | (s[1:] != s[:-1])]
     return np.cumsum(new) - 1
@@ -149,7 +150,8 @@ def tie_bounds(
     if dup.any():  # pytrec_eval keeps the last score of a repeated (query, doc) pair
         run = run[~dup].reset_index(drop=True)
     ranked = rank_run(run[["query_id", "doc_id", "score"]], "trec_eval")
-    groups = tie_groups(ranked)
+    qcodes = _codes(ranked["query_id"])[0] if len(ranked) else np.zeros(0, dtype=np.int64)
+    groups = tie_groups(ranked, qcodes)
     if not len(ranked) or int(groups[-1]) + 1 == len(ranked):
         return None
     by_key: dict[bool, list[Any]] = {}
@@ -166,7 +168,6 @@ def tie_bounds(
         if not any(getattr(m, "_RETECO", False) for m in ms):
             # standard measures: a query's value depends on its own rows only, so only the queries
             # with a tie group of mixed relevance are re-evaluated (the others: worst = best = value)
-            (qcodes,) = _codes(ranked["query_id"])
             hit = np.zeros(int(qcodes.max()) + 1, dtype=bool)
             hit[qcodes[mixed_rows]] = True
             rows = hit[qcodes]
