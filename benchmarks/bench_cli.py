@@ -45,8 +45,8 @@ def write_files(folder: Path, n_queries: int, n_docs: int, seed: int = 0) -> tup
             f.write("".join(f"q{i} Q0 d{d} {r + 1} {s:.6f} bench\n" for r, (d, s) in enumerate(zip(docs, scores))))
     with qrels_path.open("w") as f:
         for i in range(n_queries):
-            picks = rng.choice(2 * n_docs, 50, replace=False)
-            f.write("".join(f"q{i} 0 d{d} {g}\n" for d, g in zip(picks, rng.integers(0, 4, 50))))
+            picks = rng.choice(2 * n_docs, min(50, 2 * n_docs), replace=False)
+            f.write("".join(f"q{i} 0 d{d} {g}\n" for d, g in zip(picks, rng.integers(0, 4, len(picks)))))
     return qrels_path, run_path
 
 
@@ -78,7 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         qrels, run = write_files(Path(tmp), args.queries, args.docs)
         ours = [sys.executable, "-m", "reteco_measures", "eval", str(qrels), str(run), *OURS, "--format", "tsv",
                 "--places", "6"]
-        cmds = {"reteco-measures eval": ours}
+        tiny = Path(tmp) / "tiny"
+        tiny.mkdir()
+        tiny_qrels, tiny_run = write_files(tiny, 1, 1)
+        start_up = [sys.executable, "-m", "reteco_measures", "eval", str(tiny_qrels), str(tiny_run), *OURS,
+                    "--format", "tsv"]
+        cmds = {"reteco-measures eval": ours, "reteco-measures eval, 1-line run (start-up and imports)": start_up}
         if args.trec_eval:
             trec = [args.trec_eval, "-c"]
             for m in TREC:
