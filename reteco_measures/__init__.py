@@ -68,7 +68,8 @@ if TYPE_CHECKING:  # what the names resolved by __getattr__ below are, for type 
     from .io.readers import read_qrels, read_run
     from .providers.native import use_native_kernels
     from .side import current_side_info, load_labels, load_topics, side_info
-    from .stats import Comparison, StatOptions, compare, tie_sensitivity
+    from .benchmarks.compare import compare
+    from .stats import Comparison, StatOptions, tie_sensitivity
 
 _SUBPACKAGES = ("benchmarks", "datasets", "judge", "platforms", "plot", "report", "scale", "stats")
 
@@ -96,7 +97,9 @@ def _load(name: str) -> Any:  # noqa: C901, PLR0911, PLR0912  (one static import
         from .benchmarks import leaderboard as module
     elif name == "gate":
         from .benchmarks import gate as module
-    elif name in ("Comparison", "StatOptions", "compare", "tie_sensitivity"):
+    elif name == "compare":
+        from .benchmarks import compare as module
+    elif name in ("Comparison", "StatOptions", "tie_sensitivity"):
         from . import stats as module
     elif name in ("DataFormatError", "DataFormatWarning", "Problem", "InputMismatchError", "QueryIdMismatchWarning",
                   "EmptyInputWarning", "GroupMismatchWarning"):

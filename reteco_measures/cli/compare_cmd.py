@@ -1,5 +1,9 @@
 """``reteco-measures compare QRELS RUN RUN... MEASURE...``: several runs with statistics.
 
+``reteco-measures compare --benchmark NAME [--data D] [--split S] [--rules kit] RUN RUN...``: the
+runs scored as the benchmark's leaderboard scores them (its qrels, contract, official measure or
+``--measure``, statistical unit; `reteco_measures.benchmarks.compare`).
+
 Telling runs from measures: after the qrels, every argument naming an existing file is a run
 (named as `reteco_measures.stats.compare.file_run_name` names it: the file name without its
 compression and format suffixes, ``runs/bm25.run.gz`` → ``bm25``), every other argument is a
@@ -68,9 +72,12 @@ def statistics_options(args: argparse.Namespace) -> dict:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ..report.tables import format_comparison
     from ..stats import compare
 
+    if args.benchmark:
+        return _cmd_compare_benchmark(args)
+    if args.data or args.split or args.rules:
+        raise ValueError("--data, --split and --rules belong to --benchmark (e.g. --benchmark reteco-1a)")
     runs, measures = split_runs_and_measures(args.items)
     if len(runs) < 2:
         raise ValueError(f"compare needs at least two run files (found {len(runs)}: {runs}); "
@@ -90,6 +97,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         except InputMismatchError as exc:  # never a table of zeros: one line, exit 1
             print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
             return 1
+    return _print_comparison(args, result, caught)
+
+
+def _print_comparison(args: argparse.Namespace, result, caught: list) -> int:
+    from ..report.tables import format_comparison
+
     problems = 0
     for w in caught:
         print(f"reteco-measures: warning: {w.message}", file=sys.stderr)
@@ -102,8 +115,39 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _cmd_compare_benchmark(args: argparse.Namespace) -> int:
+    """``compare --benchmark NAME RUN RUN...``: every argument is a run file (or a measure the
+    benchmark prints); the qrels and the measure are the benchmark's."""
+    from ..benchmarks.compare import compare
+
+    runs, measures = split_runs_and_measures([args.qrels, *args.items])
+    if len(runs) < 2:
+        raise ValueError(f"compare --benchmark needs at least two run files (found {len(runs)}: {runs})")
+    measures += list(args.measure or [])
+    unused = [flag for flag, value in (("--topics", args.topics), ("--labels", args.labels), ("--by", args.by),
+                                       ("--normalize-ids", args.normalize_ids)) if value]
+    if unused or args.tie_break != "trec_eval":
+        raise ValueError(f"{', '.join(unused) or '--tie-break'}: not with --benchmark (the benchmark decides)")
+    options = {"rules": args.rules} if args.rules else {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = compare(runs, measures=measures or None, benchmark=args.benchmark, data=args.data,
+                             split=args.split, baseline=args.baseline, ties=not args.no_ties, on_mismatch="error",
+                             workers=1, **options, **statistics_options(args))
+        except InputMismatchError as exc:  # never a table of zeros: one line, exit 1
+            print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
+            return 1
+    if result.params.get("rules"):
+        print(f"reteco-measures: {result.params['benchmark']} {result.params['split']}, "
+              f"rules: {result.params['rules']}" + (f"; value: {result.params['value']}"
+                                                     if result.params.get("value") else ""), file=sys.stderr)
+    return _print_comparison(args, result, caught)
+
+
 def configure(sub: argparse._SubParsersAction) -> None:
     """Add ``compare`` to the top-level parser."""
+    from ..benchmarks.registry import BENCHMARKS
     from ..kernels.ranking import TIE_BREAKS
     from ..report.tables import FORMATS
 
@@ -111,9 +155,17 @@ def configure(sub: argparse._SubParsersAction) -> None:
         "compare", help="compare runs: aggregates with confidence intervals and paired significance tests",
         description="Arguments after QRELS that are existing files are runs, named by the file name without "
                     "its compression and format suffixes (runs/bm25.run.gz -> bm25); the others are measures.")
-    p.add_argument("qrels", help="qrels file (TREC or JSONL)")
+    p.add_argument("qrels", metavar="QRELS", help="qrels file (TREC or JSONL); with --benchmark the first run")
     p.add_argument("items", nargs="+", metavar="RUN|MEASURE", help="two or more run files, then measures")
     p.add_argument("--measure", action="append", help="a measure (repeatable; for names that are also file names)")
+    p.add_argument("--benchmark", choices=sorted(BENCHMARKS),
+                   help="score the runs as this benchmark's leaderboard does: its qrels, contract, official "
+                        "measure (or --measure) and statistical unit; then no QRELS, every argument is a run")
+    p.add_argument("--data", help="with --benchmark: data root (default: $RETECO_DATA)")
+    p.add_argument("--split", help="with --benchmark: split (default: the benchmark's)")
+    p.add_argument("--rules", choices=["page", "kit"],
+                   help="with a RETECO --benchmark: page (the evaluation page; default) or kit (the starter kit's "
+                        "scoring: the summary shows its official number, deltas are their differences)")
     p.add_argument("--baseline", help="run name (file name without its suffixes) to compare every other run "
                                          "against")
     add_statistics_options(p, resamples=10_000)

@@ -191,6 +191,22 @@ def iter_prepared(p: Prepared) -> list[Metric]:
     return results
 
 
+def values_prepared(p: Prepared) -> pd.DataFrame:
+    """The per-query values of a prepared call as one frame ``query_id, measure, value[, weight]``
+    (the values `iter_prepared` gives, without a ``Metric`` object per value): our measures'
+    rows first, then the standard ones'."""
+    parts: list[pd.DataFrame] = []
+    with _side(p):
+        if p.ours:
+            parts.append(metrics_frame(PROVIDER.iter_calc(p.ours, p.qrels, p.run)))
+        if p.standard and not p.qrels.empty:
+            parts.append(standard_frame(p.standard, p.qrels_standard, p.run_standard))
+    if not parts:
+        return pd.DataFrame({"query_id": pd.Series([], dtype=object), "measure": pd.Series([], dtype=object),
+                             "value": pd.Series([], dtype=np.float64)})
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
 def calc_prepared(p: Prepared) -> dict[ir_measures.Measure, float]:
     """Aggregate of every measure of a prepared call: `aggregate` over the
     per-query values in canonical order (the qrels' order: for the native kernels and our

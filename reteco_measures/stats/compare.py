@@ -416,8 +416,10 @@ def per_query_frame(
 
     With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
     ``tie_max`` per query (`reteco_measures.stats.tie_sensitivity`)."""
-    from ..api import group_frame, iter_calc, measure_label, measure_name, parse_measures
+    from ..api import group_frame, measure_label, measure_name, parse_measures
+    from ..engine.evaluate import prepare, values_prepared
     from ..io.convert import as_qrels_frame, as_run_frame
+    from ..query_ids import mismatch_policy
     from ..side import load_labels, load_topics
     from .ties import has_ties, tie_bounds, tie_range
 
@@ -439,9 +441,12 @@ def per_query_frame(
         if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
             run = run.compute()
         run_df = as_run_frame(run)
-        metrics = iter_calc(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
-                            tie_break=tie_break, on_mismatch="warn")  # the caller checked the ids (align_runs)
-        part = metrics_frame(metrics, measures=measure_objs, label=measure_label, order=order)
+        with mismatch_policy("warn"):  # the caller checked the ids (align_runs)
+            # rm.iter_calc's values, as one frame (no Metric object per value)
+            prepared = prepare(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
+                               tie_break=tie_break)
+            values = values_prepared(prepared)
+        part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
         part.insert(0, "run", name)
         part = part[["run", "measure", "query_id", "value", "weight"]]
         if ties and tie_break == "trec_eval" and has_ties(run_df):

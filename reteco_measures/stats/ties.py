@@ -65,13 +65,14 @@ def has_ties(run: pd.DataFrame) -> bool:
     return bool(np.any(key[1:] == key[:-1]))
 
 
-def tie_groups(ranked: pd.DataFrame) -> np.ndarray:
+def tie_groups(ranked: pd.DataFrame, query_codes: np.ndarray | None = None) -> np.ndarray:
     """Id of the tie group of every row of a run ranked with ``tie_break='trec_eval'``
-    (consecutive rows of one query with equal float32 scores share an id)."""
+    (consecutive rows of one query with equal float32 scores share an id); ``query_codes``: the
+    rows' query codes when already known."""
     n = len(ranked)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    (q,) = _codes(ranked["query_id"])
+    (q,) = _codes(ranked["query_id"]) if query_codes is None else (query_codes,)
     s = np.asarray(ranked["score"], dtype=np.float64).astype(np.float32)
     new = np.r_[True, (q[1:] != q[:-1]) | (s[1:] != s[:-1])]
     return np.cumsum(new) - 1
@@ -145,11 +146,16 @@ def tie_bounds(
     from ..api import iter_calc
     from ..kernels.ranking import duplicate_pairs, rank_run
 
+    if corpus is None:
+        coded = _coded_bounds(qrels, run, measures)
+        if coded is not None:
+            return coded if len(coded) else None
     dup = duplicate_pairs(run, keep="last")
     if dup.any():  # pytrec_eval keeps the last score of a repeated (query, doc) pair
         run = run[~dup].reset_index(drop=True)
     ranked = rank_run(run[["query_id", "doc_id", "score"]], "trec_eval")
-    groups = tie_groups(ranked)
+    qcodes = _codes(ranked["query_id"])[0] if len(ranked) else np.zeros(0, dtype=np.int64)
+    groups = tie_groups(ranked, qcodes)
     if not len(ranked) or int(groups[-1]) + 1 == len(ranked):
         return None
     by_key: dict[bool, list[Any]] = {}
@@ -166,7 +172,6 @@ def tie_bounds(
         if not any(getattr(m, "_RETECO", False) for m in ms):
             # standard measures: a query's value depends on its own rows only, so only the queries
             # with a tie group of mixed relevance are re-evaluated (the others: worst = best = value)
-            (qcodes,) = _codes(ranked["query_id"])
             hit = np.zeros(int(qcodes.max()) + 1, dtype=bool)
             hit[qcodes[mixed_rows]] = True
             rows = hit[qcodes]
@@ -174,6 +179,10 @@ def tie_bounds(
             sub_groups, sub_key = groups[rows], key[rows]
             wanted = pd.unique(sub_ranked["query_id"].astype(str).to_numpy(dtype=object))
             sub_qrels = qrels[qrels["query_id"].astype(str).isin(wanted).to_numpy()].reset_index(drop=True)
+        fast = _native_bounds(ms, sub_qrels, sub_ranked, sub_groups, sub_key) if corpus is None else None
+        if fast is not None:
+            parts.append(fast)
+            continue
         out = {}
         for name, best in (("worst", False), ("best", True)):
             metrics = list(iter_calc(ms, sub_qrels, _reordered(sub_ranked, sub_groups, sub_key, best=best),
@@ -193,6 +202,96 @@ def tie_bounds(
     if not parts:
         return None
     return pd.concat(parts, ignore_index=True)
+
+
+def _coded_bounds(qrels: pd.DataFrame, run: pd.DataFrame, measures: Sequence[Any]) -> pd.DataFrame | None:
+    """`tie_bounds` for standard measures the native kernels compute and that read only the grades
+    of the ranked documents (nDCG, AP, P, R, RR, ``RR@k``; not ``Judged@k`` nor ``judged_only``,
+    which tell a judged 0 from an unjudged document), on integer codes: no string sort. Within
+    a tie group the documents of one grade are interchangeable for these measures, so the worst
+    (best) order only sorts each group by grade, ascending (descending); the groups themselves
+    are (query, score at single precision), as trec_eval ties them. An empty frame: no query
+    has a tie group of mixed grades. None: not applicable (the general path runs)."""
+    from ..kernels.standard import per_query, supports
+    from ..measures.params import param
+
+    if not measures or not all(supports(m) and m.NAME != "Judged" and param(m, "judged_only") is not True
+                               for m in measures):
+        return None
+    n = len(run)
+    if n < 2 or not len(qrels):
+        return None
+    q, qq = _codes(run["query_id"], qrels["query_id"])
+    d, qd = _codes(run["doc_id"], qrels["doc_id"])
+    width = int(max(d.max(initial=0), qd.max(initial=0))) + 1
+    run_keys, qrels_keys = q * width + d, qq * width + qd
+    keep = ~pd.Series(run_keys).duplicated(keep="last").to_numpy()  # a repeated pair keeps its last score
+    idx = np.flatnonzero(keep)
+    q, run_keys = q[idx], run_keys[idx]
+    s32 = np.asarray(run["score"], dtype=np.float64)[idx].astype(np.float32)
+    s32 = np.where(s32 == 0, np.float32(0), s32)  # -0.0 ties 0.0
+    order = np.lexsort((-s32, q))
+    q, s32, run_keys, idx = q[order], s32[order], run_keys[order], idx[order]
+    groups = np.cumsum(np.r_[True, (q[1:] != q[:-1]) | (s32[1:] != s32[:-1])]) - 1
+    if int(groups[-1]) + 1 == len(groups):
+        return pd.DataFrame(columns=["measure", "query_id", "worst", "best"])
+    # the grade of every row: the qrels' last row of a repeated pair, 0 when unjudged or not a number
+    grades = pd.to_numeric(pd.Series(np.asarray(qrels["relevance"], dtype=object)), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    qorder = np.argsort(qrels_keys, kind="stable")
+    sorted_keys = qrels_keys[qorder]
+    last = np.r_[sorted_keys[1:] != sorted_keys[:-1], True]
+    sorted_keys, sorted_grades = sorted_keys[last], grades[qorder][last]
+    at = np.minimum(np.searchsorted(sorted_keys, run_keys), len(sorted_keys) - 1)
+    key = np.nan_to_num(np.where(sorted_keys[at] == run_keys, sorted_grades[at], 0.0), nan=0.0)
+    mixed_rows = _mixed_rows(groups, key)
+    if not mixed_rows.any():
+        return pd.DataFrame(columns=["measure", "query_id", "worst", "best"])
+    hit = np.zeros(int(max(q.max(), qq.max())) + 1, dtype=bool)
+    hit[q[mixed_rows]] = True
+    rows = hit[q]
+    q, groups, key, idx = q[rows], groups[rows], key[rows], idx[rows]
+    sub_qrels = qrels[hit[qq]].reset_index(drop=True)
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    rank = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)])) + 1
+    ids = run[["query_id", "doc_id"]]
+    values = {}
+    for name, best in (("worst", False), ("best", True)):
+        new = np.lexsort((-key if best else key, groups))
+        reordered = ids.iloc[idx[new]].reset_index(drop=True)
+        reordered["score"] = -rank.astype(np.float64)
+        qids, values[name] = per_query(measures, sub_qrels, reordered)
+    qv = np.asarray(qids.to_numpy(zero_copy_only=False), dtype=object)
+    k = len(qv)
+    return pd.DataFrame({
+        "measure": np.repeat(np.array(list(measures) + [None], dtype=object)[:-1], k),
+        "query_id": np.tile(qv, len(measures)),
+        "worst": np.concatenate([values["worst"][m] for m in measures]) if k else np.zeros(0),
+        "best": np.concatenate([values["best"][m] for m in measures]) if k else np.zeros(0),
+    })
+
+
+def _native_bounds(measures: Sequence[Any], qrels: pd.DataFrame, ranked: pd.DataFrame, groups: np.ndarray,
+                   key: np.ndarray) -> pd.DataFrame | None:
+    """`tie_bounds`' rows for standard measures that the native kernels compute (None otherwise):
+    the worst and the best order evaluated by `reteco_measures.kernels.standard.per_query`, the
+    function ``rm.iter_calc`` reaches for them on a run without NaN scores (the re-scored orders
+    have none), without the engine's checks and per-value objects."""
+    from ..kernels.standard import per_query, supports
+
+    if not measures or not all(supports(m) for m in measures):
+        return None
+    values = {}
+    for name, best in (("worst", False), ("best", True)):
+        qids, values[name] = per_query(measures, qrels, _reordered(ranked, groups, key, best=best))
+    q = np.asarray(qids.to_numpy(zero_copy_only=False), dtype=object)
+    n = len(q)
+    return pd.DataFrame({
+        "measure": np.repeat(np.array(list(measures) + [None], dtype=object)[:-1], n),
+        "query_id": np.tile(q, len(measures)),
+        "worst": np.concatenate([values["worst"][m] for m in measures]) if n else np.zeros(0),
+        "best": np.concatenate([values["best"][m] for m in measures]) if n else np.zeros(0),
+    })
 
 
 def tie_range(value: Any, worst: Any, best: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,7 @@ eager = [m for m in ("httpx", "scipy", "scipy.stats", "statsmodels", "matplotlib
                      "krippendorff") if m in sys.modules]
 assert not eager, eager
 assert callable(rm.judge.agreement)
-from reteco_measures.stats import compare
+from reteco_measures.benchmarks.compare import compare
 assert rm.compare is compare
 from reteco_measures import Comparison, tie_sensitivity
 assert Comparison.__module__.startswith("reteco_measures.stats")

@@ -161,3 +161,41 @@ def test_tie_bounds_re_evaluates_exactly_the_queries_whose_order_matters() -> No
     assert set(bounds["query_id"]) == order_matters
     for q, worst, best in zip(bounds["query_id"], bounds["worst"], bounds["best"]):
         assert worst == pytest.approx(lo[q], abs=1e-12) and best == pytest.approx(hi[q], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_native_tie_bounds_equal_the_engine_path(monkeypatch, seed):
+    """The worst / best orders of standard measures go straight to the native kernels; their
+    values are those of the engine's ``iter_calc`` path bit for bit (random tie-heavy runs, graded
+    and negative labels, a query without judgments, a judged query absent from the run)."""
+    import numpy as np
+    import pandas as pd
+
+    from reteco_measures.stats import ties as ties_module
+
+    rng = np.random.default_rng(seed)
+    q = np.repeat([f"q{i}" for i in range(40)], 60)
+    d = np.array([f"d{j}" for j in rng.integers(0, 90, len(q))], dtype=object)
+    run = pd.DataFrame({"query_id": q, "doc_id": d, "score": np.round(rng.random(len(q)), 1)})
+    rows = [(f"q{i}", f"d{j}", int(g)) for i in range(41) if i != 3
+            for j, g in zip(rng.choice(90, 20, replace=False), rng.integers(-1, 4, 20))]
+    qrels = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+    measures = rm_parse(["nDCG@10", "AP", "RR", "R@100", "P@5", "nDCG", "RR@10"])
+    fast = ties_module.tie_bounds(qrels, run, measures)
+    monkeypatch.setattr(ties_module, "_coded_bounds", lambda *a, **k: None)
+    middle = ties_module.tie_bounds(qrels, run, measures)  # the ranked run, straight to the kernels
+    monkeypatch.setattr(ties_module, "_native_bounds", lambda *a, **k: None)
+    slow = ties_module.tie_bounds(qrels, run, measures)
+    assert fast is not None and len(fast) == len(slow) > 0
+    key = ["measure", "query_id"]
+    fast = fast.assign(measure=fast["measure"].map(str)).sort_values(key).reset_index(drop=True)
+    slow = slow.assign(measure=slow["measure"].map(str)).sort_values(key).reset_index(drop=True)
+    middle = middle.assign(measure=middle["measure"].map(str)).sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    pd.testing.assert_frame_equal(middle, slow, check_exact=True)
+
+
+def rm_parse(names):
+    from reteco_measures.api import parse_measures
+
+    return parse_measures(names)
