@@ -58,6 +58,7 @@ import email.utils
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from typing import Any
@@ -164,40 +165,33 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-class _AttemptTimeout(Exception):
-    pass
+class _Attempts:
+    """What the attempts of one judgment did (kept per thread while `JudgeClient.judge` runs):
+    their count, each failed one's cause, the last failure's message, tokens and model."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.causes: list[str] = []
+        self.error = "no attempt made"
 
 
-class _TooLarge(Exception):
-    pass
+class _Stopped(Exception):
+    """Raised by the transport instead of an attempt (budget reached, run cancelled); made an
+    ``openai.OpenAIError`` subclass in `_stopped_class`, which the client re-raises unretried."""
 
 
-class _Unreachable(Exception):
-    """The endpoint could not be connected to (the message names the underlying error)."""
+def _stopped_class(openai: Any) -> type[Exception]:
+    return type("JudgeAttemptStopped", (_Stopped, openai.OpenAIError), {})
 
 
-class _Broken(Exception):
-    """The connection broke after it was made (reset, closed mid-reply)."""
-
-
-def _transport_error(exc: BaseException, openai: Any) -> BaseException:
-    """The attempt-level exception for what the openai client (or the reply's reading) raised:
-    `_AttemptTimeout`, `_Unreachable`, `_Broken`, or ``exc`` itself when it is none of those."""
-    if isinstance(exc, (_AttemptTimeout, _TooLarge)):
-        return exc
-    if isinstance(exc, openai.APITimeoutError):
-        return _AttemptTimeout()
-    cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) and exc.__cause__ is not None else exc
-    name = type(cause).__name__
+def _cause_of(exc: BaseException) -> str:
+    """``timeout``, ``connection`` (could not connect) or ``reset`` (broke after connecting)."""
+    name = type(exc).__name__
     if name.endswith("Timeout") or name == "TimeoutException":
-        return _AttemptTimeout()
-    text = f"{name}: {cause}"
-    if name in ("ConnectError", "UnsupportedProtocol", "InvalidURL") or isinstance(cause, ConnectionRefusedError):
-        return _Unreachable(text)
-    if (isinstance(exc, openai.APIConnectionError) or isinstance(cause, OSError)
-            or type(cause).__module__.startswith("httpx")):
-        return _Broken(text)
-    return exc
+        return "timeout"
+    if name in ("ConnectError", "UnsupportedProtocol", "InvalidURL") or isinstance(exc, ConnectionRefusedError):
+        return "connection"
+    return "reset"
 
 
 def _shutdown(response: Any) -> None:
@@ -209,6 +203,146 @@ def _shutdown(response: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
     except (OSError, AttributeError, ValueError):
         pass
+
+
+def _http_module(openai: Any) -> Any:
+    """The HTTP library the installed openai client is built on (``httpx``, or ``httpx2`` in
+    newer releases): the base class of its documented ``DefaultHttpxClient``."""
+    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client"
+                and not c.__module__.startswith("openai"))
+    return sys.modules[base.__module__.split(".")[0]]
+
+
+def _openai_class(openai: Any, owner: JudgeClient) -> type:
+    """``openai.OpenAI`` whose wait after an attempt that got no answer (timeout, connection
+    error) follows ``backoff``/``max_backoff`` instead of the client's fixed 0.5 s doubling to 8 s
+    (it has no setting for it; answers carry the wait as ``Retry-After``, see `_transport`). A
+    client version without this method keeps its own schedule."""
+
+    class OpenAI(openai.OpenAI):  # type: ignore[misc, valid-type]
+        def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
+                                     response_headers: Any = None) -> float:
+            rec = getattr(owner._local, "attempts", None)
+            if response_headers is None and rec is not None:
+                return owner._backoff(rec.count)
+            return super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+
+    return OpenAI
+
+
+def _transport(owner: JudgeClient, hx: Any) -> Any:
+    """The ``http_client`` transport of `JudgeClient`: the hooks the openai client has no setting
+    for, around each HTTP attempt of a judgment (requests outside `JudgeClient.judge`, such as
+    ``GET /models`` and the Batch API's, pass through untouched):
+
+    * before it: wait while a 429 pauses every worker; stop (not retried) when the run was
+      cancelled or its request budget is spent, else count the attempt against it;
+    * during it: a total deadline (``timeout``) over connecting, sending and reading the whole
+      body, however slowly the server dribbles it; a body over `MAX_BODY_BYTES` fails;
+    * after it: record the failure's cause and message; a 429's or 5xx's ``Retry-After`` cut to
+      ``max_retry_after`` (and a 429 pauses every worker that long); statuses the judge does not
+      retry are marked ``x-should-retry: false`` (openai would retry a 408 or 409).
+    """
+
+    class AttemptTransport(hx.BaseTransport):
+        def __init__(self) -> None:
+            self.inner = hx.HTTPTransport()
+
+        def close(self) -> None:
+            self.inner.close()
+
+        def handle_request(self, request: Any) -> Any:
+            rec: _Attempts | None = getattr(owner._local, "attempts", None)
+            if rec is None:
+                return self.inner.handle_request(request)
+            owner._wait_for_pause()
+            if owner._stop.is_set():
+                raise owner._stopped(f"cancelled before an answer (after {rec.count} attempt(s))")
+            if owner.budget is not None and not owner.budget.reserve():
+                raise owner._stopped(f"not asked: {owner.budget.exhausted}")
+            rec.count += 1
+            sent = time.monotonic()
+            try:
+                response, data = self._within_deadline(request)
+            except BaseException as exc:
+                if isinstance(exc, _Stopped):
+                    raise
+                cause = "timeout" if isinstance(exc, TimeoutError) else getattr(exc, "cause", None) or _cause_of(exc)
+                rec.causes.append(cause)
+                rec.error = {
+                    "timeout": f"timeout after {owner.timeout:g}s (total per attempt)",
+                    "too_large": f"reply larger than {MAX_BODY_BYTES} bytes",
+                    "connection": f"connection error: {type(exc).__name__}: {exc}",
+                }.get(cause, f"connection error (reset after connecting): {type(exc).__name__}: {exc}")
+                if cause == "timeout":
+                    raise hx.ReadTimeout(rec.error, request=request) from None
+                if cause == "too_large":
+                    raise hx.ReadError(rec.error, request=request) from None
+                raise
+            with owner._state_lock:
+                owner._answered = True
+                owner._timings.append((sent, time.monotonic()))
+            status = response.status_code
+            headers = hx.Headers(response.headers)
+            if status == 429 or status >= 500:
+                rec.causes.append("http_429" if status == 429 else "http_5xx")
+                text = data[:200].decode("utf-8", "replace").strip()
+                rec.error = f"HTTP {status}" + (f": {text}" if text else "")
+                after = _retry_after(headers.get("Retry-After"))
+                headers.pop("retry-after-ms", None)
+                wait = owner._backoff(rec.count)
+                if after is not None:
+                    wait = min(after, owner.max_retry_after)
+                    if after > owner.max_retry_after:
+                        rec.error += f" (Retry-After {after:g}s cut to --max-wait {owner.max_retry_after:g}s)"
+                    if status == 429:
+                        owner._pause(wait)
+                # openai waits a Retry-After of (0, 120] seconds, else its own backoff
+                headers["Retry-After"] = f"{max(wait, 0.001):.6f}"
+            elif status >= 400:
+                headers["x-should-retry"] = "false"
+            return hx.Response(status, headers=headers, stream=hx.ByteStream(data), request=request,
+                               extensions=response.extensions)
+
+        def _within_deadline(self, request: Any) -> tuple[Any, bytes]:
+            box: dict[str, Any] = {}
+            done = threading.Event()
+            abort = threading.Event()
+
+            def run() -> None:
+                try:
+                    response = box["response"] = self.inner.handle_request(request)
+                    chunks: list[bytes] = []
+                    size = 0
+                    try:
+                        for chunk in response.stream:
+                            if abort.is_set():
+                                return
+                            size += len(chunk)
+                            if size > MAX_BODY_BYTES:
+                                error = OSError("reply too large")
+                                error.cause = "too_large"  # type: ignore[attr-defined]
+                                raise error
+                            chunks.append(chunk)
+                    finally:
+                        response.close()
+                    box["data"] = b"".join(chunks)
+                except BaseException as exc:  # handed to the waiting thread
+                    box["exc"] = exc
+                finally:
+                    done.set()
+
+            helper = threading.Thread(target=run, name="judge-request", daemon=True)
+            helper.start()
+            if not done.wait(owner.timeout):
+                abort.set()
+                _shutdown(box.get("response"))
+                raise TimeoutError()
+            if "exc" in box:
+                raise box["exc"]
+            return box["response"], box["data"]
+
+    return AttemptTransport()
 
 
 def _count(value: Any) -> int:
@@ -330,7 +464,12 @@ class JudgeClient:
         self.budget = budget
         self.unreachable_after = int(unreachable_after)
         self.concurrency = max(1, concurrency)
-        self.openai_client = openai.OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout)
+        self._local = threading.local()  # the `_Attempts` of the judgment each thread is making
+        self._stopped = _stopped_class(openai)
+        hx = _http_module(openai)
+        self.openai_client = _openai_class(openai, self)(
+            base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout,
+            http_client=openai.DefaultHttpxClient(transport=_transport(self, hx), timeout=self.timeout))
         # a 429 with Retry-After pauses every thread, not just the one that got it
         self._pause_until = 0.0
         self._pause_lock = threading.Lock()
@@ -509,59 +648,9 @@ class JudgeClient:
         return {"model": body["model"], "messages": body["messages"], "extra_body": rest,
                 "extra_headers": self.request_headers}
 
-    def _post(self, body: dict[str, Any]) -> tuple[int, Any, bytes]:
-        """One chat-completions request through the openai client, with a total deadline of
-        ``timeout`` seconds; returns (status, headers, body bytes) for any HTTP answer.
-
-        The client's own timeout bounds each read; the total deadline holds however the server
-        dribbles its bytes: the request runs in a helper thread, and at the deadline the socket is
-        shut down (when known) and the helper is given up.
-
-        Raises:
-            _AttemptTimeout, _TooLarge, _Unreachable (could not connect), _Broken (the connection
-            broke after it was made).
-        """
-        box: dict[str, Any] = {}
-        done = threading.Event()
-        abort = threading.Event()
-
-        def run() -> None:
-            try:
-                box["result"] = self._send(body, box, abort)
-            except BaseException as exc:  # handed to the waiting thread
-                box["exc"] = exc
-            finally:
-                done.set()
-
-        helper = threading.Thread(target=run, name="judge-request", daemon=True)
-        helper.start()
-        if not done.wait(self.timeout):
-            abort.set()
-            _shutdown(box.get("response"))
-            raise _AttemptTimeout()
-        if "exc" in box:
-            raise _transport_error(box["exc"], self.openai_module)
-        return box["result"]
-
-    def _send(self, body: dict[str, Any], box: dict[str, Any], abort: threading.Event) -> tuple[int, Any, bytes]:
-        """The request itself (in the helper thread of `_post`): the reply read in chunks up to
-        `MAX_BODY_BYTES`; an HTTP error status is an answer too."""
-        openai = self.openai_module
-        try:
-            with self.openai_client.chat.completions.with_streaming_response.create(**self._create_kwargs(body)) as r:
-                box["response"] = r.http_response
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in r.iter_bytes():
-                    if abort.is_set():
-                        raise _AttemptTimeout()
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise _TooLarge()
-                    chunks.append(chunk)
-                return r.status_code, r.headers, b"".join(chunks)
-        except openai.APIStatusError as exc:
-            return exc.status_code, exc.response.headers, exc.response.content[:MAX_BODY_BYTES]
+    def _backoff(self, attempts: int) -> float:
+        """The wait after the ``attempts``-th attempt failed: ``backoff`` doubling, up to ``max_backoff``."""
+        return min(self.backoff * 2 ** max(attempts - 1, 0), self.max_backoff)
 
     def _note_unreachable(self, all_connection: bool, error: str) -> None:
         with self._state_lock:
@@ -578,117 +667,99 @@ class JudgeClient:
                 "every judgment the same way: check OPENAI_BASE_URL / --base-url and the network, then run "
                 "the same command again (finished judgments are cached)"))
 
-    def _transport_failure(self, exc: Exception) -> tuple[str, str]:
-        """(error, cause) of an attempt that got no HTTP answer."""
-        if isinstance(exc, _AttemptTimeout):
-            return f"timeout after {self.timeout:g}s (total per attempt)", "timeout"
-        if isinstance(exc, _TooLarge):
-            return f"reply larger than {MAX_BODY_BYTES} bytes", "too_large"
-        if isinstance(exc, _Unreachable):
-            return f"connection error: {exc}", "connection"
-        return f"connection error (reset after connecting): {exc}", "reset"  # connected, then it broke
-
-    def _overloaded(self, status: int, headers: Any, data: bytes, wait: float) -> tuple[str, str, float]:
-        """(error, cause, seconds to wait) of an HTTP 429 or 5xx answer: its ``Retry-After``, cut
-        to ``max_retry_after``, replaces the backoff; a 429's pauses every worker."""
-        text = data[:200].decode("utf-8", "replace").strip()
-        error = f"HTTP {status}" + (f": {text}" if text else "")
-        after = _retry_after(headers.get("Retry-After"))
-        if after is not None:
-            wait = min(after, self.max_retry_after)
-            if after > self.max_retry_after:
-                error += f" (Retry-After {after:g}s cut to --max-wait {self.max_retry_after:g}s)"
-            if status == 429:
-                self._pause(wait)
-        return error, "http_429" if status == 429 else "http_5xx", wait
+    def _ask(self, body: dict[str, Any], retries: int) -> tuple[int, bytes]:
+        """One request through the openai client, which makes up to ``retries`` more HTTP attempts
+        itself (timeouts, connection errors, 429, 5xx; see `_transport`): (status, body bytes) of
+        the last answer; raises the client's ``APIConnectionError``/``APITimeoutError`` when no
+        attempt was answered, `_Stopped` when the budget or a cancel stopped it."""
+        openai = self.openai_module
+        api = self.openai_client.with_options(max_retries=retries)
+        try:
+            r = api.chat.completions.with_raw_response.create(**self._create_kwargs(body))
+        except openai.APIStatusError as exc:
+            return exc.status_code, exc.response.content
+        return r.http_response.status_code, r.http_response.content
 
     # -- one judgment ----------------------------------------------------------------------------
     def judge(self, messages: list[dict[str, str]], low: int, high: int, *,
               placeholders: tuple[str, ...] | list[str] = ()) -> Verdict:
         """Send ``messages`` until a valid judgment arrives or the attempts run out.
 
+        HTTP failures are retried by the openai client (``max_retries``: what is left of
+        ``retries``); a reply that is not a valid judgment is re-asked here, with a repair message.
         ``placeholders``: the ``<...>`` texts of the prompt's reply format; a rationale that copies
         one is invalid (see `parse_reply`).
         """
         served = self.identify().get("served_model")
         body = self.request_body(messages, low, high)
-        last_error = "no attempt made"
+        rec = _Attempts()
         last_kind = "transport"
         raw: str | None = None
-        attempts = 0
-        causes: list[str] = []
         usage = [0, 0]
         returned_model: list[str | None] = [None]
         invalid_contents: set[str] = set()
 
         def verdict(score: int | None, rationale: str | None, error: str | None, kind: str) -> Verdict:
-            return Verdict(score, rationale, None if error is None else clean_text(self.redact(error)), kind, attempts,
+            return Verdict(score, rationale, None if error is None else clean_text(self.redact(error)), kind, rec.count,
                            None if raw is None else self.redact(raw), usage[0], usage[1], returned_model[0],
-                           tuple(causes), served)
+                           tuple(rec.causes), served)
 
-        for attempt in range(self.retries + 1):
-            self._wait_for_pause()
-            if self._stop.is_set():
-                return verdict(None, None, f"cancelled before an answer (after {attempts} attempt(s))", "limit")
-            if self.budget is not None and not self.budget.reserve():
-                return verdict(None, None, f"not asked: {self.budget.exhausted}", "limit")
-            attempts += 1
-            wait = min(self.backoff * (2**attempt), self.max_backoff)
-            cause = None
-            stop_retrying = False
-            sent = time.monotonic()
-            try:
-                status, headers, data = self._post(body)
-            except (_AttemptTimeout, _TooLarge, _Unreachable, _Broken) as exc:
-                last_error, cause = self._transport_failure(exc)
-                last_kind = "transport"
-            else:
-                with self._state_lock:
-                    self._answered = True
-                    self._timings.append((sent, time.monotonic()))
-                if status == 200:
-                    content, why = self._completion(data, usage, returned_model)
-                    if why is not None:
-                        last_error, last_kind, cause = why, "transport", "not_a_completion"
-                        raw = data[:2000].decode("utf-8", "replace")
-                    else:
-                        raw = content[:2000] if isinstance(content, str) else short_repr(content, 2000)
-                        try:
-                            score, rationale = parse_reply(content, low, high, placeholders)
-                        except ReplyError as exc:
-                            last_error, last_kind, cause = str(exc), "response", exc.cause
-                            text = content if isinstance(content, str) else raw
-                            if text in invalid_contents:
-                                cause, stop_retrying = "identical_reply", True
-                                last_error = f"{exc} (the same reply again: not retried further)"
-                            invalid_contents.add(text)
-                            if self.repair and not stop_retrying and attempt < self.retries:
-                                body = self.request_body(self._repair_messages(messages, text, str(exc), low, high),
-                                                  low, high)
-                        else:
-                            self._note_unreachable(False, "")
-                            return verdict(score, rationale, None, "ok")
-                elif status in (401, 403, 404):
+        self._local.attempts = rec
+        try:
+            while rec.count <= self.retries:
+                try:
+                    status, data = self._ask(body, self.retries - rec.count)
+                except _Stopped as exc:
+                    return verdict(None, None, str(exc), "limit")
+                except (self.openai_module.APIConnectionError, self.openai_module.APITimeoutError):
+                    last_kind = "transport"
+                    break  # every attempt left went unanswered: the transport recorded why
+                if status in (401, 403, 404):
                     text = clean_text(data[:300].decode("utf-8", "replace").strip())
                     self.cancel()
                     raise JudgeFatalError(self.redact(
                         f"{self.display_url}/chat/completions answered HTTP {status}: {text} "
                         "(check OPENAI_BASE_URL, OPENAI_API_KEY and --model)"))
-                elif status == 429 or status >= 500:
-                    last_error, cause, wait = self._overloaded(status, headers, data, wait)
+                if status == 429 or status >= 500:
                     last_kind = "transport"
-                else:
-                    detail = data[:300].decode("utf-8", "replace").strip()
-                    causes.append(f"http_{status}")
+                    break  # the attempts ran out on overload answers
+                if status != 200:
+                    rec.causes.append(f"http_{status}")
                     self._note_unreachable(False, "")
+                    detail = data[:300].decode("utf-8", "replace").strip()
                     return verdict(None, None, f"HTTP {status}: {detail}", "request")
-            causes.append(cause or "other")
-            if stop_retrying:
-                break
-            if attempt < self.retries:
-                self._stop.wait(wait)
-        self._note_unreachable(all(c == "connection" for c in causes) and bool(causes), last_error)
-        return verdict(None, None, f"invalid after {attempts} attempt(s): {last_error}", last_kind)
+                content, why = self._completion(data, usage, returned_model)
+                stop_retrying = False
+                if why is not None:
+                    rec.error, last_kind = why, "transport"
+                    rec.causes.append("not_a_completion")
+                    raw = data[:2000].decode("utf-8", "replace")
+                else:
+                    raw = content[:2000] if isinstance(content, str) else short_repr(content, 2000)
+                    try:
+                        score, rationale = parse_reply(content, low, high, placeholders)
+                    except ReplyError as exc:
+                        rec.error, last_kind, cause = str(exc), "response", exc.cause
+                        text = content if isinstance(content, str) else raw
+                        if text in invalid_contents:
+                            cause, stop_retrying = "identical_reply", True
+                            rec.error = f"{exc} (the same reply again: not retried further)"
+                        rec.causes.append(cause)
+                        invalid_contents.add(text)
+                        if self.repair and not stop_retrying and rec.count <= self.retries:
+                            body = self.request_body(self._repair_messages(messages, text, str(exc), low, high),
+                                                     low, high)
+                    else:
+                        self._note_unreachable(False, "")
+                        return verdict(score, rationale, None, "ok")
+                if stop_retrying or rec.count > self.retries:
+                    break
+                self._stop.wait(self._backoff(rec.count))  # a content retry: ours, after the same backoff
+        finally:
+            self._local.attempts = None
+        self._note_unreachable(all(c == "connection" for c in rec.causes) and bool(rec.causes), rec.error)
+        return verdict(None, None, f"invalid after {rec.count} attempt(s): {rec.error}", last_kind)
+
 
     def _completion(self, data: bytes, usage: list[int], returned_model: list[str | None]) -> tuple[Any, str | None]:
         """(content, None) for a chat completion body, else (None, why it is not one)."""
