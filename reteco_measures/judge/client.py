@@ -7,13 +7,14 @@ The endpoint follows the OpenAI client conventions: ``OPENAI_BASE_URL`` (default
 header when the key is unset, for local servers). Requests are sent with temperature 0 unless
 another temperature is asked for.
 
-The HTTP work is the ``openai`` client's (the ``judge`` extra): its ``base_url``, authentication,
-connection pool, timeouts and error classes; it is imported only when a client is created, so
-importing reteco_measures never needs it. Its own retries are off (``max_retries=0``): every
-attempt is made here, because each one is counted against the run's request budget
-(``--max-requests``), its cause is recorded for the disclosure report, a ``Retry-After`` is
-capped at ``--max-wait`` and pauses every worker, and an invalid reply is re-asked with a repair
-message, none of which the client's built-in retry loop can do.
+The HTTP work, retries included, is the ``openai`` client's (the ``judge`` extra): its
+``base_url``, authentication, connection pool, timeouts, error classes and retry loop
+(``max_retries``: timeouts, connection errors, 429 and 5xx, waiting a ``Retry-After``). It is
+imported only when a client is created. What it has no setting for is a hook on its
+``http_client``'s transport (`_transport`): each attempt is counted against the run's request
+budget (``--max-requests``) and its cause recorded, a ``Retry-After`` is capped at ``--max-wait``
+and pauses every worker, and each attempt has a total deadline. Re-asking a reply that is not a
+valid judgment (with a repair message) is a content retry, made here.
 
 Outcome of one judgment (`Verdict`), never an exception for a single bad item:
 
@@ -27,17 +28,17 @@ Outcome of one judgment (`Verdict`), never an exception for a single bad item:
 * ``kind='limit'``: not (fully) asked because a request or token limit of the run was reached, or
   the run was cancelled.
 
-Every attempt has a total deadline (``timeout``): connecting, sending, waiting and reading the
-whole body together, so a server that trickles its reply cannot hold a request longer. Time a
-request spends queued at the server (behind other requests it has not started yet) counts too:
-see `JudgeQueueingWarning`.
+The total deadline (``timeout``) covers connecting, sending, waiting and reading the whole body,
+so a server that trickles its reply cannot hold a request longer; time queued at the server
+counts too (see `JudgeQueueingWarning`).
 
 Structured output (``structured``): ``json_object`` sends ``response_format={"type":
 "json_object"}`` (JSON mode), ``json_schema`` the OpenAI form ``{"type": "json_schema",
 "json_schema": {"name", "strict", "schema"}}`` (OpenAI, vLLM, Ollama, llama.cpp's ``llama-server``),
 ``schema-in-object`` llama-cpp-python's form ``{"type": "json_object", "schema": ...}``, ``none``
 nothing; ``auto`` picks one from what ``GET /models`` says about the server
-(`AUTO_STRUCTURED`), ``json_object`` when it cannot tell. The schema
+(`AUTO_STRUCTURED`), ``json_object`` when it cannot tell. A server that rejects the form sent
+(HTTP 400/422 naming it) gets the next of `STRUCTURED_FALLBACK` from then on. The schema
 (`judgment_schema`) allows only an object with an integer ``score`` on the prompt's scale and
 a string ``rationale``, so a server that enforces it can only answer well-formed judgments.
 
@@ -73,6 +74,8 @@ __all__ = [
     "QUEUEING_PARALLELISM",
     "QUEUEING_MIN_SECONDS",
     "STRUCTURED_MODES",
+    "STRUCTURED_FALLBACK",
+    "OPENAI_MAX_RETRY_AFTER",
     "AUTO_STRUCTURED",
     "judgment_schema",
     "response_format",
@@ -103,6 +106,14 @@ AUTO_STRUCTURED = {
     "system": "json_schema",
     "me": "schema-in-object",
 }
+
+#: the structured-output mode sent after the endpoint rejected one (HTTP 400/422 naming it):
+#: a schema form falls back to JSON mode, JSON mode to nothing
+STRUCTURED_FALLBACK = {"schema": "json_object", "json_object": "none"}
+
+#: the longest ``Retry-After`` the openai client waits (a longer one it does not retry); a
+#: ``max_retry_after`` above it acts as this
+OPENAI_MAX_RETRY_AFTER = 120.0
 
 #: parallelism below which a run with concurrency >= 2 is warned that the server queues requests
 QUEUEING_PARALLELISM = 1.5
@@ -292,9 +303,10 @@ def _transport(owner: JudgeClient, hx: Any) -> Any:
                 headers.pop("retry-after-ms", None)
                 wait = owner._backoff(rec.count)
                 if after is not None:
-                    wait = min(after, owner.max_retry_after)
-                    if after > owner.max_retry_after:
-                        rec.error += f" (Retry-After {after:g}s cut to --max-wait {owner.max_retry_after:g}s)"
+                    cap = min(owner.max_retry_after, OPENAI_MAX_RETRY_AFTER)
+                    wait = min(after, cap)
+                    if after > cap:
+                        rec.error += f" (Retry-After {after:g}s cut to --max-wait {cap:g}s)"
                     if status == 429:
                         owner._pause(wait)
                 # openai waits a Retry-After of (0, 120] seconds, else its own backoff
@@ -359,11 +371,13 @@ class JudgeClient:
         api_key: default ``$OPENAI_API_KEY`` (no ``Authorization`` header when unset).
         timeout: total seconds per attempt (connect, send, wait and read the whole reply).
         retries: extra attempts after the first (each failed attempt of any kind except
-            ``request`` counts); a fixed number, so the procedure can be disclosed.
+            ``request`` counts: the openai client's HTTP retries and the re-asks of invalid
+            replies together); a fixed number, so the procedure can be disclosed.
         backoff: first wait in seconds; doubles after each failed attempt, capped at ``max_backoff``.
         max_retry_after: the longest wait for a ``Retry-After`` (``--max-wait``): a longer one is
             cut to it (the pause of every worker too), so a server's ``Retry-After: 100000`` costs
-            at most this many seconds per attempt.
+            at most this many seconds per attempt; above `OPENAI_MAX_RETRY_AFTER` (120 s, the
+            longest the openai client waits) it acts as 120.
         json_mode: False is ``structured="none"`` (kept for callers of earlier versions).
         max_tokens: optional ``max_tokens`` for the reply.
         concurrency: requests in flight (use the same number of threads).
@@ -383,7 +397,8 @@ class JudgeClient:
 
     Attributes:
         openai_client: the ``openai.OpenAI`` client every request goes through (its own retries
-            off; `judge` makes the attempts).
+            off by default; `judge` sets ``max_retries`` per request; its ``http_client`` carries
+            the attempt hooks of `_transport`).
         openai_module: the ``openai`` module (its error classes).
         request_headers: the headers added to every request (``None``, or without a key the
             ``Authorization`` header left out).
@@ -464,6 +479,7 @@ class JudgeClient:
         self.budget = budget
         self.unreachable_after = int(unreachable_after)
         self.concurrency = max(1, concurrency)
+        self._fallback: str | None = None  # the mode sent after the endpoint rejected one
         self._local = threading.local()  # the `_Attempts` of the judgment each thread is making
         self._stopped = _stopped_class(openai)
         hx = _http_module(openai)
@@ -494,7 +510,10 @@ class JudgeClient:
     def resolved_structured(self) -> str:
         """The structured-output mode sent: ``structured``, or for ``auto`` the one
         `AUTO_STRUCTURED` gives for what ``GET /models`` reported (``json_object`` when
-        unknown; this asks the endpoint once)."""
+        unknown; this asks the endpoint once); after the endpoint rejected a mode, the next one of
+        `STRUCTURED_FALLBACK`."""
+        if self._fallback is not None:
+            return self._fallback
         if self.structured != "auto":
             return self.structured
         owners = self.identify().get("owned_by") or []
@@ -680,6 +699,21 @@ class JudgeClient:
             return exc.status_code, exc.response.content
         return r.http_response.status_code, r.http_response.content
 
+    def _reject_structured(self, body: dict[str, Any], data: bytes) -> bool:
+        """Whether a 400/422 answer rejects the ``response_format`` sent (its text names it); if so,
+        every later request uses the next mode of `STRUCTURED_FALLBACK`."""
+        text = data[:2000].decode("utf-8", "replace").lower()
+        sent = body.get("response_format")
+        if sent is None or not any(w in text for w in ("response_format", "json_schema",
+                                                                                "schema", "json_object")):
+            return False
+        mode = "json_object" if sent == {"type": "json_object"} else "schema"
+        with self._state_lock:  # only ever further down (a stale request of another thread may come back)
+            if self._fallback != "none":
+                self._fallback = STRUCTURED_FALLBACK[mode] if self._fallback is None or mode == "json_object" \
+                    else self._fallback
+        return True
+
     # -- one judgment ----------------------------------------------------------------------------
     def judge(self, messages: list[dict[str, str]], low: int, high: int, *,
               placeholders: tuple[str, ...] | list[str] = ()) -> Verdict:
@@ -706,9 +740,10 @@ class JudgeClient:
 
         self._local.attempts = rec
         try:
-            while rec.count <= self.retries:
+            allowed = self.retries + 1  # attempts of this judgment (a structured-output fallback adds one)
+            while rec.count < allowed:
                 try:
-                    status, data = self._ask(body, self.retries - rec.count)
+                    status, data = self._ask(body, allowed - rec.count - 1)
                 except _Stopped as exc:
                     return verdict(None, None, str(exc), "limit")
                 except (self.openai_module.APIConnectionError, self.openai_module.APITimeoutError):
@@ -723,6 +758,12 @@ class JudgeClient:
                 if status == 429 or status >= 500:
                     last_kind = "transport"
                     break  # the attempts ran out on overload answers
+                if status in (400, 422) and self._reject_structured(body, data):
+                    rec.causes.append("structured_unsupported")
+                    rec.error = f"HTTP {status}: the endpoint rejected response_format"
+                    body = self.request_body(body["messages"], low, high)
+                    allowed += 1
+                    continue  # asked again at once in the next mode (an attempt of this judgment)
                 if status != 200:
                     rec.causes.append(f"http_{status}")
                     self._note_unreachable(False, "")
@@ -746,13 +787,13 @@ class JudgeClient:
                             rec.error = f"{exc} (the same reply again: not retried further)"
                         rec.causes.append(cause)
                         invalid_contents.add(text)
-                        if self.repair and not stop_retrying and rec.count <= self.retries:
+                        if self.repair and not stop_retrying and rec.count < allowed:
                             body = self.request_body(self._repair_messages(messages, text, str(exc), low, high),
                                                      low, high)
                     else:
                         self._note_unreachable(False, "")
                         return verdict(score, rationale, None, "ok")
-                if stop_retrying or rec.count > self.retries:
+                if stop_retrying or rec.count >= allowed:
                     break
                 self._stop.wait(self._backoff(rec.count))  # a content retry: ours, after the same backoff
         finally:
