@@ -216,6 +216,17 @@ def _shutdown(response: Any) -> None:
         pass
 
 
+def _env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``urllib.request.getproxies``), or None."""
+    import urllib.request
+
+    proxies = urllib.request.getproxies()
+    host = urlsplit(url).hostname or ""
+    if not proxies or urllib.request.proxy_bypass(host):
+        return None
+    return proxies.get(urlsplit(url).scheme) or proxies.get("all")
+
+
 def _http_module(openai: Any) -> Any:
     """The HTTP library the installed openai client is built on (``httpx``, or ``httpx2`` in
     newer releases): the base class of its documented ``DefaultHttpxClient``."""
@@ -257,7 +268,9 @@ def _transport(owner: JudgeClient, hx: Any) -> Any:
 
     class AttemptTransport(hx.BaseTransport):
         def __init__(self) -> None:
-            self.inner = hx.HTTPTransport()
+            # an explicit transport turns the client's own proxy lookup off: the proxy the
+            # environment names for the endpoint (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY) is set here
+            self.inner = hx.HTTPTransport(proxy=_env_proxy(owner.base_url))
 
         def close(self) -> None:
             self.inner.close()
