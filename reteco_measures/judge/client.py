@@ -245,6 +245,8 @@ def _openai_class(openai: Any, owner: JudgeClient) -> type:
         def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
                                      response_headers: Any = None) -> float:
             rec = getattr(owner._local, "attempts", None)
+            if rec is not None and owner._stop.is_set():
+                return 0.0  # cancelled: the next attempt is refused at once (`_transport`)
             if response_headers is None and rec is not None:
                 return owner._backoff(rec.count)
             return super()._calculate_retry_timeout(remaining_retries, options, response_headers)
@@ -625,7 +627,8 @@ class JudgeClient:
 
     def cancel(self) -> None:
         """Stop retrying: judgments in progress end as ``limit`` (not cached) after their
-        current request, and new ones are not sent."""
+        current request (and the openai client's wait before its next attempt, when it already
+        began: at most ``max_retry_after`` or ``max_backoff``), and new ones are not sent."""
         self._stop.set()
 
     def __enter__(self) -> JudgeClient:
