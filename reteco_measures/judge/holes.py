@@ -16,10 +16,13 @@ non-relevant. Pools built for older systems judge newer ones badly.
   and the prediction-powered mean (PPI++, Angelopoulos, Duchi & Zrnic 2023, via
   `reteco_measures.stats.calibrate.ppi_mean`) that corrects the filled number by the judge's error
   measured where humans judged too: the *labelled* queries are those whose top ``depth`` of the
-  run holds only pairs with both a human label and a model label (``model_labels``: earlier model
-  judgments of human-judged pairs, e.g. ``judge temporal`` labels or a judged sample); their
-  human measure is the truth, their measure under the model's labels the prediction; every other
-  query contributes its filled value as the unlabelled prediction. Without such queries the
+  run holds only pairs with both a human label and a model label (``model_labels``: model
+  judgments of human-judged pairs, by default the calibration sample `fill_holes` has the judge
+  label, see `calibration_pairs`); their human measure is the truth, their prediction the measure
+  on the human qrels with the model's labels in place of the human ones in the top ``depth`` (the
+  query's other judged documents stay, as they do for a filled query: nDCG's ideal ranking is
+  built from the same qrels); every other query contributes its filled value as the unlabelled
+  prediction. Without such queries the
   calibrated columns are NaN and ``note`` says so.
 
 The relevance judge is the TEMPO temporal-relevance prompt (a 0/1 verdict on the question, its
@@ -326,7 +329,9 @@ def hole_report(
             full = ok.groupby(top["query_id"]).all()
             labelled = [qid for qid in queries if full.get(qid, False)]
         if labelled:
-            pred_model = pd.concat([_qrels(model_labels), model_part], ignore_index=True)
+            # the prediction of a labelled query is built like a filled one: the human qrels with the
+            # judge's labels in the top k (its other judged documents, e.g. nDCG's ideal ranking, stay)
+            pred_model = pd.concat([_qrels(model_labels), human, model_part], ignore_index=True)
             yhat = _per_query(measure, pred_model, run, labelled)
             y = h.reindex(labelled)
             unl = [qid for qid in queries if qid not in set(labelled)]

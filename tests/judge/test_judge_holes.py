@@ -276,3 +276,27 @@ def test_a_smaller_calibration_sample_then_a_larger_one_asks_only_the_new_pairs(
         n = len(server.requests)
         assert cli_main(argv) == 0
     assert sorted(_asked_pairs(server, n)) == sorted(CAL_PAIRS - first)  # only the pairs not asked before
+
+
+def test_the_prediction_of_a_labelled_query_keeps_its_other_judged_documents():
+    """nDCG@2 of a labelled query whose human qrels hold a relevant document outside the run's top
+    2: the prediction replaces only the top 2's labels by the model's, so its ideal ranking still
+    counts that document, as a filled query's does. Hand computation: run q1 = d1, d2; human d1 = 1,
+    d2 = 0, d9 = 1 (not retrieved); the model agrees (d1 = 1, d2 = 0), so its prediction is the truth
+    (on the model labels alone the ideal would lose d9 and the prediction would be 1)."""
+    ppi_py = pytest.importorskip("ppi_py")
+    human = _qrels("q1 0 d1 1\nq1 0 d2 0\nq1 0 d9 1\nq2 0 d3 1\n")
+    model = _qrels("q1 0 d1 1\nq1 0 d2 0\n")
+    run = _run("q1 Q0 d1 1 9 r\nq1 Q0 d2 2 8 r\nq2 Q0 d3 1 9 r\nq2 Q0 d4 2 8 r\n")
+    extended = pd.concat([human.assign(provenance="human"),
+                          pd.DataFrame({"query_id": ["q2"], "doc_id": ["d4"], "relevance": [1], "provenance": "m"})])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = hole_report(human, extended, {"r": run}, measure="nDCG@2", depth=2, model_labels=model,
+                          method="ppi").iloc[0]
+    idcg2 = 1 + 1 / np.log2(3)
+    y = np.array([1 / idcg2])  # human: d1 relevant at rank 1, ideal d1, d9
+    yhat = np.array([1 / idcg2])  # the same labels in the top 2, d9 kept
+    fu = np.array([1.0])  # q2 filled: d3 = 1, d4 = 1
+    assert row["n_labelled"] == 1
+    assert row["calibrated"] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, fu, lam=1))[0]))
