@@ -272,7 +272,10 @@ def _transport(owner: JudgeClient, hx: Any) -> Any:
         def __init__(self) -> None:
             # an explicit transport turns the client's own proxy lookup off: the proxy the
             # environment names for the endpoint (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY) is set here
-            self.inner = hx.HTTPTransport(proxy=_env_proxy(owner.base_url))
+            # (the connection pool holds every request in flight, as the client's default does)
+            limits = hx.Limits(max_connections=max(100, 2 * owner.concurrency),
+                               max_keepalive_connections=max(20, owner.concurrency))
+            self.inner = hx.HTTPTransport(proxy=_env_proxy(owner.base_url), limits=limits)
 
         def close(self) -> None:
             self.inner.close()
