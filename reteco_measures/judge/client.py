@@ -178,7 +178,7 @@ def _retry_after(value: str | None) -> float | None:
 
 class _Attempts:
     """What the attempts of one judgment did (kept per thread while `JudgeClient.judge` runs):
-    their count, each failed one's cause, the last failure's message, tokens and model."""
+    their count, each failed one's cause and the last failure's message."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -315,7 +315,11 @@ def _transport(owner: JudgeClient, hx: Any) -> Any:
             headers = hx.Headers(response.headers)
             if status == 429 or status >= 500:
                 rec.causes.append("http_429" if status == 429 else "http_5xx")
-                text = data[:200].decode("utf-8", "replace").strip()
+                try:  # the body as sent (gzip ...) decoded for the message
+                    text = hx.Response(status, headers=response.headers, stream=hx.ByteStream(data)).read()
+                except Exception:  # noqa: BLE001  (an undecodable body: its raw bytes)
+                    text = data
+                text = text[:200].decode("utf-8", "replace").strip()
                 rec.error = f"HTTP {status}" + (f": {text}" if text else "")
                 after = _retry_after(headers.get("Retry-After"))
                 headers.pop("retry-after-ms", None)

@@ -433,3 +433,13 @@ def test_the_environment_proxy_is_still_used(fault, monkeypatch):
     with JudgeClient("judge-m", base_url="http://judge.invalid:9/v1", retries=0, timeout=3) as c:
         v = c.judge(*msgs())
     assert v.score == 4 and len(proxy.requests) == 1
+
+
+def test_a_gzipped_error_body_is_read_as_text(fault):
+    import gzip
+
+    body = gzip.compress(b"upstream overloaded")
+    fault(lambda req, n: http(503, body, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}))
+    with client(retries=0) as c:
+        v = c.judge(*msgs())
+    assert v.kind == "transport" and "HTTP 503: upstream overloaded" in v.error, v.error
