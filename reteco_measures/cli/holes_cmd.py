@@ -6,8 +6,12 @@ unjudged (query, document) pairs of the runs' top K (queries the qrels judge) go
 the cache, or already in ``--qrels`` with any provenance) is never asked again. Writes the extended
 qrels (tab-separated, header ``query_id iteration doc_id relevance provenance``: ``human`` or the
 model's name) and prints, per run, the measure without and with the filled holes, Judged@K before
-and after, and the PPI-calibrated value (with ``--model-labels``: model judgments of human-judged
-pairs). Exit 0; 1 when a judgment failed (the pair stays a hole); 2 usage error or unreadable input.
+and after, and the PPI-calibrated value with its interval: by default the judge also labels a random sample
+of human-judged pairs of the same runs' top K (``--calibration-sample N``, default 200, drawn by
+query with ``--calibration-seed``; cached like every judgment), and those labels with the human
+ones calibrate the filled value (``--model-labels`` adds model judgments of human-judged pairs from
+a file). Exit 0; 1 when a judgment failed (a hole stays a hole, a calibration pair is left out); 2
+usage error or unreadable input.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ def _cmd_holes(args: argparse.Namespace) -> int:
     from ..judge.inputs import read_documents, read_temporal_topics
     if args.depth < 1:
         raise ValueError("--depth must be >= 1")
+    if args.calibration_sample < 0:
+        raise ValueError("--calibration-sample must be >= 0")
     topics, problems = read_temporal_topics(args.topics)
     documents, p2 = read_documents(args.documents)
     for p in problems + p2:
@@ -41,22 +47,26 @@ def _cmd_holes(args: argparse.Namespace) -> int:
         return run.outcomes
 
     result = fill_holes(args.qrels, args.runs, topics=topics, documents=documents, judge=judge, depth=args.depth,
-                        prompts_dir=args.prompts)
+                        prompts_dir=args.prompts, calibration_sample=args.calibration_sample,
+                        seed=args.calibration_seed)
     if "code" in status:
         return status["code"]
     write_extended_qrels(args.out, result.qrels)
     print(f"{len(result.holes)} hole(s) in the top {args.depth}: {result.asked} asked, {result.cached} from the "
           f"cache, {result.invalid} invalid (left holes); extended qrels written to {args.out}", file=sys.stderr)
-    labels = None
+    print(f"calibration: {len(result.calibration)} human-judged pair(s) sampled: {result.calibration_asked} asked, "
+          f"{result.calibration_cached} from the cache, {result.calibration_invalid} invalid (left out)",
+          file=sys.stderr)
+    labels = [result.model_labels]
     if args.model_labels:
         from ..judge.holes import _qrels
 
-        labels = _qrels(args.model_labels)
+        labels.insert(0, _qrels(args.model_labels))
     runs = {Path(r).name: r for r in args.runs}
     table = hole_report(args.qrels, result.qrels, runs, measure=args.measure, depth=args.depth,
                         model_labels=labels)
     print_frame(table, args.format)
-    return 1 if result.invalid else 0
+    return 1 if result.invalid or result.calibration_invalid else 0
 
 
 def _judge_sources(items: list[str]) -> dict[str, str]:
@@ -164,7 +174,12 @@ def configure(jsub: argparse._SubParsersAction) -> None:
     p.add_argument("--documents", required=True, help="JSONL {doc_id|id, content|text}")
     p.add_argument("--out", required=True, help="extended qrels to write (tab-separated, with provenance)")
     p.add_argument("--measure", default="nDCG@10", help="the measure reported per run (default nDCG@10)")
-    p.add_argument("--model-labels", help="model judgments of human-judged pairs (qrels) for the PPI calibration")
+    p.add_argument("--calibration-sample", type=int, default=200, metavar="N",
+                   help="human-judged pairs of the runs' top K the judge labels too, for the PPI calibration "
+                        "(default 200, all when fewer; drawn by query; 0: none)")
+    p.add_argument("--calibration-seed", type=int, default=0, help="seed of the calibration sample (default 0)")
+    p.add_argument("--model-labels", help="more model judgments of human-judged pairs (qrels) for the PPI "
+                                          "calibration (they win over the sample's labels of the same pair)")
     add_client_args(p, default_cache="OUT.cache")
     p.set_defaults(func=_cmd_holes)
 

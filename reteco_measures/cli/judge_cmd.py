@@ -58,14 +58,15 @@ def add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats: 
     g.add_argument("--cache", help=f"cache folder (default: {default_cache})")
     g.add_argument("--no-cache", action="store_true", help="do not read or write a cache")
     g.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
-    g.add_argument("--retries", type=int, default=3, help="extra attempts per judgment (default 3)")
+    g.add_argument("--retries", type=int, default=3, help="extra attempts per judgment (default 3): the openai client's HTTP retries "
+                                                              "and the re-asks of invalid replies together")
     g.add_argument("--timeout", type=float, default=60.0,
                    help="total seconds per attempt, from sending: connect, wait in the server's queue, and read "
                         "the whole reply (default 60)")
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubling (default 1)")
     g.add_argument("--max-wait", type=float, default=60.0,
                    help="longest wait a server's Retry-After can impose before the next attempt; longer ones are cut "
-                        "to it (default 60)")
+                        "to it (default 60; at most 120, the longest the openai client waits)")
     g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     g.add_argument("--seed", type=int, help="the requests' seed (default: none sent); part of the cache key")
     g.add_argument("--top-p", type=float, help="the requests' top_p (default: none sent); part of the cache key")

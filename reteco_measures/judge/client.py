@@ -7,13 +7,14 @@ The endpoint follows the OpenAI client conventions: ``OPENAI_BASE_URL`` (default
 header when the key is unset, for local servers). Requests are sent with temperature 0 unless
 another temperature is asked for.
 
-The HTTP work is the ``openai`` client's (the ``judge`` extra): its ``base_url``, authentication,
-connection pool, timeouts and error classes; it is imported only when a client is created, so
-importing reteco_measures never needs it. Its own retries are off (``max_retries=0``): every
-attempt is made here, because each one is counted against the run's request budget
-(``--max-requests``), its cause is recorded for the disclosure report, a ``Retry-After`` is
-capped at ``--max-wait`` and pauses every worker, and an invalid reply is re-asked with a repair
-message, none of which the client's built-in retry loop can do.
+The HTTP work, retries included, is the ``openai`` client's (the ``judge`` extra): its
+``base_url``, authentication, connection pool, timeouts, error classes and retry loop
+(``max_retries``: timeouts, connection errors, 429 and 5xx, waiting a ``Retry-After``). It is
+imported only when a client is created. What it has no setting for is a hook on its
+``http_client``'s transport (`_transport`): each attempt is counted against the run's request
+budget (``--max-requests``) and its cause recorded, a ``Retry-After`` is capped at ``--max-wait``
+and pauses every worker, and each attempt has a total deadline. Re-asking a reply that is not a
+valid judgment (with a repair message) is a content retry, made here.
 
 Outcome of one judgment (`Verdict`), never an exception for a single bad item:
 
@@ -27,17 +28,17 @@ Outcome of one judgment (`Verdict`), never an exception for a single bad item:
 * ``kind='limit'``: not (fully) asked because a request or token limit of the run was reached, or
   the run was cancelled.
 
-Every attempt has a total deadline (``timeout``): connecting, sending, waiting and reading the
-whole body together, so a server that trickles its reply cannot hold a request longer. Time a
-request spends queued at the server (behind other requests it has not started yet) counts too:
-see `JudgeQueueingWarning`.
+The total deadline (``timeout``) covers connecting, sending, waiting and reading the whole body,
+so a server that trickles its reply cannot hold a request longer; time queued at the server
+counts too (see `JudgeQueueingWarning`).
 
 Structured output (``structured``): ``json_object`` sends ``response_format={"type":
 "json_object"}`` (JSON mode), ``json_schema`` the OpenAI form ``{"type": "json_schema",
 "json_schema": {"name", "strict", "schema"}}`` (OpenAI, vLLM, Ollama, llama.cpp's ``llama-server``),
 ``schema-in-object`` llama-cpp-python's form ``{"type": "json_object", "schema": ...}``, ``none``
 nothing; ``auto`` picks one from what ``GET /models`` says about the server
-(`AUTO_STRUCTURED`), ``json_object`` when it cannot tell. The schema
+(`AUTO_STRUCTURED`), ``json_object`` when it cannot tell. A server that rejects the form sent
+(HTTP 400/422 naming it) gets the next of `STRUCTURED_FALLBACK` from then on. The schema
 (`judgment_schema`) allows only an object with an integer ``score`` on the prompt's scale and
 a string ``rationale``, so a server that enforces it can only answer well-formed judgments.
 
@@ -58,6 +59,7 @@ import email.utils
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from typing import Any
@@ -72,6 +74,8 @@ __all__ = [
     "QUEUEING_PARALLELISM",
     "QUEUEING_MIN_SECONDS",
     "STRUCTURED_MODES",
+    "STRUCTURED_FALLBACK",
+    "OPENAI_MAX_RETRY_AFTER",
     "AUTO_STRUCTURED",
     "judgment_schema",
     "response_format",
@@ -102,6 +106,14 @@ AUTO_STRUCTURED = {
     "system": "json_schema",
     "me": "schema-in-object",
 }
+
+#: the structured-output mode sent after the endpoint rejected one (HTTP 400/422 naming it):
+#: a schema form falls back to JSON mode, JSON mode to nothing
+STRUCTURED_FALLBACK = {"schema": "json_object", "json_object": "none"}
+
+#: the longest ``Retry-After`` the openai client waits (a longer one it does not retry); a
+#: ``max_retry_after`` above it acts as this
+OPENAI_MAX_RETRY_AFTER = 120.0
 
 #: parallelism below which a run with concurrency >= 2 is warned that the server queues requests
 QUEUEING_PARALLELISM = 1.5
@@ -164,40 +176,33 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-class _AttemptTimeout(Exception):
-    pass
+class _Attempts:
+    """What the attempts of one judgment did (kept per thread while `JudgeClient.judge` runs):
+    their count, each failed one's cause and the last failure's message."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.causes: list[str] = []
+        self.error = "no attempt made"
 
 
-class _TooLarge(Exception):
-    pass
+class _Stopped(Exception):
+    """Raised by the transport instead of an attempt (budget reached, run cancelled); made an
+    ``openai.OpenAIError`` subclass in `_stopped_class`, which the client re-raises unretried."""
 
 
-class _Unreachable(Exception):
-    """The endpoint could not be connected to (the message names the underlying error)."""
+def _stopped_class(openai: Any) -> type[Exception]:
+    return type("JudgeAttemptStopped", (_Stopped, openai.OpenAIError), {})
 
 
-class _Broken(Exception):
-    """The connection broke after it was made (reset, closed mid-reply)."""
-
-
-def _transport_error(exc: BaseException, openai: Any) -> BaseException:
-    """The attempt-level exception for what the openai client (or the reply's reading) raised:
-    `_AttemptTimeout`, `_Unreachable`, `_Broken`, or ``exc`` itself when it is none of those."""
-    if isinstance(exc, (_AttemptTimeout, _TooLarge)):
-        return exc
-    if isinstance(exc, openai.APITimeoutError):
-        return _AttemptTimeout()
-    cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) and exc.__cause__ is not None else exc
-    name = type(cause).__name__
+def _cause_of(exc: BaseException) -> str:
+    """``timeout``, ``connection`` (could not connect) or ``reset`` (broke after connecting)."""
+    name = type(exc).__name__
     if name.endswith("Timeout") or name == "TimeoutException":
-        return _AttemptTimeout()
-    text = f"{name}: {cause}"
-    if name in ("ConnectError", "UnsupportedProtocol", "InvalidURL") or isinstance(cause, ConnectionRefusedError):
-        return _Unreachable(text)
-    if (isinstance(exc, openai.APIConnectionError) or isinstance(cause, OSError)
-            or type(cause).__module__.startswith("httpx")):
-        return _Broken(text)
-    return exc
+        return "timeout"
+    if name in ("ConnectError", "UnsupportedProtocol", "InvalidURL") or isinstance(exc, ConnectionRefusedError):
+        return "connection"
+    return "reset"
 
 
 def _shutdown(response: Any) -> None:
@@ -209,6 +214,169 @@ def _shutdown(response: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
     except (OSError, AttributeError, ValueError):
         pass
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``urllib.request.getproxies``), or None."""
+    import urllib.request
+
+    proxies = urllib.request.getproxies()
+    host = urlsplit(url).hostname or ""
+    if not proxies or urllib.request.proxy_bypass(host):
+        return None
+    return proxies.get(urlsplit(url).scheme) or proxies.get("all")
+
+
+def _http_module(openai: Any) -> Any:
+    """The HTTP library the installed openai client is built on (``httpx``, or ``httpx2`` in
+    newer releases): the base class of its documented ``DefaultHttpxClient``."""
+    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client"
+                and not c.__module__.startswith("openai"))
+    return sys.modules[base.__module__.split(".")[0]]
+
+
+def _openai_class(openai: Any, owner: JudgeClient) -> type:
+    """``openai.OpenAI`` whose wait after an attempt that got no answer (timeout, connection
+    error) follows ``backoff``/``max_backoff`` instead of the client's fixed 0.5 s doubling to 8 s
+    (it has no setting for it; answers carry the wait as ``Retry-After``, see `_transport`). A
+    client version without this method keeps its own schedule."""
+
+    class OpenAI(openai.OpenAI):  # type: ignore[misc, valid-type]
+        def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
+                                     response_headers: Any = None) -> float:
+            rec = getattr(owner._local, "attempts", None)
+            if rec is not None and owner._stop.is_set():
+                return 0.0  # cancelled: the next attempt is refused at once (`_transport`)
+            if response_headers is None and rec is not None:
+                return owner._backoff(rec.count)
+            return super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+
+    return OpenAI
+
+
+def _transport(owner: JudgeClient, hx: Any) -> Any:
+    """The ``http_client`` transport of `JudgeClient`: the hooks the openai client has no setting
+    for, around each HTTP attempt of a judgment (requests outside `JudgeClient.judge`, such as
+    ``GET /models`` and the Batch API's, pass through untouched):
+
+    * before it: wait while a 429 pauses every worker; stop (not retried) when the run was
+      cancelled or its request budget is spent, else count the attempt against it;
+    * during it: a total deadline (``timeout``) over connecting, sending and reading the whole
+      body, however slowly the server dribbles it; a body over `MAX_BODY_BYTES` fails;
+    * after it: record the failure's cause and message; a 429's or 5xx's ``Retry-After`` cut to
+      ``max_retry_after`` (and a 429 pauses every worker that long); statuses the judge does not
+      retry are marked ``x-should-retry: false`` (openai would retry a 408 or 409).
+    """
+
+    class AttemptTransport(hx.BaseTransport):
+        def __init__(self) -> None:
+            # an explicit transport turns the client's own proxy lookup off: the proxy the
+            # environment names for the endpoint (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY) is set here
+            # (the connection pool holds every request in flight, as the client's default does)
+            limits = hx.Limits(max_connections=max(100, 2 * owner.concurrency),
+                               max_keepalive_connections=max(20, owner.concurrency))
+            self.inner = hx.HTTPTransport(proxy=_env_proxy(owner.base_url), limits=limits)
+
+        def close(self) -> None:
+            self.inner.close()
+
+        def handle_request(self, request: Any) -> Any:
+            rec: _Attempts | None = getattr(owner._local, "attempts", None)
+            if rec is None:
+                return self.inner.handle_request(request)
+            owner._wait_for_pause()
+            if owner._stop.is_set():
+                raise owner._stopped(f"cancelled before an answer (after {rec.count} attempt(s))")
+            if owner.budget is not None and not owner.budget.reserve():
+                raise owner._stopped(f"not asked: {owner.budget.exhausted}")
+            rec.count += 1
+            sent = time.monotonic()
+            try:
+                response, data = self._within_deadline(request)
+            except BaseException as exc:
+                if isinstance(exc, _Stopped):
+                    raise
+                cause = "timeout" if isinstance(exc, TimeoutError) else getattr(exc, "cause", None) or _cause_of(exc)
+                rec.causes.append(cause)
+                rec.error = {
+                    "timeout": f"timeout after {owner.timeout:g}s (total per attempt)",
+                    "too_large": f"reply larger than {MAX_BODY_BYTES} bytes",
+                    "connection": f"connection error: {type(exc).__name__}: {exc}",
+                }.get(cause, f"connection error (reset after connecting): {type(exc).__name__}: {exc}")
+                if cause == "timeout":
+                    raise hx.ReadTimeout(rec.error, request=request) from None
+                if cause == "too_large":
+                    raise hx.ReadError(rec.error, request=request) from None
+                raise
+            with owner._state_lock:
+                owner._answered = True
+                owner._timings.append((sent, time.monotonic()))
+            status = response.status_code
+            headers = hx.Headers(response.headers)
+            if status == 429 or status >= 500:
+                rec.causes.append("http_429" if status == 429 else "http_5xx")
+                try:  # the body as sent (gzip ...) decoded for the message
+                    text = hx.Response(status, headers=response.headers, stream=hx.ByteStream(data)).read()
+                except Exception:  # noqa: BLE001  (an undecodable body: its raw bytes)
+                    text = data
+                text = text[:200].decode("utf-8", "replace").strip()
+                rec.error = f"HTTP {status}" + (f": {text}" if text else "")
+                after = _retry_after(headers.get("Retry-After"))
+                headers.pop("retry-after-ms", None)
+                wait = owner._backoff(rec.count)
+                if after is not None:
+                    cap = min(owner.max_retry_after, OPENAI_MAX_RETRY_AFTER)
+                    wait = min(after, cap)
+                    if after > cap:
+                        rec.error += f" (Retry-After {after:g}s cut to --max-wait {cap:g}s)"
+                    if status == 429:
+                        owner._pause(wait)
+                # openai waits a Retry-After of (0, 120] seconds, else its own backoff
+                headers["Retry-After"] = f"{max(wait, 0.001):.6f}"
+            elif status >= 400:
+                headers["x-should-retry"] = "false"
+            return hx.Response(status, headers=headers, stream=hx.ByteStream(data), request=request,
+                               extensions=response.extensions)
+
+        def _within_deadline(self, request: Any) -> tuple[Any, bytes]:
+            box: dict[str, Any] = {}
+            done = threading.Event()
+            abort = threading.Event()
+
+            def run() -> None:
+                try:
+                    response = box["response"] = self.inner.handle_request(request)
+                    chunks: list[bytes] = []
+                    size = 0
+                    try:
+                        for chunk in response.stream:
+                            if abort.is_set():
+                                return
+                            size += len(chunk)
+                            if size > MAX_BODY_BYTES:
+                                error = OSError("reply too large")
+                                error.cause = "too_large"  # type: ignore[attr-defined]
+                                raise error
+                            chunks.append(chunk)
+                    finally:
+                        response.close()
+                    box["data"] = b"".join(chunks)
+                except BaseException as exc:  # handed to the waiting thread
+                    box["exc"] = exc
+                finally:
+                    done.set()
+
+            helper = threading.Thread(target=run, name="judge-request", daemon=True)
+            helper.start()
+            if not done.wait(owner.timeout):
+                abort.set()
+                _shutdown(box.get("response"))
+                raise TimeoutError()
+            if "exc" in box:
+                raise box["exc"]
+            return box["response"], box["data"]
+
+    return AttemptTransport()
 
 
 def _count(value: Any) -> int:
@@ -225,11 +393,13 @@ class JudgeClient:
         api_key: default ``$OPENAI_API_KEY`` (no ``Authorization`` header when unset).
         timeout: total seconds per attempt (connect, send, wait and read the whole reply).
         retries: extra attempts after the first (each failed attempt of any kind except
-            ``request`` counts); a fixed number, so the procedure can be disclosed.
+            ``request`` counts: the openai client's HTTP retries and the re-asks of invalid
+            replies together); a fixed number, so the procedure can be disclosed.
         backoff: first wait in seconds; doubles after each failed attempt, capped at ``max_backoff``.
         max_retry_after: the longest wait for a ``Retry-After`` (``--max-wait``): a longer one is
             cut to it (the pause of every worker too), so a server's ``Retry-After: 100000`` costs
-            at most this many seconds per attempt.
+            at most this many seconds per attempt; above `OPENAI_MAX_RETRY_AFTER` (120 s, the
+            longest the openai client waits) it acts as 120.
         json_mode: False is ``structured="none"`` (kept for callers of earlier versions).
         max_tokens: optional ``max_tokens`` for the reply.
         concurrency: requests in flight (use the same number of threads).
@@ -249,7 +419,8 @@ class JudgeClient:
 
     Attributes:
         openai_client: the ``openai.OpenAI`` client every request goes through (its own retries
-            off; `judge` makes the attempts).
+            off by default; `judge` sets ``max_retries`` per request; its ``http_client`` carries
+            the attempt hooks of `_transport`).
         openai_module: the ``openai`` module (its error classes).
         request_headers: the headers added to every request (``None``, or without a key the
             ``Authorization`` header left out).
@@ -330,7 +501,13 @@ class JudgeClient:
         self.budget = budget
         self.unreachable_after = int(unreachable_after)
         self.concurrency = max(1, concurrency)
-        self.openai_client = openai.OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout)
+        self._fallback: str | None = None  # the mode sent after the endpoint rejected one
+        self._local = threading.local()  # the `_Attempts` of the judgment each thread is making
+        self._stopped = _stopped_class(openai)
+        hx = _http_module(openai)
+        self.openai_client = _openai_class(openai, self)(
+            base_url=base, api_key=key or "unused", max_retries=0, timeout=self.timeout,
+            http_client=openai.DefaultHttpxClient(transport=_transport(self, hx), timeout=self.timeout))
         # a 429 with Retry-After pauses every thread, not just the one that got it
         self._pause_until = 0.0
         self._pause_lock = threading.Lock()
@@ -355,7 +532,10 @@ class JudgeClient:
     def resolved_structured(self) -> str:
         """The structured-output mode sent: ``structured``, or for ``auto`` the one
         `AUTO_STRUCTURED` gives for what ``GET /models`` reported (``json_object`` when
-        unknown; this asks the endpoint once)."""
+        unknown; this asks the endpoint once); after the endpoint rejected a mode, the next one of
+        `STRUCTURED_FALLBACK`."""
+        if self._fallback is not None:
+            return self._fallback
         if self.structured != "auto":
             return self.structured
         owners = self.identify().get("owned_by") or []
@@ -454,7 +634,8 @@ class JudgeClient:
 
     def cancel(self) -> None:
         """Stop retrying: judgments in progress end as ``limit`` (not cached) after their
-        current request, and new ones are not sent."""
+        current request (and the openai client's wait before its next attempt, when it already
+        began: at most ``max_retry_after`` or ``max_backoff``), and new ones are not sent."""
         self._stop.set()
 
     def __enter__(self) -> JudgeClient:
@@ -509,59 +690,9 @@ class JudgeClient:
         return {"model": body["model"], "messages": body["messages"], "extra_body": rest,
                 "extra_headers": self.request_headers}
 
-    def _post(self, body: dict[str, Any]) -> tuple[int, Any, bytes]:
-        """One chat-completions request through the openai client, with a total deadline of
-        ``timeout`` seconds; returns (status, headers, body bytes) for any HTTP answer.
-
-        The client's own timeout bounds each read; the total deadline holds however the server
-        dribbles its bytes: the request runs in a helper thread, and at the deadline the socket is
-        shut down (when known) and the helper is given up.
-
-        Raises:
-            _AttemptTimeout, _TooLarge, _Unreachable (could not connect), _Broken (the connection
-            broke after it was made).
-        """
-        box: dict[str, Any] = {}
-        done = threading.Event()
-        abort = threading.Event()
-
-        def run() -> None:
-            try:
-                box["result"] = self._send(body, box, abort)
-            except BaseException as exc:  # handed to the waiting thread
-                box["exc"] = exc
-            finally:
-                done.set()
-
-        helper = threading.Thread(target=run, name="judge-request", daemon=True)
-        helper.start()
-        if not done.wait(self.timeout):
-            abort.set()
-            _shutdown(box.get("response"))
-            raise _AttemptTimeout()
-        if "exc" in box:
-            raise _transport_error(box["exc"], self.openai_module)
-        return box["result"]
-
-    def _send(self, body: dict[str, Any], box: dict[str, Any], abort: threading.Event) -> tuple[int, Any, bytes]:
-        """The request itself (in the helper thread of `_post`): the reply read in chunks up to
-        `MAX_BODY_BYTES`; an HTTP error status is an answer too."""
-        openai = self.openai_module
-        try:
-            with self.openai_client.chat.completions.with_streaming_response.create(**self._create_kwargs(body)) as r:
-                box["response"] = r.http_response
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in r.iter_bytes():
-                    if abort.is_set():
-                        raise _AttemptTimeout()
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise _TooLarge()
-                    chunks.append(chunk)
-                return r.status_code, r.headers, b"".join(chunks)
-        except openai.APIStatusError as exc:
-            return exc.status_code, exc.response.headers, exc.response.content[:MAX_BODY_BYTES]
+    def _backoff(self, attempts: int) -> float:
+        """The wait after the ``attempts``-th attempt failed: ``backoff`` doubling, up to ``max_backoff``."""
+        return min(self.backoff * 2 ** max(attempts - 1, 0), self.max_backoff)
 
     def _note_unreachable(self, all_connection: bool, error: str) -> None:
         with self._state_lock:
@@ -578,117 +709,121 @@ class JudgeClient:
                 "every judgment the same way: check OPENAI_BASE_URL / --base-url and the network, then run "
                 "the same command again (finished judgments are cached)"))
 
-    def _transport_failure(self, exc: Exception) -> tuple[str, str]:
-        """(error, cause) of an attempt that got no HTTP answer."""
-        if isinstance(exc, _AttemptTimeout):
-            return f"timeout after {self.timeout:g}s (total per attempt)", "timeout"
-        if isinstance(exc, _TooLarge):
-            return f"reply larger than {MAX_BODY_BYTES} bytes", "too_large"
-        if isinstance(exc, _Unreachable):
-            return f"connection error: {exc}", "connection"
-        return f"connection error (reset after connecting): {exc}", "reset"  # connected, then it broke
+    def _ask(self, body: dict[str, Any], retries: int) -> tuple[int, bytes]:
+        """One request through the openai client, which makes up to ``retries`` more HTTP attempts
+        itself (timeouts, connection errors, 429, 5xx; see `_transport`): (status, body bytes) of
+        the last answer; raises the client's ``APIConnectionError``/``APITimeoutError`` when no
+        attempt was answered, `_Stopped` when the budget or a cancel stopped it."""
+        openai = self.openai_module
+        api = self.openai_client.with_options(max_retries=retries)
+        try:
+            r = api.chat.completions.with_raw_response.create(**self._create_kwargs(body))
+        except openai.APIStatusError as exc:
+            return exc.status_code, exc.response.content
+        return r.http_response.status_code, r.http_response.content
 
-    def _overloaded(self, status: int, headers: Any, data: bytes, wait: float) -> tuple[str, str, float]:
-        """(error, cause, seconds to wait) of an HTTP 429 or 5xx answer: its ``Retry-After``, cut
-        to ``max_retry_after``, replaces the backoff; a 429's pauses every worker."""
-        text = data[:200].decode("utf-8", "replace").strip()
-        error = f"HTTP {status}" + (f": {text}" if text else "")
-        after = _retry_after(headers.get("Retry-After"))
-        if after is not None:
-            wait = min(after, self.max_retry_after)
-            if after > self.max_retry_after:
-                error += f" (Retry-After {after:g}s cut to --max-wait {self.max_retry_after:g}s)"
-            if status == 429:
-                self._pause(wait)
-        return error, "http_429" if status == 429 else "http_5xx", wait
+    def _reject_structured(self, body: dict[str, Any], data: bytes) -> bool:
+        """Whether a 400/422 answer rejects the ``response_format`` sent (its text names it); if so,
+        every later request uses the next mode of `STRUCTURED_FALLBACK`."""
+        text = data[:2000].decode("utf-8", "replace").lower()
+        sent = body.get("response_format")
+        if sent is None or not any(w in text for w in ("response_format", "json_schema",
+                                                                                "schema", "json_object")):
+            return False
+        mode = "json_object" if sent == {"type": "json_object"} else "schema"
+        with self._state_lock:  # only ever further down (a stale request of another thread may come back)
+            if self._fallback != "none":
+                self._fallback = STRUCTURED_FALLBACK[mode] if self._fallback is None or mode == "json_object" \
+                    else self._fallback
+        return True
 
     # -- one judgment ----------------------------------------------------------------------------
     def judge(self, messages: list[dict[str, str]], low: int, high: int, *,
               placeholders: tuple[str, ...] | list[str] = ()) -> Verdict:
         """Send ``messages`` until a valid judgment arrives or the attempts run out.
 
+        HTTP failures are retried by the openai client (``max_retries``: what is left of
+        ``retries``); a reply that is not a valid judgment is re-asked here, with a repair message.
         ``placeholders``: the ``<...>`` texts of the prompt's reply format; a rationale that copies
         one is invalid (see `parse_reply`).
         """
         served = self.identify().get("served_model")
         body = self.request_body(messages, low, high)
-        last_error = "no attempt made"
+        rec = _Attempts()
         last_kind = "transport"
         raw: str | None = None
-        attempts = 0
-        causes: list[str] = []
         usage = [0, 0]
         returned_model: list[str | None] = [None]
         invalid_contents: set[str] = set()
 
         def verdict(score: int | None, rationale: str | None, error: str | None, kind: str) -> Verdict:
-            return Verdict(score, rationale, None if error is None else clean_text(self.redact(error)), kind, attempts,
+            return Verdict(score, rationale, None if error is None else clean_text(self.redact(error)), kind, rec.count,
                            None if raw is None else self.redact(raw), usage[0], usage[1], returned_model[0],
-                           tuple(causes), served)
+                           tuple(rec.causes), served)
 
-        for attempt in range(self.retries + 1):
-            self._wait_for_pause()
-            if self._stop.is_set():
-                return verdict(None, None, f"cancelled before an answer (after {attempts} attempt(s))", "limit")
-            if self.budget is not None and not self.budget.reserve():
-                return verdict(None, None, f"not asked: {self.budget.exhausted}", "limit")
-            attempts += 1
-            wait = min(self.backoff * (2**attempt), self.max_backoff)
-            cause = None
-            stop_retrying = False
-            sent = time.monotonic()
-            try:
-                status, headers, data = self._post(body)
-            except (_AttemptTimeout, _TooLarge, _Unreachable, _Broken) as exc:
-                last_error, cause = self._transport_failure(exc)
-                last_kind = "transport"
-            else:
-                with self._state_lock:
-                    self._answered = True
-                    self._timings.append((sent, time.monotonic()))
-                if status == 200:
-                    content, why = self._completion(data, usage, returned_model)
-                    if why is not None:
-                        last_error, last_kind, cause = why, "transport", "not_a_completion"
-                        raw = data[:2000].decode("utf-8", "replace")
-                    else:
-                        raw = content[:2000] if isinstance(content, str) else short_repr(content, 2000)
-                        try:
-                            score, rationale = parse_reply(content, low, high, placeholders)
-                        except ReplyError as exc:
-                            last_error, last_kind, cause = str(exc), "response", exc.cause
-                            text = content if isinstance(content, str) else raw
-                            if text in invalid_contents:
-                                cause, stop_retrying = "identical_reply", True
-                                last_error = f"{exc} (the same reply again: not retried further)"
-                            invalid_contents.add(text)
-                            if self.repair and not stop_retrying and attempt < self.retries:
-                                body = self.request_body(self._repair_messages(messages, text, str(exc), low, high),
-                                                  low, high)
-                        else:
-                            self._note_unreachable(False, "")
-                            return verdict(score, rationale, None, "ok")
-                elif status in (401, 403, 404):
+        self._local.attempts = rec
+        try:
+            allowed = self.retries + 1  # attempts of this judgment (a structured-output fallback adds one)
+            while rec.count < allowed:
+                try:
+                    status, data = self._ask(body, allowed - rec.count - 1)
+                except _Stopped as exc:
+                    return verdict(None, None, str(exc), "limit")
+                except (self.openai_module.APIConnectionError, self.openai_module.APITimeoutError):
+                    last_kind = "transport"
+                    break  # every attempt left went unanswered: the transport recorded why
+                if status in (401, 403, 404):
                     text = clean_text(data[:300].decode("utf-8", "replace").strip())
                     self.cancel()
                     raise JudgeFatalError(self.redact(
                         f"{self.display_url}/chat/completions answered HTTP {status}: {text} "
                         "(check OPENAI_BASE_URL, OPENAI_API_KEY and --model)"))
-                elif status == 429 or status >= 500:
-                    last_error, cause, wait = self._overloaded(status, headers, data, wait)
+                if status == 429 or status >= 500:
                     last_kind = "transport"
-                else:
-                    detail = data[:300].decode("utf-8", "replace").strip()
-                    causes.append(f"http_{status}")
+                    break  # the attempts ran out on overload answers
+                if status in (400, 422) and self._reject_structured(body, data):
+                    rec.causes.append("structured_unsupported")
+                    rec.error = f"HTTP {status}: the endpoint rejected response_format"
+                    body = self.request_body(body["messages"], low, high)
+                    allowed += 1
+                    continue  # asked again at once in the next mode (an attempt of this judgment)
+                if status != 200:
+                    rec.causes.append(f"http_{status}")
                     self._note_unreachable(False, "")
+                    detail = data[:300].decode("utf-8", "replace").strip()
                     return verdict(None, None, f"HTTP {status}: {detail}", "request")
-            causes.append(cause or "other")
-            if stop_retrying:
-                break
-            if attempt < self.retries:
-                self._stop.wait(wait)
-        self._note_unreachable(all(c == "connection" for c in causes) and bool(causes), last_error)
-        return verdict(None, None, f"invalid after {attempts} attempt(s): {last_error}", last_kind)
+                content, why = self._completion(data, usage, returned_model)
+                stop_retrying = False
+                if why is not None:
+                    rec.error, last_kind = why, "transport"
+                    rec.causes.append("not_a_completion")
+                    raw = data[:2000].decode("utf-8", "replace")
+                else:
+                    raw = content[:2000] if isinstance(content, str) else short_repr(content, 2000)
+                    try:
+                        score, rationale = parse_reply(content, low, high, placeholders)
+                    except ReplyError as exc:
+                        rec.error, last_kind, cause = str(exc), "response", exc.cause
+                        text = content if isinstance(content, str) else raw
+                        if text in invalid_contents:
+                            cause, stop_retrying = "identical_reply", True
+                            rec.error = f"{exc} (the same reply again: not retried further)"
+                        rec.causes.append(cause)
+                        invalid_contents.add(text)
+                        if self.repair and not stop_retrying and rec.count < allowed:
+                            body = self.request_body(self._repair_messages(messages, text, str(exc), low, high),
+                                                     low, high)
+                    else:
+                        self._note_unreachable(False, "")
+                        return verdict(score, rationale, None, "ok")
+                if stop_retrying or rec.count >= allowed:
+                    break
+                self._stop.wait(self._backoff(rec.count))  # a content retry: ours, after the same backoff
+        finally:
+            self._local.attempts = None
+        self._note_unreachable(all(c == "connection" for c in rec.causes) and bool(rec.causes), rec.error)
+        return verdict(None, None, f"invalid after {rec.count} attempt(s): {rec.error}", last_kind)
+
 
     def _completion(self, data: bytes, usage: list[int], returned_model: list[str | None]) -> tuple[Any, str | None]:
         """(content, None) for a chat completion body, else (None, why it is not one)."""

@@ -16,10 +16,13 @@ non-relevant. Pools built for older systems judge newer ones badly.
   and the prediction-powered mean (PPI++, Angelopoulos, Duchi & Zrnic 2023, via
   `reteco_measures.stats.calibrate.ppi_mean`) that corrects the filled number by the judge's error
   measured where humans judged too: the *labelled* queries are those whose top ``depth`` of the
-  run holds only pairs with both a human label and a model label (``model_labels``: earlier model
-  judgments of human-judged pairs, e.g. ``judge temporal`` labels or a judged sample); their
-  human measure is the truth, their measure under the model's labels the prediction; every other
-  query contributes its filled value as the unlabelled prediction. Without such queries the
+  run holds only pairs with both a human label and a model label (``model_labels``: model
+  judgments of human-judged pairs, by default the calibration sample `fill_holes` has the judge
+  label, see `calibration_pairs`); their human measure is the truth, their prediction the measure
+  on the human qrels with the model's labels in place of the human ones in the top ``depth`` (the
+  query's other judged documents stay, as they do for a filled query: nDCG's ideal ranking is
+  built from the same qrels); every other query contributes its filled value as the unlabelled
+  prediction. Without such queries the
   calibrated columns are NaN and ``note`` says so.
 
 The relevance judge is the TEMPO temporal-relevance prompt (a 0/1 verdict on the question, its
@@ -44,7 +47,7 @@ from .runner import JudgeItem, Outcome, run_items
 from .temporal import temporal_items
 
 __all__ = ["write_extended_qrels", "EXTENDED_HEADER", "judged_at_k", "judged_warning", "find_holes", "fill_holes", "hole_report", "Holes", "JUDGED_RATIO", "JUDGED_MIN_GAP",
-           "HOLE_REPORT_COLUMNS"]
+           "HOLE_REPORT_COLUMNS", "calibration_pairs", "CALIBRATION_SAMPLE"]
 
 #: the columns of `hole_report`
 HOLE_REPORT_COLUMNS = ["run", "measure", "n", "holes", "judged_before", "judged_after", "value_human",
@@ -118,11 +121,61 @@ def find_holes(qrels: Any, runs: Sequence[Any], depth: int = 10, *, tie_break: s
     return pairs[~pd.MultiIndex.from_frame(pairs).isin(judged)].reset_index(drop=True)
 
 
+#: default number of human-judged pairs sent to the judge for the calibration (`fill_holes`)
+CALIBRATION_SAMPLE = 200
+
+
+def calibration_pairs(qrels: Any, runs: Sequence[Any], depth: int = 10, *, sample: int | None = CALIBRATION_SAMPLE,
+                      seed: int = 0, tie_break: str = "trec_eval") -> pd.DataFrame:
+    """``query_id, doc_id`` of a random sample of human-judged pairs of the runs' top ``depth``
+    for the judge to label too, so that `hole_report` can measure its error where humans judged.
+
+    The calibration unit of `hole_report` is the query (a query is labelled when a run's whole
+    top ``depth`` has both labels), so the sample is drawn by query: the *eligible* queries are
+    those for which at least one run's top ``depth`` holds only human-judged pairs (rows whose
+    provenance is ``human`` or absent); they are shuffled with ``seed`` and taken whole (every
+    pair of the top ``depth`` of those runs) while the pairs taken stay within ``sample``
+    (``None``: every eligible query; ``0``: none). A query with holes in every run cannot be a
+    labelled query and is never sampled.
+    """
+    if sample is not None and sample < 0:
+        raise ValueError(f"the calibration sample must be >= 0, not {sample!r}")
+    q = _qrels(qrels)
+    if "provenance" in q.columns:
+        q = q[q["provenance"].fillna("human").astype(str) == "human"]
+    judged = pd.MultiIndex.from_frame(q[["query_id", "doc_id"]])
+    qids = set(q["query_id"])
+    parts = []
+    for r in runs:
+        top = _top(_run(r), depth, tie_break)[["query_id", "doc_id"]]
+        top = top[top["query_id"].isin(qids)]
+        full = pd.Series(pd.MultiIndex.from_frame(top).isin(judged), index=top.index).groupby(top["query_id"]).transform("all")
+        parts.append(top[full.to_numpy()])
+    empty = pd.DataFrame({"query_id": pd.Series(dtype=str), "doc_id": pd.Series(dtype=str)})
+    if not parts or sample == 0:
+        return empty
+    pairs = pd.concat(parts, ignore_index=True).drop_duplicates(ignore_index=True)
+    if not len(pairs):
+        return empty
+    queries = np.array(sorted(set(pairs["query_id"])), dtype=object)
+    order = queries[np.random.default_rng(seed).permutation(len(queries))]
+    sizes = pairs.groupby("query_id").size().reindex(order).to_numpy()
+    keep = order[np.cumsum(sizes) <= (sample if sample is not None else np.inf)]
+    rank = pd.Series(np.arange(len(order)), index=order)
+    chosen = pairs[pairs["query_id"].isin(set(keep))]
+    chosen = chosen.assign(_o=rank.reindex(chosen["query_id"]).to_numpy()).sort_values("_o", kind="stable")
+    return chosen.drop(columns="_o").reset_index(drop=True)
+
+
 @dataclass
 class Holes:
     """The result of `fill_holes`: ``qrels`` (extended, with ``provenance``), ``filled`` (the
     judged holes: ``query_id, doc_id, relevance, provenance``), ``holes`` (every hole), counts
-    ``asked`` (sent to the judge, not from the cache), ``cached``, ``invalid``."""
+    ``asked`` (sent to the judge, not from the cache), ``cached``, ``invalid``; and the
+    calibration sample (`calibration_pairs`): ``model_labels`` (the judge's labels of those
+    human-judged pairs, ``query_id, doc_id, relevance, provenance``: the ``model_labels`` of
+    `hole_report`; never part of ``qrels``), ``calibration`` (the pairs sent), counts
+    ``calibration_asked``, ``calibration_cached``, ``calibration_invalid``."""
 
     qrels: pd.DataFrame
     filled: pd.DataFrame
@@ -131,6 +184,12 @@ class Holes:
     cached: int = 0
     invalid: int = 0
     outcomes: list[Outcome] = field(default_factory=list)
+    model_labels: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["query_id", "doc_id", "relevance", "provenance"]))
+    calibration: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["query_id", "doc_id"]))
+    calibration_asked: int = 0
+    calibration_cached: int = 0
+    calibration_invalid: int = 0
 
 
 def fill_holes(
@@ -146,6 +205,8 @@ def fill_holes(
     tie_break: str = "trec_eval",
     prompts_dir: str | os.PathLike | None = None,
     concurrency: int = 4,
+    calibration_sample: int | None = CALIBRATION_SAMPLE,
+    seed: int = 0,
 ) -> Holes:
     """Judge only the holes of the runs' top ``depth`` and extend the qrels (module docs).
 
@@ -162,14 +223,21 @@ def fill_holes(
             ``model`` and ``judge``; a `JudgmentCache`).
         depth, tie_break: the top of each run that is checked.
         prompts_dir: another folder of prompts.
+        calibration_sample, seed: the human-judged pairs the judge labels too, for the
+            calibration of `hole_report` (`calibration_pairs`: up to ``calibration_sample`` pairs,
+            drawn by query with ``seed``; ``0`` none, ``None`` all). They go to the judge in the
+            same call as the holes (a pair in the cache is not asked again); their labels are
+            ``Holes.model_labels``, never rows of the extended qrels.
     """
     q = _qrels(qrels)
     if "provenance" not in q.columns:
         q = q.assign(provenance="human")
     q["provenance"] = q["provenance"].fillna("human").astype(str)
     holes = find_holes(q, runs, depth, tie_break=tie_break)
+    calib = calibration_pairs(q, runs, depth, sample=calibration_sample, seed=seed, tie_break=tie_break)
     pairs = list(zip(holes["query_id"], holes["doc_id"], strict=True))
-    items = [it for it in temporal_items(pairs, dict(topics), dict(documents), prompts_dir=prompts_dir)
+    cpairs = list(zip(calib["query_id"], calib["doc_id"], strict=True))
+    items = [it for it in temporal_items(pairs + cpairs, dict(topics), dict(documents), prompts_dir=prompts_dir)
              if it.meta.get("dimension") == "temporal_relevance"]
     if judge is None:
         if client is None:
@@ -177,15 +245,26 @@ def fill_holes(
         outcomes = run_items(items, client, cache, concurrency=concurrency, progress=False) if items else []
     else:
         outcomes = judge(items) if items else []
-    rows = [{"query_id": o.item.meta["query_id"], "doc_id": o.item.meta["doc_id"], "relevance": int(o.verdict.score),
-             "provenance": str(o.model)}
-            for o in outcomes if o.verdict.valid and o.verdict.score is not None]
-    filled = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance", "provenance"])
+    hole_set = set(pairs)  # disjoint from the calibration pairs (those are human-judged)
+    hole_out = [o for o in outcomes if (o.item.meta["query_id"], o.item.meta["doc_id"]) in hole_set]
+    calib_out = [o for o in outcomes if (o.item.meta["query_id"], o.item.meta["doc_id"]) not in hole_set]
+
+    def labels(outs: list[Outcome]) -> pd.DataFrame:
+        rows = [{"query_id": o.item.meta["query_id"], "doc_id": o.item.meta["doc_id"],
+                 "relevance": int(o.verdict.score), "provenance": str(o.model)}
+                for o in outs if o.verdict.valid and o.verdict.score is not None]
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance", "provenance"])
+
+    def invalid(outs: list[Outcome]) -> int:
+        return sum(not (o.verdict.valid and o.verdict.score is not None) for o in outs)
+
+    filled = labels(hole_out)
     extended = pd.concat([q, filled], ignore_index=True) if len(filled) else q
-    return Holes(extended, filled, holes, asked=sum(not o.cached for o in outcomes),
-                 cached=sum(o.cached for o in outcomes),
-                 invalid=sum(not (o.verdict.valid and o.verdict.score is not None) for o in outcomes),
-                 outcomes=list(outcomes))
+    return Holes(extended, filled, holes, asked=sum(not o.cached for o in hole_out),
+                 cached=sum(o.cached for o in hole_out), invalid=invalid(hole_out), outcomes=list(outcomes),
+                 model_labels=labels(calib_out), calibration=calib,
+                 calibration_asked=sum(not o.cached for o in calib_out),
+                 calibration_cached=sum(o.cached for o in calib_out), calibration_invalid=invalid(calib_out))
 
 
 def _per_query(measure: str, qrels: pd.DataFrame, run: pd.DataFrame, queries: list[str]) -> pd.Series:
@@ -205,7 +284,7 @@ def hole_report(
     *,
     measure: str = "nDCG@10",
     depth: int = 10,
-    model_labels: pd.DataFrame | None = None,
+    model_labels: pd.DataFrame | Sequence[pd.DataFrame] | None = None,
     method: str = "ppi++",
     ci: float = 0.95,
     tie_break: str = "trec_eval",
@@ -213,8 +292,13 @@ def hole_report(
 ) -> pd.DataFrame:
     """Each run's ``measure`` without and with the filled holes, and its PPI-calibrated mean
     (module docs). ``qrels``: the human qrels; ``extended``: `fill_holes`' qrels; ``model_labels``:
-    model judgments ``query_id, doc_id, relevance`` of human-judged pairs (for the calibration).
+    model judgments ``query_id, doc_id, relevance`` of human-judged pairs (for the calibration),
+    e.g. `fill_holes`' ``Holes.model_labels``; several frames: the first label of a pair wins.
     Warns (`judged_warning`) about runs whose Judged@``depth`` is far below the pooled runs'."""
+    if model_labels is not None and not isinstance(model_labels, pd.DataFrame):
+        frames = [_qrels(m) for m in model_labels if m is not None and len(m)]
+        model_labels = (pd.concat(frames, ignore_index=True).drop_duplicates(["query_id", "doc_id"], keep="first")
+                        if frames else None)
     human = _qrels(qrels)
     if "provenance" in human.columns:
         human = human[human["provenance"].fillna("human") == "human"]
@@ -245,7 +329,9 @@ def hole_report(
             full = ok.groupby(top["query_id"]).all()
             labelled = [qid for qid in queries if full.get(qid, False)]
         if labelled:
-            pred_model = pd.concat([_qrels(model_labels), model_part], ignore_index=True)
+            # the prediction of a labelled query is built like a filled one: the human qrels with the
+            # judge's labels in the top k (its other judged documents, e.g. nDCG's ideal ranking, stay)
+            pred_model = pd.concat([_qrels(model_labels), human, model_part], ignore_index=True)
             yhat = _per_query(measure, pred_model, run, labelled)
             y = h.reindex(labelled)
             unl = [qid for qid in queries if qid not in set(labelled)]
@@ -253,8 +339,8 @@ def hole_report(
             row.update({"n_labelled": len(labelled), "calibrated": float(res.estimate),
                         "ci_low": float(res.ci_low), "ci_high": float(res.ci_high)})
         else:
-            row["note"] = ("no query whose top k has both human and model labels: give model judgments of "
-                           "human-judged pairs (model_labels) to calibrate")
+            row["note"] = ("no query whose top k has both human and model labels: no calibration (give model "
+                           "judgments of human-judged pairs: a calibration sample or model_labels)")
         rows.append(row)
     if len(before) >= 2:
         judged_warning(before, ratio)

@@ -53,7 +53,9 @@ class Verdict:
         response_model: the model name the endpoint returned (last completion), if any.
         causes: why each failed attempt failed (``timeout``, ``connection`` (could not connect),
             ``reset`` (the connection broke after it was made), ``http_429``, ``http_5xx``,
-            ``not_a_completion``, ``invalid_reply``, ``echoed_placeholder``, ``identical_reply`` ...),
+            ``not_a_completion``, ``too_large``, ``invalid_reply``, ``echoed_placeholder``,
+            ``identical_reply``, ``structured_unsupported`` (the server rejected the
+            structured-output form sent) ...),
             in order.
         served_model: the model the endpoint's ``GET /models`` listed at the start of the run
             (the requested name when it is listed, else the only listed id), if known.

@@ -348,3 +348,63 @@ def test_help_of_a_judging_command_documents_the_environment(command, capsys):
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "HTTPS_PROXY"):
         assert name in out, name
     assert "unset: no Authorization header" in out
+
+
+# ------------------------------------------------------------------------------------------------
+# the openai client makes the HTTP retries; structured output falls back when the server rejects it
+
+
+def test_http_retries_are_the_openai_clients(server):
+    """openai's retry loop numbers its attempts in the ``X-Stainless-Retry-Count`` header (its own
+    convention): a 5xx then an answer, and a 429 then an answer, are retried by it."""
+    calls = []
+
+    def brain(s, body, nth):
+        calls.append(nth)
+        if nth == 1:
+            return 500, {}, "boom"
+        return marker_behaviour(s, body, nth)
+
+    server.behaviour = brain
+    msgs, lo, hi, _ = messages("SCORE=3")
+    with client(retries=2) as c:
+        v = c.judge(msgs, lo, hi)
+    assert (v.score, v.attempts, v.causes) == (3, 2, ("http_5xx",))
+    assert [r["headers"].get("X-Stainless-Retry-Count") for r in server.requests] == ["0", "1"]
+
+
+def test_every_http_attempt_counts_against_the_budget(server):
+    from reteco_measures.judge.budget import Budget
+
+    server.behaviour = lambda s, body, nth: (500, {}, "boom")
+    msgs, lo, hi, _ = messages("x")
+    budget = Budget(2, None)
+    with client(retries=5, budget=budget) as c:
+        v = c.judge(msgs, lo, hi)
+    assert v.kind == "limit" and "not asked" in v.error and v.attempts == 2 and len(server.requests) == 2
+
+
+def test_a_rejected_json_schema_falls_back_to_json_mode_and_stays_there(server):
+    def brain(s, body, nth):  # an older server: 400 for a json_schema response_format
+        if (body.get("response_format") or {}).get("type") == "json_schema":
+            return 400, {}, json.dumps({"error": {"message": "response_format type json_schema is not supported"}})
+        return marker_behaviour(s, body, nth)
+
+    server.behaviour = brain
+    msgs, lo, hi, _ = messages("SCORE=4")
+    with client(structured="json_schema", retries=0) as c:
+        v = c.judge(msgs, lo, hi)
+        assert (v.score, v.attempts, v.causes) == (4, 2, ("structured_unsupported",))
+        assert c.resolved_structured() == "json_object"
+        assert c.judge(msgs, lo, hi).score == 4
+    sent = [r["body"].get("response_format") for r in server.requests]
+    assert [f["type"] for f in sent] == ["json_schema", "json_object", "json_object"]
+
+
+def test_a_400_for_another_reason_is_still_a_request_error(server):
+    server.behaviour = lambda s, body, nth: (400, {}, "context length exceeded")
+    msgs, lo, hi, _ = messages("x")
+    with client(structured="json_schema", retries=2) as c:
+        v = c.judge(msgs, lo, hi)
+        assert c.resolved_structured() == "json_schema"
+    assert v.kind == "request" and v.attempts == 1 and len(server.requests) == 1

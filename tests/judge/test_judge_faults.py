@@ -422,3 +422,25 @@ def test_parse_reply_only_raises_reply_error(text):
         assert str(exc) and len(str(exc)) < 300
     else:
         assert type(score) is int and 1 <= score <= 5 and isinstance(rationale, str)
+
+
+def test_the_environment_proxy_is_still_used(fault, monkeypatch):
+    """The attempt hooks sit on the client's transport; the proxy the environment names still
+    carries the requests (here the fault server plays the proxy of a host that does not exist)."""
+    proxy = fault(lambda req, n: judged(4))
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy.url.rsplit("/v1", 1)[0])
+    with JudgeClient("judge-m", base_url="http://judge.invalid:9/v1", retries=0, timeout=3) as c:
+        v = c.judge(*msgs())
+    assert v.score == 4 and len(proxy.requests) == 1
+
+
+def test_a_gzipped_error_body_is_read_as_text(fault):
+    import gzip
+
+    body = gzip.compress(b"upstream overloaded")
+    fault(lambda req, n: http(503, body, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}))
+    with client(retries=0) as c:
+        v = c.judge(*msgs())
+    assert v.kind == "transport" and "HTTP 503: upstream overloaded" in v.error, v.error

@@ -164,3 +164,139 @@ def test_judged_at_10_is_a_diagnostic_of_the_scores_and_the_leaderboard_warns(tm
     with pytest.warns(DataFormatWarning, match="unjudged.*far below"):
         rm.leaderboard("reteco-2a", {"sample": run, "sample2": run, "unjudged": tmp_path / "unjudged.txt"},
                        data=sample_root(), n_resamples=50, on_mismatch="warn")
+
+
+# -- the calibration sample: human-judged pairs the judge labels too -----------------------------
+# q1, q2, q3, q6: the run's top 2 fully human-judged (calibration candidates); q4, q5: one hole each.
+# The server says relevant iff the document says REL: it disagrees with the humans on d2 and d5.
+CAL_QRELS = "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\nq2 0 d4 0\nq3 0 d5 0\nq3 0 d6 0\nq4 0 d7 1\nq5 0 d9 0\nq6 0 d11 1\nq6 0 d12 1\n"
+CAL_RUN = "".join(f"q{q} Q0 d{2 * q - 1} 1 9 r\nq{q} Q0 d{2 * q} 2 8 r\n" for q in range(1, 7))
+CAL_REL = {"d1", "d3", "d5", "d7", "d9", "d11", "d12"}
+CAL_PAIRS = {(f"q{q}", f"d{d}") for q in (1, 2, 3, 6) for d in (2 * q - 1, 2 * q)}
+CAL_HOLES = {("q4", "d8"), ("q5", "d10")}
+
+
+@pytest.fixture
+def cal_files(tmp_path):
+    (tmp_path / "qrels.txt").write_text(CAL_QRELS)
+    (tmp_path / "r.txt").write_text(CAL_RUN)
+    write_jsonl(tmp_path / "topics.jsonl", [{"query_id": f"q{q}", "query": f"question q{q}", "required_periods": []}
+                                           for q in range(1, 7)])
+    write_jsonl(tmp_path / "docs.jsonl", [{"id": f"d{d}", "content": f"doc d{d} {'REL' if f'd{d}' in CAL_REL else ''}"}
+                                          for d in range(1, 13)])
+    return tmp_path
+
+
+def _asked_pairs(server, start=0):
+    qrels = _qrels(CAL_QRELS)
+    by_text = {f"doc {d} {'REL' if d in CAL_REL else ''}": d for d in {f"d{i}" for i in range(1, 13)}}
+    docs = [by_text[judged_text(r["body"]["messages"])] for r in server.requests[start:]]
+    qid = {d: q for q, d in CAL_PAIRS | CAL_HOLES} | dict(zip(qrels["doc_id"], qrels["query_id"], strict=True))
+    return [(qid[d], d) for d in docs]
+
+
+def test_calibration_pairs_by_hand():
+    from reteco_measures.judge.holes import calibration_pairs
+
+    q, run = _qrels(CAL_QRELS), _run(CAL_RUN)
+    allp = calibration_pairs(q, [run], 2, sample=None)
+    assert set(zip(allp["query_id"], allp["doc_id"], strict=True)) == CAL_PAIRS and len(allp) == 8
+    assert len(calibration_pairs(q, [run], 2, sample=0)) == 0
+    four = calibration_pairs(q, [run], 2, sample=5, seed=3)  # whole queries only: two of them (4 pairs)
+    assert len(four) == 4 and four.groupby("query_id").size().eq(2).all()
+    assert four.equals(calibration_pairs(q, [run], 2, sample=5, seed=3))  # the seed fixes the sample
+    # a model-labelled row (provenance not human) does not make its query's top 2 human-judged
+    extended = q.assign(provenance="human")
+    extended.loc[extended["doc_id"] == "d12", "provenance"] = "m"
+    got = calibration_pairs(extended, [run], 2, sample=None)
+    assert set(got["query_id"]) == {"q1", "q2", "q3"}
+
+
+def test_judge_holes_calibrates_by_default_against_ppi_py(server, cal_files, capsys):
+    ppi_py = pytest.importorskip("ppi_py")
+    out = cal_files / "extended.tsv"
+    argv = ["judge", "holes", "--qrels", str(cal_files / "qrels.txt"), "--runs", str(cal_files / "r.txt"),
+            "--depth", "2", "--measure", "P@2", "--topics", str(cal_files / "topics.jsonl"), "--documents",
+            str(cal_files / "docs.jsonl"), "--model", "judge-m", "--out", str(out), "--no-progress", "--retries", "0",
+            "--format", "json"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli_main(argv) == 0
+    asked = _asked_pairs(server)
+    assert sorted(asked) == sorted(CAL_HOLES | CAL_PAIRS) and len(asked) == 10  # each pair once
+    captured = capsys.readouterr()
+    assert "8 human-judged pair(s) sampled: 8 asked" in captured.err
+    row = pd.DataFrame(json.loads(captured.out)).iloc[0]
+    ext = pd.read_csv(out, sep="\t", dtype=str)
+    assert set(zip(ext.loc[ext["provenance"] != "human", "query_id"],
+                   ext.loc[ext["provenance"] != "human", "doc_id"], strict=True)) == CAL_HOLES  # labels stay apart
+    # independent: P@2 per query by ir_measures on the human labels, the model labels (REL rule), the filled qrels
+    run = _run(CAL_RUN)
+
+    def p2(rows):
+        qrels = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+        per = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.P @ 2], qrels, run)}
+        return per
+
+    human = p2([(q, d, int(r)) for q, _, d, r in (ln.split() for ln in CAL_QRELS.splitlines())])
+    model = p2([(q, d, int(d in CAL_REL)) for q, d in CAL_PAIRS])
+    filled = p2([(q, d, int(r)) for q, _, d, r in (ln.split() for ln in CAL_QRELS.splitlines())]
+                + [(q, d, int(d in CAL_REL)) for q, d in CAL_HOLES])
+    labelled, unlabelled = ["q1", "q2", "q3", "q6"], ["q4", "q5"]
+    y = np.array([human[q] for q in labelled])
+    yhat = np.array([model[q] for q in labelled])
+    fu = np.array([filled[q] for q in unlabelled])
+    assert list(y) == [1.0, 0.5, 0.0, 1.0] and list(yhat) == [0.5, 0.5, 0.5, 1.0] and list(fu) == [0.5, 0.0]
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, fu))[0])
+    lo, hi = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, yhat, fu, alpha=0.05))
+    assert row["n_labelled"] == 4
+    assert (row["calibrated"], row["ci_low"], row["ci_high"]) == pytest.approx((est, lo, hi), abs=1e-12)
+    # a rerun asks nothing: the holes and the calibration pairs come from the cache
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli_main(argv) == 0
+    assert len(server.requests) == 10
+    assert "8 human-judged pair(s) sampled: 0 asked, 8 from the cache" in capsys.readouterr().err
+
+
+def test_a_smaller_calibration_sample_then_a_larger_one_asks_only_the_new_pairs(server, cal_files, capsys):
+    argv = ["judge", "holes", "--qrels", str(cal_files / "qrels.txt"), "--runs", str(cal_files / "r.txt"),
+            "--depth", "2", "--measure", "P@2", "--topics", str(cal_files / "topics.jsonl"), "--documents",
+            str(cal_files / "docs.jsonl"), "--model", "judge-m", "--out", str(cal_files / "e.tsv"), "--no-progress",
+            "--retries", "0", "--format", "json"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli_main([*argv, "--calibration-sample", "5"]) == 0
+        first = set(_asked_pairs(server)) - CAL_HOLES
+        assert len(first) == 4 and first <= CAL_PAIRS and len({q for q, _ in first}) == 2  # two whole queries
+        capsys.readouterr()
+        assert cli_main([*argv, "--calibration-sample", "0"]) == 0  # no calibration: the columns are empty
+        row = pd.DataFrame(json.loads(capsys.readouterr().out)).iloc[0]
+        assert row["n_labelled"] == 0 and row["calibrated"] is None and "no calibration" in row["note"]
+        n = len(server.requests)
+        assert cli_main(argv) == 0
+    assert sorted(_asked_pairs(server, n)) == sorted(CAL_PAIRS - first)  # only the pairs not asked before
+
+
+def test_the_prediction_of_a_labelled_query_keeps_its_other_judged_documents():
+    """nDCG@2 of a labelled query whose human qrels hold a relevant document outside the run's top
+    2: the prediction replaces only the top 2's labels by the model's, so its ideal ranking still
+    counts that document, as a filled query's does. Hand computation: run q1 = d1, d2; human d1 = 1,
+    d2 = 0, d9 = 1 (not retrieved); the model agrees (d1 = 1, d2 = 0), so its prediction is the truth
+    (on the model labels alone the ideal would lose d9 and the prediction would be 1)."""
+    ppi_py = pytest.importorskip("ppi_py")
+    human = _qrels("q1 0 d1 1\nq1 0 d2 0\nq1 0 d9 1\nq2 0 d3 1\n")
+    model = _qrels("q1 0 d1 1\nq1 0 d2 0\n")
+    run = _run("q1 Q0 d1 1 9 r\nq1 Q0 d2 2 8 r\nq2 Q0 d3 1 9 r\nq2 Q0 d4 2 8 r\n")
+    extended = pd.concat([human.assign(provenance="human"),
+                          pd.DataFrame({"query_id": ["q2"], "doc_id": ["d4"], "relevance": [1], "provenance": "m"})])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = hole_report(human, extended, {"r": run}, measure="nDCG@2", depth=2, model_labels=model,
+                          method="ppi").iloc[0]
+    idcg2 = 1 + 1 / np.log2(3)
+    y = np.array([1 / idcg2])  # human: d1 relevant at rank 1, ideal d1, d9
+    yhat = np.array([1 / idcg2])  # the same labels in the top 2, d9 kept
+    fu = np.array([1.0])  # q2 filled: d3 = 1, d4 = 1
+    assert row["n_labelled"] == 1
+    assert row["calibrated"] == pytest.approx(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, fu, lam=1))[0]))
