@@ -203,8 +203,10 @@ def _label_array(values: pa.ChunkedArray | pa.Array) -> pd.Categorical:
     """A column that repeats a few values (a run's ``run_id``) as a pandas categorical: one
     small integer code per row instead of a string per row."""
     if isinstance(values, pa.ChunkedArray):
+        if pa.types.is_dictionary(values.type):
+            values = values.unify_dictionaries(memory_pool=_POOL())
         values = values.combine_chunks(memory_pool=_POOL()) if values.num_chunks != 1 else values.chunk(0)
-    enc = pc.dictionary_encode(values, memory_pool=_POOL())
+    enc = values if pa.types.is_dictionary(values.type) else pc.dictionary_encode(values, memory_pool=_POOL())
     codes = enc.indices.to_numpy(zero_copy_only=False)
     categories = pd.Index(_str_array(enc.dictionary), dtype="str")
     small = np.int8 if len(categories) < 127 else np.int16 if len(categories) < 32767 else np.int32
@@ -311,7 +313,8 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
                 # large_string: pandas' str dtype takes it without a copy
                 column_types={"query_id": pa.large_string(), "q0": pa.binary(),
                               "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
-                              "run_id": pa.large_string()},
+                              # a run's few names as codes from the start (4 bytes a row, not a string)
+                              "run_id": pa.dictionary(pa.int32(), pa.large_string())},
                 check_utf8=False,  # validated above
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
@@ -335,7 +338,8 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
         return None
     if tabbed:
         for c in ("query_id", "q0", "doc_id", "run_id"):
-            if pc.any(pc.match_substring_regex(table[c], r"[ \t\r\x0b\x0c]")).as_py():
+            values = table[c].cast(pa.large_string()) if pa.types.is_dictionary(table[c].type) else table[c]
+            if pc.any(pc.match_substring_regex(values, r"[ \t\r\x0b\x0c]")).as_py():
                 return None
     holder = [table]
     del table
