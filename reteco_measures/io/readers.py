@@ -728,7 +728,9 @@ def read_run(
 
     Returns:
         DataFrame with columns ``query_id, doc_id, score, rank, run_id`` (+ ``line``) in file
-        order. For JSONL, ``rank`` is the 1-based position in the results list. Duplicates are
+        order: ids as arrow-backed ``str`` columns, ``run_id`` as a categorical (a run repeats
+        one name; one small code per row). For JSONL, ``rank`` is the 1-based position in the
+        results list and ``run_id`` is empty. Duplicates are
         *not* removed here: that is a run contract's job (`validate_run`).
     """
     frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers, max_line_bytes=max_line_bytes)
