@@ -36,6 +36,7 @@ from ..errors import (
     display,
     display_message,
 )
+from ..io.memory import lean_allocators
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, gate_cmd, holes_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .read_limits import add_read_limit_options, read_limits_of
@@ -583,6 +584,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    lean_allocators()  # freed memory goes back to the system: the peak is the largest step's
 
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
         _show_warning(cli_message(message, args), category, filename, lineno, file, line)

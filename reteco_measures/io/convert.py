@@ -118,11 +118,17 @@ def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd
         if missing:
             raise ValueError(f"run DataFrame lacks column(s) {sorted(missing)} (found {list(run.columns)})")
         raw = run["score"]
-        score, bad = _scores(raw)
-        out = pd.DataFrame({"query_id": _str_col(run["query_id"]), "doc_id": _str_col(run["doc_id"]), "score": score})
+        if raw.dtype == np.float64:  # shared (copy-on-write) rather than copied
+            score, bad = raw.reset_index(drop=True), ~np.isfinite(raw.to_numpy())
+        else:
+            score, bad = _scores(raw)
+        # no copy of the columns (arrow strings are shared, numbers taken as they are): the
+        # caller's frame and this one hold the same buffers (peak memory on large runs)
+        columns = {"query_id": _str_col(run["query_id"]), "doc_id": _str_col(run["doc_id"]), "score": score}
         for extra in ("rank", "line"):
             if extra in run.columns:
-                out[extra] = run[extra].to_numpy()
+                columns[extra] = run[extra].reset_index(drop=True)  # shared, copy-on-write
+        out = pd.DataFrame(columns, copy=False)
     elif isinstance(run, dict):
         out = _from_dict_of_dict(run, "score")
         raw = out["score"]

@@ -182,8 +182,56 @@ def _score_fault(text: str) -> str:
 
 
 def _str_array(values: pa.ChunkedArray | pa.Array) -> pd.api.extensions.ExtensionArray:
-    """An arrow string array as a pandas string column without copying through Python objects."""
+    """An arrow string array as a pandas string column without copying through Python objects,
+    its chunks joined into one contiguous array (once, here): the kernels then take rows from it
+    without arrow joining the chunks again on every ``take`` (a copy of the column each time)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks(memory_pool=_POOL()) if values.num_chunks != 1 else values.chunk(0)
+    if values.type != pa.large_string():
+        values = pc.cast(values, pa.large_string(), memory_pool=_POOL())  # pandas' str dtype holds large_string
     return pd.Series(pa.table({"v": values}).to_pandas()["v"]).array
+
+
+def _POOL() -> pa.MemoryPool:
+    """The pool of the columns a reader keeps: ``malloc``'s (`pyarrow.system_memory_pool`), so
+    that the parsed table's memory goes back to the system as it is converted column by column
+    (arrow's default mimalloc / jemalloc pool keeps freed segments for its own reuse)."""
+    return pa.system_memory_pool()
+
+
+def _label_array(values: pa.ChunkedArray | pa.Array) -> pd.Categorical:
+    """A column that repeats a few values (a run's ``run_id``) as a pandas categorical: one
+    small integer code per row instead of a string per row."""
+    if isinstance(values, pa.ChunkedArray):
+        if pa.types.is_dictionary(values.type):
+            values = values.unify_dictionaries(memory_pool=_POOL())
+        values = values.combine_chunks(memory_pool=_POOL()) if values.num_chunks != 1 else values.chunk(0)
+    enc = values if pa.types.is_dictionary(values.type) else pc.dictionary_encode(values, memory_pool=_POOL())
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    categories = pd.Index(_str_array(enc.dictionary), dtype="str")
+    small = np.int8 if len(categories) < 127 else np.int16 if len(categories) < 32767 else np.int32
+    return pd.Categorical.from_codes(codes.astype(small), categories=categories)
+
+
+def _table_frame(holder: list[pa.Table], names: list[str]) -> pd.DataFrame:
+    """The columns ``names`` of the table in the one-item list ``holder`` (emptied: the caller
+    keeps no reference) as a DataFrame, one column at a time: each arrow column is released once
+    converted, so the table and the frame are never both held whole (strings as `_str_array`,
+    numbers as numpy arrays)."""
+    table = holder.pop().select(names)
+    columns: dict[str, Any] = {}
+    for name in names:
+        col = table.column(name)
+        table = table.drop_columns([name])
+        if name == "run_id":
+            columns[name] = _label_array(col)
+        elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            columns[name] = _str_array(col)
+        else:
+            columns[name] = (col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)).to_numpy(
+                zero_copy_only=False)
+        del col
+    return pd.DataFrame(columns, copy=False)
 
 
 def out_of_memory(source: Source, what: str) -> InputTooLargeError:
@@ -265,12 +313,14 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
                 # large_string: pandas' str dtype takes it without a copy
                 column_types={"query_id": pa.large_string(), "q0": pa.binary(),
                               "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
-                              "run_id": pa.large_string()},
+                              # a run's few names as codes from the start (4 bytes a row, not a string)
+                              "run_id": pa.dictionary(pa.int32(), pa.large_string())},
                 check_utf8=False,  # validated above
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
                 null_values=[""],
             ),
+            memory_pool=_POOL(),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
@@ -288,10 +338,12 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
         return None
     if tabbed:
         for c in ("query_id", "q0", "doc_id", "run_id"):
-            if pc.any(pc.match_substring_regex(table[c], r"[ \t\r\x0b\x0c]")).as_py():
+            values = table[c].cast(pa.large_string()) if pa.types.is_dictionary(table[c].type) else table[c]
+            if pc.any(pc.match_substring_regex(values, r"[ \t\r\x0b\x0c]")).as_py():
                 return None
-    frame = table.select(["query_id", "doc_id", "score", "rank", "run_id"]).to_pandas()
+    holder = [table]
     del table
+    frame = _table_frame(holder, ["query_id", "doc_id", "score", "rank", "run_id"])
     if line_numbers:
         frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
     return frame
@@ -523,7 +575,11 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
     columns: dict[str, Any] = {}
     for name in ("query_id", "doc_id", "score", "rank", "run_id", "line"):
         values = [part[0].pop(name) for part in parts]
-        if name in ("query_id", "doc_id", "run_id"):
+        if name == "run_id":
+            columns[name] = _label_array(pa.chunked_array(values, pa.string()))
+            del values
+            pool.release_unused()
+        elif name in ("query_id", "doc_id"):
             columns[name] = _str_array(pa.chunked_array(values, pa.string()))
             del values
             pool.release_unused()
@@ -602,7 +658,7 @@ def _read_jsonl_run(source: Source, data: bytes) -> tuple[pd.DataFrame, list[Pro
             "doc_id": pd.array(docs, dtype="str"),
             "score": np.asarray(scores, dtype=np.float64),
             "rank": np.asarray(ranks, dtype=np.int64),
-            "run_id": pd.array([""] * len(qids), dtype="str"),
+            "run_id": pd.Categorical.from_codes(np.zeros(len(qids), dtype=np.int8), categories=pd.Index([""], dtype="str")),
             "line": np.asarray(line_nos, dtype=np.int64),
         }
     )
@@ -672,7 +728,9 @@ def read_run(
 
     Returns:
         DataFrame with columns ``query_id, doc_id, score, rank, run_id`` (+ ``line``) in file
-        order. For JSONL, ``rank`` is the 1-based position in the results list. Duplicates are
+        order: ids as arrow-backed ``str`` columns, ``run_id`` as a categorical (a run repeats
+        one name; one small code per row). For JSONL, ``rank`` is the 1-based position in the
+        results list and ``run_id`` is empty. Duplicates are
         *not* removed here: that is a run contract's job (`validate_run`).
     """
     frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers, max_line_bytes=max_line_bytes)

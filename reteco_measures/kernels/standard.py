@@ -258,6 +258,9 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
+    if len(starts) and np.array_equal(starts[1:], starts[:-1] + lengths[:-1]):
+        # one contiguous stretch (every row of every query): no per-row temporaries
+        return np.arange(int(starts[0]), int(starts[0]) + total, dtype=np.int64)
     offs = np.cumsum(lengths) - lengths
     return np.repeat(starts - offs, lengths) + np.arange(total, dtype=np.int64)
 
@@ -525,6 +528,10 @@ class _Qrels:
         return out
 
 
+#: run rows looked up in the qrels at a time (see `_Context.grades`)
+_LOOKUP_ROWS = 1 << 16
+
+
 class _Context:
     """One (qrels, run) evaluation: caches the qrels lookups of score-order rows."""
 
@@ -544,14 +551,19 @@ class _Context:
 
     def grades(self, rows: np.ndarray) -> np.ndarray:
         """Grade of each score-order row (-1 when not in the qrels: trec_eval's 'not in pool')."""
-        need = rows[~self._looked[rows]]
-        if len(need):
-            self._qrow[need] = self.q.lookup(self.run, self.run.orig(need))
-            self._looked[need] = True
-        qrow = self._qrow[rows]
-        if len(self.rel) == 0:  # empty qrels: nothing is judged (and rel[0] does not exist)
-            return np.full(len(rows), -1, dtype=np.int64)
-        return np.where(qrow >= 0, self.rel[np.maximum(qrow, 0)], -1)
+        # the lookups in slices of `_LOOKUP_ROWS` rows: their temporaries (keys, hashes, candidate
+        # pairs) stay a few MB however many rows a measure reads (peak memory on deep runs)
+        out = np.full(len(rows), -1, dtype=np.int64)
+        for lo in range(0, len(rows), _LOOKUP_ROWS):
+            part = rows[lo: lo + _LOOKUP_ROWS]
+            need = part[~self._looked[part]]
+            if len(need):
+                self._qrow[need] = self.q.lookup(self.run, self.run.orig(need))
+                self._looked[need] = True
+            if len(self.rel):  # empty qrels: nothing is judged (and rel[0] does not exist)
+                qrow = self._qrow[part]
+                out[lo: lo + len(part)] = np.where(qrow >= 0, self.rel[np.maximum(qrow, 0)], -1)
+        return out
 
     def num_rel(self, level: int) -> np.ndarray:
         """Relevant judged documents (grade ≥ level) per run query."""
