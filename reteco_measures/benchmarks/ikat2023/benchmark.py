@@ -36,7 +36,7 @@ from ..scoring import long_per_query
 from .contract import PassageScore, convert_ikat_run
 from .data import ikat_qrels, load_ikat_topics, ptkb_qrels
 
-__all__ = ["IKAT_2023", "score_ikat_2023", "PASSAGE_MEASURES", "ptkb_measures"]
+__all__ = ["IKAT_2023", "score_ikat_2023", "PASSAGE_MEASURES", "PASSAGE_DIAGNOSTICS", "ptkb_measures"]
 
 #: passage-ranking measures (ir_measures syntax)
 PASSAGE_MEASURES = [
@@ -49,6 +49,11 @@ PASSAGE_MEASURES = [
     "R(rel=2)@20",
     "R(rel=2)@1000",
 ]
+
+#: diagnostics beside the organisers' passage measures: ``Judged@10``, the share of a turn's top 10
+#: passages the qrels judge (unjudged passages count as non-relevant; a low value means the
+#: pool did not see this run's passages)
+PASSAGE_DIAGNOSTICS = ["Judged@10"]
 
 #: the passage measure the leaderboard ranks by
 RANKING_MEASURE = "nDCG@5"
@@ -80,7 +85,7 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
 
 def _measures(opts: dict) -> list[str]:
     """The ranking measure first (it names the official row), then the passage measures."""
-    return [RANKING_MEASURE, *[m for m in PASSAGE_MEASURES if m != RANKING_MEASURE]]
+    return [RANKING_MEASURE, *[m for m in PASSAGE_MEASURES if m != RANKING_MEASURE], *PASSAGE_DIAGNOSTICS]
 
 
 def _task(measures: list[str], qrels: pd.DataFrame, run: pd.DataFrame, task: str, version: str) -> pd.DataFrame:
@@ -94,7 +99,7 @@ def _task(measures: list[str], qrels: pd.DataFrame, run: pd.DataFrame, task: str
 
 
 def _per_query(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
-    parts = [_task(PASSAGE_MEASURES, inputs.qrels, report.run, "passage", "nist")]
+    parts = [_task(PASSAGE_MEASURES + PASSAGE_DIAGNOSTICS, inputs.qrels, report.run, "passage", "nist")]
     for version, q in inputs.extra["ptkb"].items():
         parts.append(_task(ptkb_measures(opts["ptkb_k"]), q, report.extra["ptkb_run"], "ptkb", version))
     notes = list(dict.fromkeys(n for part in parts for n in part.attrs.get("notes", [])))

@@ -154,6 +154,18 @@ def test_perfect_passage_run_scores_one_on_ndcg(data):
     # R(rel=2)@1000 = 1 on every turn with a grade >= 2 passage (no turn has more than 1000 judged)
     has_rel = qrels.groupby("query_id")["relevance"].max() >= 2
     assert per.loc[has_rel[has_rel].index, "R(rel=2)@1000"].tolist() == pytest.approx([1.0] * int(has_rel.sum()))
+    # Judged@10 by hand: every passage of this run is judged, so the share of each turn's top 10
+    # that the qrels judge is 1; with an unjudged passage ranked first on one turn, that turn's top
+    # min(n + 1, 10) holds one unjudged passage
+    assert (per["Judged@10"] == 1.0).all()
+    passages = turns[0]["responses"][0]["passage_provenance"]
+    n = len(passages)
+    passages.insert(0, {"id": "clueweb22-en0000-00-00000:0", "text": "", "score": 1e6, "used": True})
+    assert ("clueweb22-en0000-00-00000:0" not in set(qrels["doc_id"]))
+    shifted = score_ikat_2023({"run_name": "ideal", "run_type": "manual", "turns": turns}, **data)
+    sp = shifted.per_query[shifted.per_query["task"] == "passage"].set_index("query_id")
+    top = min(n + 1, 10)
+    assert sp.loc[turns[0]["turn_id"], "Judged@10"] == pytest.approx((top - 1) / top, abs=1e-12)
 
 
 def test_cli(root: Path, ikat2023_dir: Path, capsys, monkeypatch):
@@ -169,7 +181,7 @@ def test_cli(root: Path, ikat2023_dir: Path, capsys, monkeypatch):
     assert {s["qrels"] for s in doc["scores"] if s["task"] == "ptkb"} == {"nist"}
     assert [s["measure"] for s in doc["scores"] if s["task"] == "passage"] == [
         "nDCG@3", "nDCG@5", "nDCG@1000", "AP(rel=2)@1000", "RR(rel=2)", "P(rel=2)@20", "R(rel=2)@20",
-        "R(rel=2)@1000"]
+        "R(rel=2)@1000", "Judged@10"]
     assert all(s["n"] == 176 for s in doc["scores"] if s["task"] == "passage")
     bad = root / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
