@@ -226,6 +226,8 @@ def iter_file_bytes(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) ->
     if suffix is None and limits.max_unpacked is not None and size > limits.max_unpacked:
         raise counter.refuse(f"{format_size(size)}, more than {format_size(limits.max_unpacked)}, the limit for one "
                              f"file; if the file is right, raise it with {counter.hint['max_unpacked']}")
+    by_name = suffix is not None and p.name.lower().endswith(suffix)
+    started = False
     try:
         with opener(p, "rb") as f:
             while True:
@@ -233,13 +235,34 @@ def iter_file_bytes(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES) ->
                 if not piece:
                     return
                 counter.add(piece)
+                started = True
                 yield piece
     except InputTooLargeError:
         raise
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
         if suffix is None:
             raise
+        if not by_name and not started:
+            # only the first bytes looked compressed (a text file whose first line starts with a
+            # gzip / xz signature, e.g. a damaged line): the file is read as it is, line by line
+            yield from iter_file_bytes_plain(p, chunk_bytes)
+            return
         raise DataFormatError([Problem(f"not a readable {suffix} file ({exc})", path=str(p), kind="encoding")]) from None
+
+
+def iter_file_bytes_plain(path: Path, chunk_bytes: int = _BLOCK_BYTES) -> Iterator[bytes]:
+    """The bytes of a file as they are (no decompression), in pieces of at most ``chunk_bytes``,
+    counted against the reading limits as `iter_file_bytes` counts them."""
+    limits = current_limits()
+    counter = ByteCounter(str(path), max_lines=limits.max_lines, max_unpacked=limits.max_unpacked,
+                          max_ratio=limits.max_ratio, packed=None)
+    with open(path, "rb") as f:
+        while True:
+            piece = f.read(chunk_bytes)
+            if not piece:
+                return
+            counter.add(piece)
+            yield piece
 
 
 def iter_text_chunks(path: str | os.PathLike, chunk_bytes: int = _BLOCK_BYTES, *,

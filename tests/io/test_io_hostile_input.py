@@ -20,7 +20,7 @@ import pytrec_eval
 
 import reteco_measures as rm
 from reteco_measures.cli.main import main
-from reteco_measures.errors import DataFormatError
+from reteco_measures.errors import DataFormatError, DataFormatWarning
 
 GOOD = ["q1 Q0 d1 1 3.5 r", "q1 Q0 d2 2 2.25 r", "q2 Q0 d3 1 1 r"]
 
@@ -288,6 +288,17 @@ def test_corrupt_compressed_run_is_a_data_format_error(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(b"q1 Q0 d1 1 1 r\n")[:-6])
     with pytest.raises(DataFormatError, match="not a readable .gz file"):
         rm.read_run(path)
+
+
+def test_a_text_file_whose_first_line_starts_with_a_gzip_signature_loses_only_that_line(tmp_path: Path) -> None:
+    # a damaged first line that happens to start with gzip's two magic bytes: the name does not say
+    # .gz and the bytes do not decompress, so the file is read as text and only that line is refused
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"\x1f\x8b junk\n" + ("\n".join(GOOD) + "\n").encode())
+    with pytest.warns(DataFormatWarning):
+        run = rm.read_run(path)
+    assert rows(run) == [("q1", "d1", 3.5), ("q1", "d2", 2.25), ("q2", "d3", 1.0)]
+    assert [p.line for p in run.attrs["problems"]] == [1]
 
 
 def test_ikat_run_json_gz(tmp_path: Path) -> None:
