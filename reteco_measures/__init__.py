@@ -90,6 +90,7 @@ def _load(name: str) -> Any:  # noqa: C901, PLR0911, PLR0912  (one static import
         from . import benchmarks as _folders  # noqa: F401  (the folders declare the topics)
         from . import datasets as module
     elif name in ("ValidationReport", "validate_run"):
+        from . import benchmarks as _folders  # noqa: F401  (the folders register their contracts)
         from . import contracts as module
     elif name in ("Benchmark", "Score", "benchmark"):
         from . import benchmarks as module

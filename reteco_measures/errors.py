@@ -37,6 +37,7 @@ __all__ = [
     "display_message",
     "DISPLAY_LIMIT",
     "InputTooLargeError",
+    "InputOutOfMemoryError",
 ]
 
 #: characters of a user value (an id, a path, a field) shown in a message; the rest is replaced by
@@ -217,6 +218,12 @@ class InputTooLargeError(DataFormatError):
     """An input beyond a reading limit (``--max-lines``, ``--max-unpacked``, ``--max-ratio``), or
     one the machine's memory could not hold; ``problems`` holds one problem naming the file, the
     limit and the option (or parameter) that changes it. The command line exits with code 1."""
+
+
+class InputOutOfMemoryError(InputTooLargeError, MemoryError):
+    """A file the machine's memory (or the process's memory limit) could not hold while it was read:
+    an `InputTooLargeError` naming the file, and a ``MemoryError``, so that whoever bounds the
+    memory of a scoring (Codabench, Harbor) reports it as the limit reached, not as broken data."""
 
 
 class DataFormatWarning(UserWarning):

@@ -597,7 +597,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             with read_limits_of(args):
                 return int(args.func(args) or 0)
-        except MemoryError:  # a file too large for this machine: which, and what to change
+        except MemoryError as exc:  # a file too large for this machine: which, and what to change
+            if isinstance(exc, DataFormatError):  # a reader named the file it could not hold
+                print(f"reteco-measures: error: {display_message(str(exc))}", file=sys.stderr)
+                return 1
             inputs = [display(v, 300) for k in ("run", "qrels", "runs", "items", "submission", "input_dir")
                       for v in (getattr(args, k, None) if isinstance(getattr(args, k, None), list)
                                 else [getattr(args, k, None)]) if isinstance(v, str)]

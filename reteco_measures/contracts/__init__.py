@@ -38,5 +38,8 @@ def validate_run(
     try:
         fn = CONTRACTS[contract]
     except KeyError:
+        if not CONTRACTS:  # no benchmark folder imported yet: they register the contracts
+            raise ValueError(f"unknown contract {contract!r}: no contract is registered yet; import "
+                             "reteco_measures.benchmarks first (rm.validate_run does)") from None
         raise ValueError(f"unknown contract {contract!r}; choose one of {sorted(CONTRACTS)}") from None
     return fn(run, corpus=corpus, queries=queries, top_k=top_k)

@@ -31,7 +31,7 @@ import pyarrow.csv as pv
 
 from ..errors import (
     MAX_PROBLEMS_PER_KIND,
-    InputTooLargeError,
+    InputOutOfMemoryError,
     Problem,
     cap_problems,
     display,
@@ -234,10 +234,10 @@ def _table_frame(holder: list[pa.Table], names: list[str]) -> pd.DataFrame:
     return pd.DataFrame(columns, copy=False)
 
 
-def out_of_memory(source: Source, what: str) -> InputTooLargeError:
+def out_of_memory(source: Source, what: str) -> InputOutOfMemoryError:
     """The error for a file the machine's memory could not hold while it was read or scored."""
     name = source_name(source)
-    return InputTooLargeError([Problem(
+    return InputOutOfMemoryError([Problem(
         f"the {what} did not fit in memory while it was read: free memory (or raise the process's memory limit), "
         "read a smaller file, or lower the reading limits (--max-lines, --max-line-bytes); "
         "'eval --stream' reads a run in blocks", path=name, kind="too_large")])

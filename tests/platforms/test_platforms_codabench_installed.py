@@ -60,7 +60,7 @@ def test_bundle_from_a_non_editable_install_ships_the_installed_files(tmp_path: 
         info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
         for installer_file in ("INSTALLER", "REQUESTED", "direct_url.json"):
             assert f"{info}/{installer_file}" not in names
-        assert "reteco-measures = reteco_measures.cli.main:main" in zf.read(f"{info}/entry_points.txt").decode()
+        assert "reteco-measures = reteco_measures.cli.entry:main" in zf.read(f"{info}/entry_points.txt").decode()
         # RECORD lists every other file with its sha256 (PEP 376 form), computed here
         rows = list(csv.reader(io.StringIO(zf.read(f"{info}/RECORD").decode())))
         recorded = {r[0]: r[1] for r in rows}

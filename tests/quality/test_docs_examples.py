@@ -58,6 +58,7 @@ PAGE_FILES: dict[str, dict[str, str]] = {
     "pyterrier.md": {"qrels.txt": f"{TEMPO}/qrels_dev.txt", "run.txt": "runs/reteco_track1a_dev.txt",
                      "dense.txt": "runs/reteco_track1a_dev.txt", "labels.jsonl": "runs/reteco_track1a_labels_dev.jsonl"},
     "judging.md": {"run.txt": "runs/reteco_track2.txt"},
+    "gate.md": {"baseline.txt": "runs/reteco_track2.txt", "candidate.txt": "runs/reteco_track2.txt"},
     "performance.md": {"qrels.txt": f"{TEMPO}/qrels_dev.txt", "run.txt": "runs/reteco_track1a_dev.txt"},
 }
 
@@ -87,10 +88,14 @@ def judge_files(folder: Path) -> None:
     sheet = ["turn_id,dimension,rater,score"] + [f"{t},correctness,{rater},{rng.randint(1, 5)}"
                                                   for t in turns[:15] for rater in ("ann", "bob")]
     (folder / "sheet.csv").write_text("\n".join(sheet) + "\n")
+    # the panel page's judges and raters: the three judge files and the sheet under its names
+    for judge, name in (("gpt", "judgments.jsonl"), ("llama", "bm25.jsonl"), ("qwen", "dense.jsonl")):
+        shutil.copy(folder / name, folder / f"{judge}.jsonl")
+    shutil.copy(folder / "sheet.csv", folder / "human.csv")
 
 
 #: pages whose scratch folder also gets `judge_files`
-JUDGE_PAGES = {"judge-audit.md", "judging.md"}
+JUDGE_PAGES = {"judge-audit.md", "judging.md", "judge-panels.md"}
 
 
 def _pages() -> list[str]:
