@@ -129,3 +129,46 @@ def test_documents_of_another_domain_are_discarded_when_both_sides_carry_domains
     # without a domain on either side the corpus as a whole is the scope (the contract as before)
     plain = rm.validate_run(run, "reteco", corpus=corpus[["doc_id"]], queries=queries)
     assert [p.kind for p in plain.errors] == ["duplicate", "unknown_doc"] and len(plain.run) == 4
+
+
+def test_corpus_scope_from_the_files() -> None:
+    """The benchmark scorers' corpus scope from what ``eval`` is given, by hand: TEMPO-style
+    ``<domain>/`` ids give the documents' domains, a query's domain is that of its first judged
+    document; without domains (or with 'all') the whole corpus is the scope."""
+    from reteco_measures.contracts.reteco import CorpusScope, corpus_scope
+
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["bitcoin/1", "law/2", "law/2"],
+                          "relevance": [1, 1, 1]})
+    corpus = pd.DataFrame({"doc_id": ["bitcoin/1", "bitcoin/2", "law/2"]})
+    got = corpus_scope(qrels, corpus)
+    assert isinstance(got, CorpusScope)
+    assert got.corpus[["doc_id", "domain"]].values.tolist() == [["bitcoin/1", "bitcoin"], ["bitcoin/2", "bitcoin"],
+                                                                ["law/2", "law"]]
+    assert got.queries.values.tolist() == [["q1", "bitcoin"], ["q2", "law"]]
+    assert got.description.startswith("corpus scope domain") and "'<domain>/' id prefix" in got.description
+    # topics name the queries' domains first
+    topics = pd.DataFrame({"query_id": ["q1", "q2"], "domain": ["law", "law"]})
+    assert corpus_scope(qrels, corpus, topics=topics).queries["domain"].tolist() == ["law", "law"]
+    # ids without a TEMPO domain prefix: the whole corpus, and the reason
+    plain = corpus_scope(qrels, pd.DataFrame({"doc_id": ["x1", "x2"]}))
+    assert list(plain.corpus.columns) == ["doc_id"] and plain.description.startswith("corpus scope all")
+    assert corpus_scope(qrels, corpus, scope="all").corpus.columns.tolist() == ["doc_id"]
+    assert corpus_scope(qrels, None) == (None, None, corpus_scope(qrels, None).description)
+
+
+def test_stream_discards_add_up_block_by_block(tmp_path: Path) -> None:
+    """A streamed evaluation's blocks, counted: the same discards as the whole run holds by hand
+    (one repeated pair, one unknown document), however small the blocks."""
+    from reteco_measures.contracts.reteco import StreamDiscards
+    from reteco_measures.scale.stream import stream_iter_calc
+
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3 r\nq1 Q0 d1 2 2 r\nq2 Q0 d2 1 1 r\nq2 Q0 zz 2 0.5 r\nq3 Q0 d3 1 1 r\n")
+    qrels = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["d1", "d2", "d3"], "relevance": [1, 1, 1]})
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2", "d3"]})
+    for block_bytes in (16, 1 << 20):
+        discards = StreamDiscards(corpus)
+        with discards.watching():
+            stream_iter_calc(["nDCG@10"], qrels, str(run), block_bytes=block_bytes)
+        assert discards.counts() == {"duplicate": 1, "unknown_doc": 1}, block_bytes
+    assert StreamDiscards(corpus).counts() == {}
