@@ -43,7 +43,6 @@ __all__ = [
     "Grouping",
     "Inputs",
     "BENCHMARKS",
-    "BENCHMARK_MODULES",
     "benchmark",
     "register",
     "aggregate",
@@ -51,6 +50,3 @@ __all__ = [
     "metric_key",
     "removed_counts",
 ]
-
-#: one module per benchmark (imported above)
-BENCHMARK_MODULES = ["reteco_track1", "reteco_track2", "ikat2023", "chunqiu", "spoken", "generation"]

@@ -8,9 +8,6 @@ from typing import Any
 from . import chunqiu, ikat, reteco, spoken  # noqa: F401
 from .base import CONTRACTS, ValidationReport, contract
 
-#: contract modules (imported above)
-CONTRACT_MODULES = ["reteco", "chunqiu", "spoken", "ikat"]
-
 __all__ = ["validate_run", "ValidationReport", "CONTRACTS", "contract"]
 
 

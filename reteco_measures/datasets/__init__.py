@@ -39,11 +39,7 @@ from .base import (
 from . import chunqiu, ikat2023, reteco_recor, reteco_tempo, spoken  # noqa: F401
 
 __all__ = ["ENV_VAR", "REGISTERED_DATASETS", "TOPICS_FACTORIES", "DataFile", "MissingDataError", "data_root",
-           "add_topics", "topics", "DATASET_MODULES"]
-
-#: reader modules, one per benchmark (imported above); their ir_datasets registrations are the
-#: modules of the same names in `reteco_measures.datasets.irds`
-DATASET_MODULES = ["reteco_tempo", "reteco_recor", "ikat2023", "chunqiu", "spoken"]
+           "add_topics", "topics"]
 
 
 def _register_with_ir_datasets() -> None:

@@ -343,17 +343,9 @@ class SplitLines:
             value = value.decode("utf-8", errors="replace")
         return value.rstrip("\r\n")
 
-    def fields_of(self, i: int) -> list[str]:
-        """All fields of line index ``i`` (for messages about that line)."""
-        return ascii_fields(self.text_of(i))
-
     def encoding_problems(self, path: str | None) -> list[Problem]:
         """The undecodable lines as ``encoding`` problems (1-based line numbers, in order)."""
         return [Problem(msg, line=i + 1, path=path, kind="encoding") for i, msg in sorted(self.undecodable.items())]
-
-    def is_comment(self) -> np.ndarray:
-        """Lines whose first field starts with ``#`` (trec_eval 10 comment lines)."""
-        return comment_mask(self.columns[0])
 
     def __len__(self) -> int:
         return len(self.n_fields)

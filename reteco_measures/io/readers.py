@@ -20,7 +20,6 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -57,7 +56,6 @@ __all__ = [
 ]
 
 RUN_COLUMNS = ["query_id", "doc_id", "score", "rank", "run_id"]
-QRELS_COLUMNS = ["query_id", "doc_id", "relevance", "iteration"]
 
 Format = Literal["auto", "trec", "jsonl"]
 
@@ -909,10 +907,3 @@ def read_qrels(
         frame = frame.drop(columns="line")
     frame.attrs["problems"] = problems
     return frame
-
-
-def looks_like_path(value: object) -> bool:
-    """True for a path-like or a str that names an existing file (not inline text)."""
-    if isinstance(value, os.PathLike):
-        return True
-    return isinstance(value, str) and not is_inline_text(value) and Path(value).exists()

@@ -230,7 +230,6 @@ class JudgeClient:
         max_retry_after: the longest wait for a ``Retry-After`` (``--max-wait``): a longer one is
             cut to it (the pause of every worker too), so a server's ``Retry-After: 100000`` costs
             at most this many seconds per attempt.
-        json_mode: False is ``structured="none"`` (kept for callers of earlier versions).
         max_tokens: optional ``max_tokens`` for the reply.
         concurrency: requests in flight (use the same number of threads).
         extra_body: extra fields merged into every request body.
@@ -266,7 +265,6 @@ class JudgeClient:
         backoff: float = 1.0,
         max_backoff: float = 60.0,
         max_retry_after: float = 60.0,
-        json_mode: bool = True,
         max_tokens: int | None = None,
         concurrency: int = 4,
         extra_body: dict[str, Any] | None = None,
@@ -320,7 +318,7 @@ class JudgeClient:
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self.max_retry_after = float(max_retry_after)
-        self.structured = structured if json_mode else "none"
+        self.structured = structured
         self.max_tokens = max_tokens
         self.temperature = float(temperature)
         self.seed = None if seed is None else int(seed)
@@ -346,11 +344,6 @@ class JudgeClient:
     def redact(self, text: str) -> str:
         """``text`` without the key or URL credentials."""
         return redact(text, self._secrets)
-
-    @property
-    def json_mode(self) -> bool:
-        """Whether a ``response_format`` is sent."""
-        return self.resolved_structured() != "none"
 
     def resolved_structured(self) -> str:
         """The structured-output mode sent: ``structured``, or for ``auto`` the one
@@ -442,7 +435,7 @@ class JudgeClient:
         return {
             "model": self.model, "base_url": self.display_url, "temperature": self.temperature,
             "seed": self.seed, "top_p": self.top_p, "structured": mode, "structured_option": self.structured,
-            "json_mode": mode != "none", "max_tokens": self.max_tokens,
+            "max_tokens": self.max_tokens,
             "extra_body": json.loads(self.redact(json.dumps(self.extra_body))),
             "timeout": self.timeout, "retries": self.retries, "backoff": self.backoff,
             "max_backoff": self.max_backoff, "max_retry_after": self.max_retry_after, "repair": self.repair,

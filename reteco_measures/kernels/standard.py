@@ -349,7 +349,6 @@ class PreparedRun:
             counts = np.bincount(qs, minlength=nq).astype(np.int64)
             boundary = np.ones(n, dtype=bool)
             boundary[1:] = qs[1:] != qs[:-1]
-        self.sorted_by_score = in_order
         self.seg_len = counts
         self.seg_start = (np.cumsum(counts) - counts).astype(np.int64)
         # tie groups: first row of each (query, float32 score) stretch, in score order

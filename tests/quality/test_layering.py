@@ -44,8 +44,8 @@ LAYERS: dict[str, int] = {
     "measures": 1,
     # 2: vectorised computation over whole ranked runs
     "kernels": 2,
-    # 3: ir_measures providers (provider.py / _pyterrier.py: the old paths of providers/)
-    "providers": 3, "provider": 3, "_pyterrier": 3,
+    # 3: ir_measures providers
+    "providers": 3,
     # 4: the evaluation engine and its out-of-core forms
     "engine": 4, "scale": 4,
     # 5: the public evaluation functions
