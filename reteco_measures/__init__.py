@@ -36,7 +36,6 @@ from .measures.names import measure_label, measure_name, parse_measures
 
 # -- evaluate ---------------------------------------------------------------------------------
 from .providers.native import use_native_kernels
-from .providers.reteco import PROVIDER
 from .providers.reteco import install as _install
 from .api import calc_aggregate, evaluate, iter_calc
 from .engine.grouping import depth_group
@@ -44,7 +43,7 @@ from . import plot
 
 # -- data -------------------------------------------------------------------------------------
 from .io.readers import read_qrels, read_run
-from .side import current_side_info, load_labels, load_topics, side_info
+from .side import load_labels, load_topics, side_info
 from .datasets import topics
 from .contracts import ValidationReport, validate_run
 
@@ -53,7 +52,31 @@ from .benchmarks import Benchmark, Score, benchmark
 from .reward import reward
 
 # -- errors -----------------------------------------------------------------------------------
-from .errors import DataFormatError, DataFormatWarning, Problem
+from .errors import (
+    Problem,
+    BatchPending,
+    BatchUnsupported,
+    BoundedRunError,
+    DataFormatError,
+    DataFormatWarning,
+    DuplicateKeyError,
+    EmptyInputWarning,
+    GroupMismatchWarning,
+    IncompleteGridWarning,
+    InputMismatchError,
+    InputTooLargeError,
+    JSONTextError,
+    JudgeFatalError,
+    JudgeQueueingWarning,
+    LikertWarning,
+    MissingDataError,
+    NativeFallback,
+    QueryIdMismatchWarning,
+    ReplyError,
+    SubmissionError,
+    TooFewScoredError,
+    UnscorableSubmissionWarning,
+)
 
 # -- comparisons, leaderboards, the judge, platforms (their heavy third-party packages -- scipy,
 # statsmodels, httpx, matplotlib, dask -- are imported inside the functions that need them)
@@ -91,7 +114,6 @@ __all__ = [
     "evaluate",
     "depth_group",
     "use_native_kernels",
-    "PROVIDER",
     "plot",
     "compare",
     "Comparison",
@@ -100,7 +122,6 @@ __all__ = [
     "read_run",
     "read_qrels",
     "side_info",
-    "current_side_info",
     "load_topics",
     "load_labels",
     "topics",
@@ -114,7 +135,27 @@ __all__ = [
     "reward",
     # errors
     "Problem",
+    "BatchPending",
+    "BatchUnsupported",
+    "BoundedRunError",
     "DataFormatError",
     "DataFormatWarning",
+    "DuplicateKeyError",
+    "EmptyInputWarning",
+    "GroupMismatchWarning",
+    "IncompleteGridWarning",
+    "InputMismatchError",
+    "InputTooLargeError",
+    "JSONTextError",
+    "JudgeFatalError",
+    "JudgeQueueingWarning",
+    "LikertWarning",
+    "MissingDataError",
+    "NativeFallback",
+    "QueryIdMismatchWarning",
+    "ReplyError",
+    "SubmissionError",
+    "TooFewScoredError",
+    "UnscorableSubmissionWarning",
     "__version__",
 ]

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd  # noqa: F401  (used in annotations)
 
+from ..errors import MissingDataError
+
 
 def import_ir_datasets_without_folders():
     """Import ir_datasets (or return it, when it is imported already) without letting its import
@@ -54,10 +56,6 @@ ENV_VAR = "RETECO_DATA"
 REGISTERED_DATASETS: list[str] = []
 #: dataset name -> function returning its topics metadata DataFrame (see `topics`)
 TOPICS_FACTORIES: dict = {}
-
-
-class MissingDataError(FileNotFoundError):
-    """A benchmark file is not where the loader expects it; the message says where to put it."""
 
 
 def data_root(root: str | os.PathLike | None = None) -> Path:

@@ -63,6 +63,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import JudgeFatalError, JudgeQueueingWarning
 from .budget import Budget
 from .replies import ReplyError, Verdict, clean_text, load_json, parse_reply, redact, short_repr
 
@@ -110,11 +111,6 @@ QUEUEING_PARALLELISM = 1.5
 QUEUEING_MIN_SECONDS = 0.05
 
 
-class JudgeQueueingWarning(UserWarning):
-    """The endpoint answers about one request at a time although several are in flight: the
-    others wait in its queue, and that wait counts against each attempt's ``timeout``."""
-
-
 def judgment_schema(low: int, high: int) -> dict[str, Any]:
     """The JSON schema of one judgment on the scale ``low..high``: an object with exactly an integer
     ``score`` (one of low..high) and a string ``rationale``."""
@@ -137,10 +133,6 @@ def response_format(mode: str, low: int | None = None, high: int | None = None) 
     if mode == "schema-in-object":
         return {"type": "json_object", "schema": schema}
     raise ValueError(f"structured output must be one of {', '.join(STRUCTURED_MODES)}, not {mode!r}")
-
-
-class JudgeFatalError(RuntimeError):
-    """The endpoint refuses every request (bad key, URL or model) or cannot be reached: stop the run."""
 
 
 def _retry_after(value: str | None) -> float | None:

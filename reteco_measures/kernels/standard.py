@@ -56,6 +56,7 @@ import pyarrow.compute as pc
 from ir_measures import Metric
 from ir_measures.providers.base import NOT_PROVIDED, Choices
 
+from ..errors import NativeFallback
 from ..io.convert import as_qrels_frame, as_run_frame
 
 __all__ = [
@@ -74,11 +75,6 @@ __all__ = [
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
-
-
-class NativeFallback(Exception):
-    """Raised when an input cannot be computed natively with certainty (NaN scores, a hash
-    collision inside one query's qrels); the caller evaluates with pytrec_eval instead."""
 
 
 # ------------------------------------------------------------------------------------------

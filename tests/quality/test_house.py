@@ -2,10 +2,13 @@
 what a check names):
 
 - nothing dead or kept "for one release" is left (nothing has been released);
+- every public exception and warning is defined in ``errors.py`` and exported by the package;
+  the package exports no plumbing;
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 from pathlib import Path
@@ -52,3 +55,54 @@ def test_no_ignored_parameters() -> None:
     from reteco_measures.judge.client import JudgeClient
 
     assert "json_mode" not in inspect.signature(JudgeClient).parameters
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _is_exception(node: ast.ClassDef, known: set[str]) -> bool:
+    bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+    return any(b in known or b.endswith(("Error", "Exception", "Warning")) or b in ("Exception", "BaseException")
+               for b in bases)
+
+
+def test_public_exceptions_and_warnings_live_in_errors() -> None:
+    """No module but ``errors.py`` defines a public exception or warning class (private ones, a
+    module's own control flow, may stay where they are used)."""
+    errors = importlib.import_module(f"{PACKAGE_NAME}.errors")
+    known = {n for n in dir(errors) if isinstance(getattr(errors, n), type)
+             and issubclass(getattr(errors, n), BaseException)}
+    elsewhere = []
+    for module, path in _modules().items():
+        if module == "errors":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and _is_exception(node, known):
+                elsewhere.append(f"{module}.{node.name}")
+    assert not elsewhere, f"public exceptions/warnings outside errors.py: {elsewhere}"
+
+
+def test_the_package_exports_every_error_and_no_plumbing() -> None:
+    import reteco_measures as rm
+    from reteco_measures import errors
+
+    classes = [n for n in errors.__all__ if isinstance(getattr(errors, n), type)
+               and issubclass(getattr(errors, n), BaseException)]
+    assert {"InputMismatchError", "QueryIdMismatchWarning", "EmptyInputWarning", "GroupMismatchWarning",
+            "MissingDataError", "SubmissionError", "JudgeFatalError"} <= set(classes)
+    for name in classes:
+        assert name in rm.__all__ and getattr(rm, name) is getattr(errors, name), name
+    for plumbing in ("PROVIDER", "current_side_info"):
+        assert plumbing not in rm.__all__ and not hasattr(rm, plumbing), plumbing
+    # the old homes still give the same class
+    from reteco_measures.datasets import MissingDataError
+    from reteco_measures.platforms import SubmissionError
+
+    assert MissingDataError is rm.MissingDataError and SubmissionError is rm.SubmissionError
