@@ -35,7 +35,7 @@ from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
 from ..datasets.reteco_recor import (
     RecorData,
-    _check_qrels_topics,
+    check_qrels_topics,
     conversations_to_topics,
     load_organiser_sample,
     load_recor,
@@ -98,7 +98,7 @@ def _explicit(opts: dict, folder: Path | None) -> RecorData:
     qrels["domain"] = qrels["query_id"].map(release["domain"]).fillna("").astype(str).to_numpy()
     mapped = qrels["query_id"].map(release["query_id"])
     qrels["query_id"] = mapped.where(mapped.notna(), qrels["query_id"]).astype("str").to_numpy()
-    _check_qrels_topics(qrels, topics, qrels_path, problems)
+    check_qrels_topics(qrels, topics, qrels_path, problems)
     if corpus_path is not None:
         docs = read_documents(corpus_path, "", text=False)
         gold = topics[["domain", "gold_doc_ids"]].explode("gold_doc_ids").dropna()

@@ -351,7 +351,7 @@ class SplitLines:
         return len(self.n_fields)
 
 
-def _split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str], np.ndarray]:
+def split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str], np.ndarray]:
     """Fields ``keep`` of every line, the number of fields of each line (0: blank or
     undecodable), the undecodable lines (index -> reason) and a mask of the lines holding a
     carriage return between two fields or inside one (see `SplitLines.cr_inside`)."""
@@ -388,9 +388,9 @@ def split_lines(source: Source | bytes, n_columns: int, keep: list[int] | None =
     workers = min(len(chunks), os.cpu_count() or 1)
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
-            parts = list(pool.map(lambda c: _split_chunk(c, keep), chunks))
+            parts = list(pool.map(lambda c: split_chunk(c, keep), chunks))
     else:
-        parts = [_split_chunk(c, keep) for c in chunks]
+        parts = [split_chunk(c, keep) for c in chunks]
     columns = [pa.chunked_array([p[0][i] for p in parts], pa.string()) for i in range(len(keep))]
     n_fields = np.concatenate([p[1] for p in parts])
     undecodable: dict[int, str] = {}

@@ -254,7 +254,7 @@ def _desc_bits(s32: np.ndarray) -> np.ndarray:
     return ~ordered
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def segment_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenated ``arange(s, s + l)`` for every (s, l), vectorised."""
     lengths = np.maximum(lengths, 0)
     total = int(lengths.sum())
@@ -384,7 +384,7 @@ class PreparedRun:
     def rows_between(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score-order rows in ``[lo[q], hi[q])`` of every query, with their query codes."""
         lens = np.maximum(hi - lo, 0)
-        rows = _ranges(lo, lens)
+        rows = segment_ranges(lo, lens)
         codes = np.repeat(np.arange(self.nq, dtype=np.int64), lens)
         return rows, codes
 
@@ -434,7 +434,7 @@ class PreparedRun:
             return ranks
         groups, first = np.unique(g[multi], return_index=True)
         sizes = gend[multi][first] - groups
-        members = _ranges(groups, sizes)
+        members = segment_ranges(groups, sizes)
         gid = np.repeat(np.arange(len(groups)), sizes)
         table = pa.table({"g": pa.array(gid), "d": self.doc.take(pa.array(self.orig(members)))})
         order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
@@ -517,7 +517,7 @@ class _Qrels:
             return out
         # candidate pairs (run row, qrels row with the same key), confirmed by the strings
         pair_run = np.repeat(cand, cnt[cand])
-        pair_q = self.rows[_ranges(lo[cand], cnt[cand])]
+        pair_q = self.rows[segment_ranges(lo[cand], cnt[cand])]
         equal = np.asarray(
             pc.equal(run.doc.take(pa.array(rows_orig[pair_run])), self.doc.take(pa.array(pair_q))), dtype=bool
         )

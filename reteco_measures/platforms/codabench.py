@@ -199,12 +199,12 @@ def _write(path: Path, text: str) -> None:
 
 
 def _failure_html(benchmark: str, messages: Sequence[str], limit: int = 1000) -> str:
-    from ..report.html import _esc, page
+    from ..report.html import escape_html, page
 
-    items = "".join(f"<li>{_esc(m)}</li>" for m in messages[:limit])
+    items = "".join(f"<li>{escape_html(m)}</li>" for m in messages[:limit])
     more = f"<p>... and {len(messages) - limit} more.</p>" if len(messages) > limit else ""
     return page(f"{benchmark}: submission not scored",
-                f"<h1>{_esc(benchmark)}</h1><p class=\"bad\">The submission could not be scored.</p>"
+                f"<h1>{escape_html(benchmark)}</h1><p class=\"bad\">The submission could not be scored.</p>"
                 f"<ul class=\"problems\">{items}</ul>{more}")
 
 
@@ -216,10 +216,10 @@ MISCONFIGURED = ("The scorer is misconfigured: its reference data is missing or 
 def _misconfigured(benchmark: str, detail: str, shown: str | None = None) -> dict[str, Any]:
     """A set-up fault (exit 2): the participant's page says the scorer is misconfigured; the
     organiser-facing ``detail`` (what is missing, where) goes to the log only."""
-    from ..report.html import _esc, page
+    from ..report.html import escape_html, page
 
     html = page(f"{benchmark}: scorer misconfigured",
-                f"<h1>{_esc(benchmark)}</h1><p class=\"bad\">{_esc(MISCONFIGURED)}</p>")
+                f"<h1>{escape_html(benchmark)}</h1><p class=\"bad\">{escape_html(MISCONFIGURED)}</p>")
     return {"code": 2, "messages": [detail], "html": html, "submission": shown}
 
 

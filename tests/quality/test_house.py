@@ -4,6 +4,7 @@ what a check names):
 - nothing dead or kept "for one release" is left (nothing has been released);
 - every public exception and warning is defined in ``errors.py`` and exported by the package;
   the package exports no plumbing;
+- no private name crosses a module: a name another module of ours imports is public in its home;
 """
 
 from __future__ import annotations
@@ -106,3 +107,18 @@ def test_the_package_exports_every_error_and_no_plumbing() -> None:
     from reteco_measures.platforms import SubmissionError
 
     assert MissingDataError is rm.MissingDataError and SubmissionError is rm.SubmissionError
+
+
+def test_no_private_name_crosses_a_module() -> None:
+    """``from <one of our modules> import _name`` (at any depth, inside functions too) is not
+    allowed: a name shared between modules is public in its home and imported from there."""
+    crossing = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            ours = node.level > 0 or (node.module or "").split(".")[0] == PACKAGE_NAME
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if ours and private:
+                crossing.append(f"{module}:{node.lineno}: {'.' * node.level}{node.module or ''} {private}")
+    assert not crossing, "private names imported across modules:\n" + "\n".join(crossing)

@@ -24,11 +24,11 @@ from ..ikat2023 import (
     IkatQuery,
     IkatUpstreamQuery,
     PtkbVersion,
-    _file,
-    _open_text,
-    _passage_files,
+    ikat_file,
     ikat_qrels,
     load_ikat_topics,
+    open_text,
+    passage_files,
     passages_dir,
     ptkb_qrels,
     ptkb_turns,
@@ -43,8 +43,8 @@ class _IkatPassages(BaseDocs):
         self.root = root
 
     def docs_iter(self) -> Iterator[IkatPassage]:
-        for path in _passage_files(passages_dir(self.root)):
-            with _open_text(path) as f:
+        for path in passage_files(passages_dir(self.root)):
+            with open_text(path) as f:
                 for i, raw in enumerate(f, start=1):
                     if not raw.strip():
                         continue
@@ -136,7 +136,7 @@ class _PtkbQrels(BaseQrels):
             yield TrecQrel(qid, did, int(rel), "0")
 
     def qrels_path(self) -> str:
-        return _file(PTKB_QRELS_FILES[self.version], f"iKAT 2023 PTKB qrels ({self.version})").path()
+        return ikat_file(PTKB_QRELS_FILES[self.version], f"iKAT 2023 PTKB qrels ({self.version})").path()
 
     def qrels_cls(self):
         return TrecQrel
@@ -148,7 +148,7 @@ class _PtkbQrels(BaseQrels):
 def _register_all() -> None:
     """The ``ikat/2023/...`` datasets (their topics are declared by the readers' module)."""
     docs = _IkatPassages()
-    passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
+    passage_qrels = TrecQrels(ikat_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
     register("ikat/2023/test", ir_datasets.Dataset(docs, _IkatQueries("test"), passage_qrels))
     register("ikat/2023/test/judged", ir_datasets.Dataset(docs, _IkatQueries("test", judged=True), passage_qrels))
     register("ikat/2023/train", ir_datasets.Dataset(docs, _IkatQueries("train")))
@@ -200,7 +200,7 @@ def _register_upstream_aliases() -> list[str]:
     """Register `UPSTREAM_IDS` unless ir_datasets itself already defines them (then its
     definitions win and ours are skipped). Returns the ids we registered."""
     docs = _IkatPassages()
-    passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
+    passage_qrels = TrecQrels(ikat_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
     all_turns = _UpstreamQueries(("train", "test"))
     judged_turns = _UpstreamQueries(("test",), judged="passage")
     ptkb_turns = _UpstreamQueries(("test",), judged=UPSTREAM_PTKB_VERSION)

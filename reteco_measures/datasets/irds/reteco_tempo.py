@@ -26,12 +26,12 @@ from ..reteco_tempo import (
     TempoDoc,
     TempoQuery,
     TempoStep,
-    _file,
-    _require,
     load_tempo_files,
     read_doc_ids,
     read_documents,
     read_tempo_qrels,
+    require_file,
+    tempo_file,
     tempo_topics,
 )
 from .base import ir_datasets, register
@@ -53,7 +53,7 @@ class _DomainDocs:
         self.domain = domain
 
     def file(self) -> DataFile:
-        return _file(self.domain, "documents.jsonl", f"TEMPO {self.domain} documents", None)
+        return tempo_file(self.domain, "documents.jsonl", f"TEMPO {self.domain} documents", None)
 
     def iter(self) -> Iterator[TempoDoc]:
         return read_documents(self.file().path(), self.domain)
@@ -176,7 +176,7 @@ class _TempoTopics(BaseQueries, BaseQrels):
         """The qrels, one frame per domain file."""
         name = f"qrels_steps_{self.split}.txt" if self.steps else f"qrels_{self.split}.txt"
         for dom in self._doms():
-            path = _file(dom, name, f"TEMPO {dom} {self.split} {'step ' if self.steps else ''}qrels", None).path()
+            path = tempo_file(dom, name, f"TEMPO {dom} {self.split} {'step ' if self.steps else ''}qrels", None).path()
             yield read_tempo_qrels(path)
 
     def qrels_iter(self) -> Iterator[TrecQrel]:
@@ -249,7 +249,7 @@ def tempo_files_dataset(
     data = load_tempo_files(examples, steps, None, qrels, **options)
     parts: list[Any] = []
     if documents is not None:
-        _require(documents, f"TEMPO {options.get('domain') or ''} documents".replace("  ", " "))
+        require_file(documents, f"TEMPO {options.get('domain') or ''} documents".replace("  ", " "))
         parts.append(_FileDocs(documents, options.get("domain")))
     topics = _FrameTopics(data)
     parts += [topics, topics]

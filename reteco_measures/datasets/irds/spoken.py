@@ -13,10 +13,10 @@ from ..spoken import (
     SPLITS,
     SpokenDoc,
     SpokenQuery,
-    _split_file,
     load_corpus,
     load_qrels,
     load_requests,
+    split_file,
 )
 from .base import ir_datasets, register
 from .chunqiu import MemoryDocstore
@@ -81,7 +81,7 @@ class _Qrels(BaseQrels):
         return dict(GRADES)
 
     def qrels_path(self) -> str:
-        return _split_file(self._split, "qrels.jsonl", "the Spoken-Query labels", self._root).path()
+        return split_file(self._split, "qrels.jsonl", "the Spoken-Query labels", self._root).path()
 
     def qrels_cls(self):
         return TrecQrel
