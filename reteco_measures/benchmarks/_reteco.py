@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..contracts.base import ValidationReport
-from ..contracts.reteco import validate_reteco
+from ..contracts.reteco import load_run_rows, validate_reteco
 from ..errors import Problem
 from ..kernels.ranking import TIE_BREAKS
+from ..query_ids import check_query_ids, map_query_ids, match_query_ids
 from .declaration import Option
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
@@ -132,7 +133,6 @@ def validate_reteco_domains(
         # never a silent zero: a run that names the topics in another id form is refused (or, with
         # query_ids='normalize', mapped) before the contract would discard every row as unknown
         # (a run sharing nothing with the topics even then is the contract's to report, row by row)
-        from ..query_ids import check_query_ids, map_query_ids, match_query_ids
 
         match = match_query_ids(frame["query_id"], topics["query_id"])
         if query_ids == "normalize":
@@ -186,7 +186,6 @@ def read_run_any(run: Any) -> tuple[pd.DataFrame, list[Problem], str | None]:
     A list or tuple of paths is one submission written as several files (the starter kit writes
     one run file per domain): their rows are concatenated in the order given, each problem names
     its own file, and the returned name lists every file."""
-    from ..contracts.reteco import load_run_rows
 
     if isinstance(run, (list, tuple)) and run and all(isinstance(r, (str, Path)) for r in run) \
             and all(Path(r).is_file() for r in run):

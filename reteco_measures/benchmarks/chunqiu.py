@@ -21,10 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import parse_measures
 from ..contracts.base import ValidationReport
 from ..contracts.chunqiu import validate_chunqiu
 from ..datasets import chunqiu as cq
+from ..measures.names import parse_measures
 from .declaration import Benchmark, Inputs, Option
 from .registry import register
 from .scoring import long_per_query

@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import measure_label
 from ..contracts.base import ValidationReport
 from ..errors import Problem
+from ..measures.names import measure_label
 from .leaderboard import Leaderboard, leaderboard
 from .score import Score
 from .scoring import score_submission

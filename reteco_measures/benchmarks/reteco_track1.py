@@ -42,10 +42,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
 from ..datasets.reteco_tempo import TempoData, load_tempo, load_tempo_files, map_duplicates
 from ..kernels.stepwise import step_parents
+from ..measures.names import measure_label, parse_measures
 from ..side import load_labels
 from ._reteco import (
     COMMON_OPTIONS,

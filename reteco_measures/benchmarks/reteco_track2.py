@@ -31,8 +31,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import measure_label, parse_measures
 from ..contracts.base import ValidationReport
+from ..contracts.reteco import load_run_rows
 from ..datasets.reteco_recor import (
     RecorData,
     check_qrels_topics,
@@ -44,6 +44,7 @@ from ..datasets.reteco_recor import (
     read_documents,
     read_recor_qrels,
 )
+from ..measures.names import measure_label, parse_measures
 from ..measures.turn_ndcg import TurnNDCG
 from ._reteco import (
     COMMON_OPTIONS,
@@ -152,7 +153,6 @@ def _read_runs(run: Any, recor: RecorData) -> tuple[pd.DataFrame, list, str | No
     turn ids): a ``{domain: path}`` mapping, or a list of paths whose domain each file's name (or
     else its ids) gives. A file's plain ids are qualified with its domain (``biology/3_turn_1``),
     so ids repeated across domains stay apart. Anything else is read as one run."""
-    from ..contracts.reteco import load_run_rows
 
     if isinstance(run, Mapping):
         items = [(str(d), Path(p)) for d, p in run.items()]

@@ -24,12 +24,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import parse_measures
 from ..contracts.base import ValidationReport
 from ..contracts.spoken import validate_spoken
 from ..datasets import spoken as sp
 from ..engine.results import ALL, MACRO
 from ..kernels.ranking import TIE_BREAKS
+from ..measures.names import parse_measures
 from ..reward import DEFAULT_A, DEFAULT_B, reward
 from .declaration import Benchmark, Grouping, Inputs, Option
 from .registry import register

@@ -125,9 +125,10 @@ def _discard_note(counts: dict[str, int], corpus_arg: str | None) -> str | None:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from ..api import evaluate, iter_calc, measure_name, parse_measures
+    from ..api import evaluate, iter_calc
     from ..engine.evaluate import evaluate_table, qrels_order
     from ..io.convert import as_qrels_frame, as_run_frame
+    from ..measures.names import measure_name, parse_measures
 
     measures = parse_measures(args.measures)  # a bad measure or a cutoff < 1 stops here
     _check_order(args.qrels, args.run)
@@ -389,7 +390,7 @@ def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
     A qrels query whose labels are all negative crashes pytrec_eval (see
     `reteco_measures.api.trec_eval_safe_qrels`); such a query gets one unretrieved label-0
     judgment, which leaves every trec_eval value as trec_eval's rules define it."""
-    from ..api import trec_eval_safe_qrels
+    from ..engine.evaluate import trec_eval_safe_qrels
     from ..io.readers import read_qrels_with_problems
 
     positional = []

@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 from ..datasets.reteco_tempo import TEMPO_DOMAINS
 from ..errors import Problem
-from ..io._lines import source_name
+from ..io._lines import read_source_bytes, source_name
 from ..io.convert import is_source, run_frame_with_problems
 from ..io.readers import read_run_with_problems
 from ..kernels.ranking import row_ranks
@@ -276,7 +276,6 @@ def check_kit_format(source: Any) -> list[Problem]:
 
     Returns one ``error`` problem (kind ``kit_format``) per failing line, an empty list when the
     kit's checker would pass the file. Vectorised over the lines (pandas string operations)."""
-    from ..io._lines import read_source_bytes
 
     path = source_name(source)
     text = read_source_bytes(source).decode("utf-8", errors="replace")

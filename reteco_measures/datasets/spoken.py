@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Problem, report_problems
+from ..io.readers import read_qrels
 from .base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
 from .chunqiu import iter_jsonl
 
@@ -223,7 +224,6 @@ def load_qrels(split: str = "validation", root: str | os.PathLike | None = None,
                path: str | os.PathLike | None = None, on_bad_lines: str = "warn") -> pd.DataFrame:
     """Graded labels ``query_id, doc_id, relevance`` of ``split`` (JSONL, or TREC qrels via
     ``path``)."""
-    from ..io.readers import read_qrels
 
     path = os.fspath(path) if path is not None else split_file(
         split, "qrels.jsonl", f"the Spoken-Query {split} labels (qrels.jsonl: query_id, doc_id, relevance)",

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..errors import count_problems, display_message
 from .leaderboard import TURN_SET_NOTE
+from .plots import plot_comparison
 
 __all__ = ["page", "table_html", "figure_data_uri", "score_html", "leaderboard_html"]
 
@@ -221,7 +222,6 @@ def _plots(board: Any) -> list[str]:
         import matplotlib
 
         matplotlib.use("Agg", force=False)
-        from .plots import plot_comparison
     except ImportError:
         return []
     figures = []

@@ -34,6 +34,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..api import iter_calc
+from ..io.convert import as_qrels_frame, as_run_frame
+from ..kernels.ranking import duplicate_pairs, rank_run
+from ..kernels.stepwise import step_parents
+from ..measures.names import parse_measures
+from ..side import load_labels, load_topics
+
 __all__ = ["tie_sensitivity", "tie_bounds", "has_ties", "tie_groups"]
 
 _TEMPORAL = {"TemporalPrecision", "TemporalRelevance", "TemporalCoverage", "nDCG_FC"}
@@ -89,8 +96,6 @@ def _reordered(ranked: pd.DataFrame, groups: np.ndarray, key: np.ndarray, best: 
 
 
 def _per_query(measure: Any, qrels: pd.DataFrame, run: pd.DataFrame, **kw: Any) -> pd.Series:
-    from ..api import iter_calc
-
     metrics = list(iter_calc([measure], qrels, run, tie_break="trec_eval", **kw))
     return pd.Series([float(m.value) for m in metrics], index=pd.Index([str(m.query_id) for m in metrics]),
                      dtype=np.float64)
@@ -110,8 +115,6 @@ def tie_bounds(
     tie. Measures sharing a relevance key are evaluated together (one call per order and key), so
     the run is re-ranked at most four times whatever the number of measures. When every tie group
     holds documents of one relevance only, the orders coincide and nothing is re-evaluated."""
-    from ..api import iter_calc
-    from ..kernels.ranking import duplicate_pairs, rank_run
 
     dup = duplicate_pairs(run, keep="last")
     if dup.any():  # pytrec_eval keeps the last score of a repeated (query, doc) pair
@@ -183,10 +186,6 @@ def tie_sensitivity(
         DataFrame ``query_id, value, min, max, tied_at_cutoff`` in the order of
         `reteco_measures.iter_calc` (see the module docs for the definitions).
     """
-    from ..api import parse_measures
-    from ..io.convert import as_qrels_frame, as_run_frame
-    from ..kernels.ranking import duplicate_pairs, rank_run
-    from ..side import load_labels, load_topics
 
     measures = parse_measures(measure)
     if len(measures) != 1:
@@ -220,8 +219,6 @@ def tie_sensitivity(
         qids = ranked["query_id"].astype(str)[np.isin(groups, bad_groups)]
         hit = set(qids.tolist())
         if getattr(m, "NAME", None) == "StepNDCG" and m.params.get("average", "query") == "query":
-            from ..kernels.stepwise import step_parents
-
             parents, _ = step_parents(sorted(hit), topics_df)
             hit |= set(parents.tolist())
         straddle = pd.Series([q in hit for q in value.index], index=value.index)

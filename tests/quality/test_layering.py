@@ -263,6 +263,49 @@ def test_no_import_cycle() -> None:
     assert not found, "\n".join(" <-> ".join(_label(m) for m in c) for c in found)
 
 
+#: modules (prefixes) whose functions may import our own modules, and why
+IN_FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
+    "cli": "the command line: each sub-command imports what it runs, so that '--help' and other "
+           "sub-commands stay fast",
+}
+#: single functions that may import our own modules, and why
+IN_FUNCTION_IMPORT_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("datasets", "_register_with_ir_datasets"): "datasets.irds imports ir_datasets (0.3-0.5 s); it is "
+                                                "loaded when ir_datasets is",
+}
+
+
+def function_level_imports(source: str) -> list[tuple[str, int]]:
+    """``(function, line)`` of every import of our own package inside a function of ``source``."""
+    out = []
+    for fn in ast.walk(ast.parse(source)):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            ours = (isinstance(node, ast.ImportFrom)
+                    and (node.level > 0 or (node.module or "").split(".")[0] == PACKAGE_NAME)) or (
+                isinstance(node, ast.Import) and any(a.name.split(".")[0] == PACKAGE_NAME for a in node.names))
+            if ours:
+                out.append((fn.name, node.lineno))
+    return sorted(set(out), key=lambda x: x[1])
+
+
+def test_functions_import_only_third_party_packages() -> None:
+    """An import of our own modules goes at the module's top (the layers and the cycle check
+    see it there, a reader sees what the module needs); inside a function only a third-party
+    package may be imported (to keep a slow one off ``import reteco_measures``), except in the
+    named places above."""
+    found = []
+    for module, path in module_names().items():
+        if any(module == m or module.startswith(m + ".") for m in IN_FUNCTION_IMPORTS_ALLOWED):
+            continue
+        for fn, line in function_level_imports(path.read_text(encoding="utf-8")):
+            if (module, fn) not in IN_FUNCTION_IMPORT_EXCEPTIONS:
+                found.append(f"{_label(module)}:{line} ({fn})")
+    assert not found, "imports of our modules inside functions (hoist them):\n" + "\n".join(found)
+    assert function_level_imports("import os\ndef f():\n    import numpy\n    from .x import y\n") == [("f", 4)]
+
+
 _BY_NAME = {"import_module", "__import__", "find_spec", "import_present"}
 
 
