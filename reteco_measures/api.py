@@ -30,6 +30,7 @@ from ir_measures import Metric
 from .engine import evaluate as _engine
 from .engine.evaluate import trec_eval_safe_qrels
 from .engine.grouping import depth_group, group_frame
+from .io.convert import as_qrels_frame
 from .measures.names import measure_label, measure_name, parse_measures
 from .query_ids import mismatch_policy
 from .scale import is_scaled, scaled_calc_aggregate, scaled_frame, scaled_iter_calc
@@ -40,6 +41,7 @@ __all__ = [
     "calc_aggregate",
     "iter_calc",
     "evaluate",
+    "evaluate_per_query",
     "measure_label",
     "measure_name",
     "depth_group",
@@ -200,3 +202,46 @@ def evaluate(
                             query_ids=query_ids, exclude_label=exclude_label)
     return _engine.evaluate_table(_engine.iter_prepared(p), p.measures, order=_engine.qrels_order(p.qrels),
                                   topics=p.topics, by=by_cols, names=names)
+
+
+def evaluate_per_query(
+    measures: Any,
+    qrels: Any,
+    run: Any,
+    *,
+    topics: pd.DataFrame | str | None = None,
+    labels: pd.DataFrame | str | None = None,
+    corpus: Sequence[str] | None = None,
+    tie_break: str = "trec_eval",
+    query_ids: str = "exact",
+    on_mismatch: str = "warn",
+    names: str = "human",
+    stream: bool = False,
+    exclude_label: int | None = None,
+) -> tuple[list[Metric], pd.DataFrame]:
+    """Per-query values and their summary from one evaluation: the inputs are read, checked and
+    ranked once (``iter_calc`` followed by ``evaluate`` would do it twice).
+
+    Returns:
+        ``(values, table)``: the `iter_calc` values (a list), and the `evaluate` table of the
+        same values (``measure, value, n``; no grouping). With ``stream=True`` (or a Dask run)
+        the run file is read once, and the table summarises the values read.
+
+    Arguments as `evaluate`.
+    """
+    if names not in _NAMES:
+        raise ValueError(f"names must be 'human' or 'machine', not {names!r}")
+    with mismatch_policy(on_mismatch):
+        if is_scaled(run, stream):
+            _engine.check_modes(tie_break, query_ids)
+            parsed = parse_measures(measures)
+            values = list(scaled_iter_calc(parsed, qrels, run, stream=stream, topics=topics, labels=labels,
+                                           corpus=corpus, tie_break=tie_break, query_ids=query_ids,
+                                           **_exclusion(exclude_label)))
+            order = _engine.qrels_order(as_qrels_frame(qrels))
+            return values, _engine.evaluate_table(values, parsed, order=order, topics=None, by=[], names=names)
+        p = _engine.prepare(measures, qrels, run, tie_break=tie_break, corpus=corpus, topics=topics, labels=labels,
+                            query_ids=query_ids, exclude_label=exclude_label)
+        values = list(_engine.iter_prepared(p))
+    return values, _engine.evaluate_table(values, p.measures, order=_engine.qrels_order(p.qrels), topics=p.topics,
+                                          by=[], names=names)

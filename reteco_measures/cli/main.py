@@ -125,8 +125,7 @@ def _discard_note(counts: dict[str, int], corpus_arg: str | None) -> str | None:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from ..api import evaluate, iter_calc
-    from ..engine.evaluate import evaluate_table, qrels_order
+    from ..api import evaluate, evaluate_per_query
     from ..io.convert import as_qrels_frame, as_run_frame
     from ..measures.names import measure_name, parse_measures
 
@@ -185,18 +184,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         watching = discards.watching()
     try:
         with watching:
-            if args.per_query:
-                metrics = list(iter_calc(measures, qrels, run, **kwargs))
+            if args.per_query:  # one evaluation: the values and their summary
+                metrics, summary = evaluate_per_query(measures, qrels, run, names="machine" if machine else "human",
+                                                      **kwargs)
                 rows = [
                     {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
                     for m in metrics
                 ]
                 frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-                if args.stream:  # the file is read once: the summary of the same per-query values
-                    summary = evaluate_table(metrics, measures, order=qrels_order(qrels), topics=None, by=[],
-                                             names="machine" if machine else "human")
-                else:
-                    summary = evaluate(measures, qrels, run, names="machine" if machine else "human", **kwargs)
                 summary.insert(0, "query_id", "all")
                 frame = pd.concat([frame, summary[["query_id", "measure", "value"]]], ignore_index=True)
             else:
