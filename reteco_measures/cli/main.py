@@ -380,13 +380,9 @@ _VALUE_OPTIONS = {"--places", "-p", "--output_format", "-o", "--provider"}
 
 
 def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
-    """``rest`` with the qrels file replaced by a copy pytrec_eval cannot crash on, when needed.
-
-    A qrels query whose labels are all negative crashes pytrec_eval (see
-    `reteco_measures.api.trec_eval_safe_qrels`); such a query gets one unretrieved label-0
-    judgment, which leaves every trec_eval value as trec_eval's rules define it."""
-    from ..engine.evaluate import trec_eval_safe_qrels
-    from ..io.readers import read_qrels_with_problems
+    """``rest`` with the qrels file (the first positional argument) replaced by the copy
+    `reteco_measures.api.trec_eval_safe_qrels_file` writes into ``folder``, when one is needed."""
+    from ..api import trec_eval_safe_qrels_file
 
     positional = []
     skip = False
@@ -400,20 +396,8 @@ def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
     if not positional or not os.path.isfile(rest[positional[0]]):
         return rest
     index = positional[0]
-    try:
-        qrels, problems = read_qrels_with_problems(rest[index])
-    except (DataFormatError, ValueError, OSError):
-        return rest  # ir_measures reports its own reading problems
-    if any(p.severity == "error" for p in problems):  # only a file we read exactly as written is rewritten
-        return rest
-    safe = trec_eval_safe_qrels(qrels)
-    if len(safe) == len(qrels):
-        return rest
-    path = os.path.join(folder, "qrels.txt")
-    lines = safe["query_id"].astype(str) + " 0 " + safe["doc_id"].astype(str) + " " + safe["relevance"].astype(str)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines.tolist()) + "\n")
-    return [*rest[:index], path, *rest[index + 1 :]]
+    safe = trec_eval_safe_qrels_file(rest[index], folder)
+    return rest if safe is None else [*rest[:index], safe, *rest[index + 1 :]]
 
 
 def _cmd_ir_measures(args: argparse.Namespace) -> int:
