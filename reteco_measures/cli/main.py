@@ -36,6 +36,7 @@ from ..errors import (
     display,
     display_message,
 )
+from ..io.writers import write_trec_run
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, judge_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .read_limits import add_read_limit_options, read_limits_of
@@ -273,10 +274,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         if report.valid and not len(report.run):  # a contract that does not say it itself
             print("INVALID: no usable row in the run")
     if args.output:
-        out = report.run
-        with open(args.output, "w", encoding="utf-8") as f:
-            for row in out.itertuples(index=False):
-                f.write(f"{row.query_id} Q0 {row.doc_id} {row.rank} {row.score!r} cleaned\n")
+        write_trec_run(report.run, args.output, run_id="cleaned")
     return 0 if valid else 1
 
 
