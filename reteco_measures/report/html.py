@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import count_problems, display_message
+from . import plots
 from .leaderboard import TURN_SET_NOTE
-from .plots import plot_comparison
 
 __all__ = ["page", "table_html", "figure_data_uri", "score_html", "leaderboard_html"]
 
@@ -232,7 +232,7 @@ def _plots(board: Any) -> list[str]:
     for kind, caption in kinds:
         try:
             # the runs plot in the ranking's order (by score, as the table and --plot)
-            fig = plot_comparison(board, kind, sort=True) if kind == "runs" else plot_comparison(board, kind)
+            fig = plots.plot_comparison(board, kind, sort=True) if kind == "runs" else plots.plot_comparison(board, kind)
         except (ValueError, KeyError):  # a plot that does not apply to this board
             continue
         figures.append(_figure(fig, caption))
