@@ -137,7 +137,6 @@ LONG_FUNCTIONS: dict[tuple[str, str], str] = {
     ("contracts.spoken", "validate_spoken"): "contract parser",
     # under rework on other branches of this round: split once those land
     ("benchmarks.leaderboard", "leaderboard"): "its statistics parameters become one StatOptions value",
-    ("engine.results", "aggregate"): "the engine's one aggregate, edited for memory on another branch",
     ("datasets.reteco_recor", "conversations_to_topics"): "moves into the RECOR benchmark folder",
     ("sample.generate_reteco_tempo", "generate"): "the sample generators move to tools/ (not installed)",
 }
