@@ -93,8 +93,8 @@ def score_harbor(benchmark: str, submission: str | os.PathLike, reward_path: str
         a `HarborOutcome`: the score, or the reason the upload was refused (reward 0 written).
 
     Raises:
-        Any failure of scoring itself, after reward 0 and the reason are written (the crash guard:
-        a crash never drops a trial).
+        Exception: any failure of scoring itself, raised again after reward 0 and the reason are
+            written (the crash guard: a crash never drops a trial).
     """
     bench = BENCHMARKS[benchmark]
     unpacked: str | None = None
