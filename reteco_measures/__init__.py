@@ -44,7 +44,6 @@ from .measures import (
     nDCG_FC,
 )
 from .measures.names import measure_label, measure_name, parse_measures
-from .providers.reteco import PROVIDER
 from .providers.reteco import install as _install
 
 # `reward` is both a module and the function the package exports: the module is imported here (it
@@ -63,14 +62,27 @@ if TYPE_CHECKING:  # what the names resolved by __getattr__ below are, for type 
     from .contracts import ValidationReport, validate_run
     from .datasets import topics
     from .engine.grouping import depth_group
-    from .errors import (DataFormatError, DataFormatWarning, EmptyInputWarning, GroupMismatchWarning,
-                         InputMismatchError, Problem, QueryIdMismatchWarning)
+    from .errors import (BatchPending, BatchUnsupported, BoundedRunError, DataFormatError, DataFormatWarning,
+                         DuplicateKeyError, EmptyInputWarning, GroupMismatchWarning, IncompleteGridWarning,
+                         InputMismatchError, InputOutOfMemoryError, InputTooLargeError, JSONTextError, JudgeFatalError,
+                         JudgeQueueingWarning, LikertWarning, MissingDataError, NativeFallback, Problem,
+                         QueryIdFormWarning, QueryIdMismatchWarning, ReplyError, SubmissionError, TooFewScoredError,
+                         UnscorableSubmissionWarning)
     from .io.readers import read_qrels, read_run
     from .providers.native import use_native_kernels
-    from .side import current_side_info, load_labels, load_topics, side_info
+    from .side import load_labels, load_topics, side_info
     from .benchmarks.compare import compare
     from .stats import Comparison, StatOptions, tie_sensitivity
 
+#: every public exception and warning of the package (all defined in `reteco_measures.errors`)
+_ERRORS = frozenset({
+    "BatchPending", "BatchUnsupported", "BoundedRunError", "DataFormatError", "DataFormatWarning",
+    "DuplicateKeyError", "EmptyInputWarning", "GroupMismatchWarning", "IncompleteGridWarning",
+    "InputMismatchError", "InputOutOfMemoryError", "InputTooLargeError", "JSONTextError", "JudgeFatalError", "JudgeQueueingWarning",
+    "LikertWarning", "MissingDataError", "NativeFallback", "Problem", "QueryIdFormWarning", "QueryIdMismatchWarning",
+    "ReplyError",
+    "SubmissionError", "TooFewScoredError", "UnscorableSubmissionWarning",
+})
 _SUBPACKAGES = ("benchmarks", "datasets", "judge", "platforms", "plot", "report", "scale", "stats")
 
 
@@ -84,7 +96,7 @@ def _load(name: str) -> Any:  # noqa: C901, PLR0911, PLR0912  (one static import
         from .providers import native as module
     elif name in ("read_qrels", "read_run"):
         from .io import readers as module
-    elif name in ("current_side_info", "load_labels", "load_topics", "side_info"):
+    elif name in ("load_labels", "load_topics", "side_info"):
         from . import side as module
     elif name == "topics":
         from . import benchmarks as _folders  # noqa: F401  (the folders declare the topics)
@@ -102,8 +114,7 @@ def _load(name: str) -> Any:  # noqa: C901, PLR0911, PLR0912  (one static import
         from .benchmarks import compare as module
     elif name in ("Comparison", "StatOptions", "tie_sensitivity"):
         from . import stats as module
-    elif name in ("DataFormatError", "DataFormatWarning", "Problem", "InputMismatchError", "QueryIdMismatchWarning",
-                  "EmptyInputWarning", "GroupMismatchWarning"):
+    elif name in _ERRORS:
         from . import errors as module
     elif name == "benchmarks":
         from . import benchmarks as module
@@ -172,7 +183,6 @@ __all__ = [
     "evaluate",
     "depth_group",
     "use_native_kernels",
-    "PROVIDER",
     "plot",
     "compare",
     "Comparison",
@@ -182,7 +192,6 @@ __all__ = [
     "read_run",
     "read_qrels",
     "side_info",
-    "current_side_info",
     "load_topics",
     "load_labels",
     "topics",
@@ -197,11 +206,29 @@ __all__ = [
     "reward",
     # errors
     "Problem",
+    "BatchPending",
+    "BatchUnsupported",
+    "BoundedRunError",
     "DataFormatError",
     "DataFormatWarning",
-    "InputMismatchError",
-    "QueryIdMismatchWarning",
+    "DuplicateKeyError",
     "EmptyInputWarning",
     "GroupMismatchWarning",
+    "IncompleteGridWarning",
+    "InputMismatchError",
+    "InputTooLargeError",
+    "InputOutOfMemoryError",
+    "JSONTextError",
+    "JudgeFatalError",
+    "JudgeQueueingWarning",
+    "LikertWarning",
+    "MissingDataError",
+    "NativeFallback",
+    "QueryIdFormWarning",
+    "QueryIdMismatchWarning",
+    "ReplyError",
+    "SubmissionError",
+    "TooFewScoredError",
+    "UnscorableSubmissionWarning",
     "__version__",
 ]

@@ -20,6 +20,7 @@ order: the numbers agree to the last bit.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -28,9 +29,11 @@ import pandas as pd
 from ir_measures import Metric
 
 from .engine import evaluate as _engine
-from .engine.evaluate import trec_eval_safe_qrels
 from .engine.grouping import depth_group, group_frame
+from .errors import DataFormatError
+from .io.readers import read_qrels_with_problems
 from .measures.names import measure_label, measure_name, parse_measures
+from .providers.native import trec_eval_safe_qrels
 from .query_ids import mismatch_policy
 from .scale import is_scaled, scaled_calc_aggregate, scaled_frame, scaled_iter_calc
 from .side import load_topics
@@ -45,6 +48,7 @@ __all__ = [
     "depth_group",
     "group_frame",
     "trec_eval_safe_qrels",
+    "trec_eval_safe_qrels_file",
 ]
 
 _NAMES = ("human", "machine")
@@ -205,3 +209,28 @@ def evaluate(
                             query_ids=query_ids, exclude_label=exclude_label)
     return _engine.evaluate_table(_engine.iter_prepared(p), p.measures, order=_engine.qrels_order(p.qrels),
                                   topics=p.topics, by=by_cols, names=names)
+
+
+def trec_eval_safe_qrels_file(path: str | os.PathLike, folder: str | os.PathLike) -> str | None:
+    """A copy of the qrels file ``path`` that pytrec_eval (and trec_eval) cannot crash on, written
+    into ``folder``, or None when the file needs none.
+
+    A query whose labels are all negative crashes pytrec_eval (see `trec_eval_safe_qrels`); such
+    a query gets one unretrieved label-0 judgment, which leaves every trec_eval value as
+    trec_eval's rules define it. Only a file read exactly as written is copied: one with a line in
+    error, or that cannot be read, gives None (its reader reports its own problems).
+    """
+    try:
+        qrels, problems = read_qrels_with_problems(path)
+    except (DataFormatError, ValueError, OSError):
+        return None
+    if any(p.severity == "error" for p in problems):
+        return None
+    safe = trec_eval_safe_qrels(qrels)
+    if len(safe) == len(qrels):
+        return None
+    out = os.path.join(folder, "qrels.txt")
+    lines = safe["query_id"].astype(str) + " 0 " + safe["doc_id"].astype(str) + " " + safe["relevance"].astype(str)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines.tolist()) + "\n")
+    return out

@@ -38,6 +38,21 @@ __all__ = [
     "DISPLAY_LIMIT",
     "InputTooLargeError",
     "InputOutOfMemoryError",
+    "JSONTextError",
+    "DuplicateKeyError",
+    "MissingDataError",
+    "NativeFallback",
+    "LikertWarning",
+    "IncompleteGridWarning",
+    "UnscorableSubmissionWarning",
+    "TooFewScoredError",
+    "SubmissionError",
+    "BoundedRunError",
+    "JudgeFatalError",
+    "JudgeQueueingWarning",
+    "ReplyError",
+    "BatchUnsupported",
+    "BatchPending",
 ]
 
 #: characters of a user value (an id, a path, a field) shown in a message; the rest is replaced by
@@ -376,3 +391,91 @@ def user_stacklevel() -> int:
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """``warnings.warn(message, category)`` pointing at the user's line (see `user_stacklevel`)."""
     warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+# -- the errors and warnings of the other modules (raised there, defined here) -----------------
+
+
+class JSONTextError(ValueError):
+    """Text that is not one valid JSON value; ``lineno`` is the 1-based line inside the text
+    when the parser knows it."""
+
+    def __init__(self, message: str, lineno: int | None = None):
+        super().__init__(message)
+        self.lineno = lineno
+
+
+class DuplicateKeyError(Exception):
+    """A key twice in one JSON object (raised by `unique_keys`; ``args[0]`` is the key)."""
+
+
+class MissingDataError(FileNotFoundError):
+    """A benchmark file is not where the loader expects it; the message says where to put it."""
+
+
+class NativeFallback(Exception):
+    """Raised when an input cannot be computed natively with certainty (NaN scores, a hash
+    collision inside one query's qrels); the caller evaluates with pytrec_eval instead."""
+
+
+class LikertWarning(UserWarning):
+    """Some target turns had an invalid or missing judgment."""
+
+
+class IncompleteGridWarning(UserWarning):
+    """Some collection × condition cell has no evaluated request: the macro average is over
+    the cells present only."""
+
+
+class UnscorableSubmissionWarning(DataFormatWarning):
+    """Some submissions of a leaderboard could not be scored (unreadable, empty, or sharing no query
+    id with the benchmark): they are listed in ``Leaderboard.failed`` and not ranked."""
+
+
+class TooFewScoredError(ValueError):
+    """A leaderboard needs two scored submissions; ``scored`` lists the ones it had and ``failed``
+    the ones not scored, with their reasons."""
+
+    def __init__(self, scored: list[str], failed: dict[str, str]) -> None:
+        self.scored, self.failed = list(scored), dict(failed)
+        super().__init__(f"a leaderboard needs at least two scored submissions; scored: {', '.join(scored) or 'none'}"
+                         + "".join(f"; not scored: {name}: {msg}" for name, msg in failed.items()))
+
+
+class SubmissionError(ValueError):
+    """The submission cannot be scored; the message is for the participant."""
+
+
+class BoundedRunError(RuntimeError):
+    """The bounded run did not finish: ``reason`` is ``time``, ``memory`` or ``crash``."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class JudgeFatalError(RuntimeError):
+    """The endpoint refuses every request (bad key, URL or model) or cannot be reached: stop the run."""
+
+
+class JudgeQueueingWarning(UserWarning):
+    """The endpoint answers about one request at a time although several are in flight: the
+    others wait in its queue, and that wait counts against each attempt's ``timeout``."""
+
+
+class ReplyError(ValueError):
+    """The model's reply is not a valid judgment (the message says why; ``cause`` names the kind:
+    ``invalid_reply``, or ``echoed_placeholder`` when the reply copies the prompt's template)."""
+
+    def __init__(self, message: str, cause: str = "invalid_reply") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+class BatchUnsupported(RuntimeError):
+    """The endpoint does not offer the Batch API (nothing was submitted)."""
+
+
+class BatchPending(RuntimeError):
+    """Batches are still running (their ids are recorded in the cache): run the same command again
+    to collect them."""

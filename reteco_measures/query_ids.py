@@ -191,7 +191,6 @@ def check_query_ids(
     what: str = "run",
     reference_what: str = "qrels",
     mode: str = "exact",
-    stacklevel: int = 3,
 ) -> IdMatch:
     """Compare query ids and warn (`QueryIdMismatchWarning`) when
     ``mode='exact'`` and the sides share no id, or fewer than the canonical forms would give.
@@ -199,8 +198,7 @@ def check_query_ids(
     With ``mode='normalize'`` a warning is given only when the sides share no id even after
     normalisation, or some ids are ambiguous. Returns the `IdMatch` (whose ``mapping`` the
     caller applies in ``normalize`` mode). Either side being empty gives no warning here (see
-    `check_not_empty`). ``stacklevel`` is kept for callers that pass it and ignored: every
-    warning points at the first line outside the package.
+    `check_not_empty`). Every warning points at the first line outside the package.
     """
     if mode not in QUERY_ID_MODES:
         raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
@@ -245,9 +243,9 @@ def check_query_ids(
     return match
 
 
-def check_not_empty(frame: pd.DataFrame, what: str, stacklevel: int = 3) -> bool:
-    """Warn (`EmptyInputWarning`) when ``frame`` has no row. (``stacklevel`` is kept for
-    callers that pass it and ignored: every warning points at the first line outside the package.)"""
+def check_not_empty(frame: pd.DataFrame, what: str) -> bool:
+    """Warn (`EmptyInputWarning`) when ``frame`` has no row (the warning points at the first line
+    outside the package)."""
     if len(frame):
         return True
     warnings.warn(
@@ -274,14 +272,12 @@ def align_query_ids(
     topics: pd.DataFrame | None = None,
     labels: pd.DataFrame | None = None,
     mode: str = "exact",
-    stacklevel: int = 3,
 ) -> Aligned:
     """Check a run (and topics / labels) against the qrels' query ids in one call, as
     `reteco_measures.calc_aggregate` does: empty inputs and ids that do not meet warn;
     with ``mode='normalize'`` the run's, topics' and labels' ids are rewritten to the qrels' form
     of the same query. All frames have a ``query_id`` column; the inputs are not modified.
-    (``stacklevel`` is kept for callers that pass it and ignored: every warning points at the first
-    line outside the package.)"""
+    Every warning points at the first line outside the package."""
     if mode not in QUERY_ID_MODES:
         raise ValueError(f"query_ids must be one of {QUERY_ID_MODES}, not {mode!r}")
     check_not_empty(qrels, "qrels")

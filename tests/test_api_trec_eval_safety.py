@@ -166,3 +166,27 @@ def test_ir_measures_passthrough_command_is_guarded_too(tmp_path):
     assert rows[("q1", "nDCG@10")] == "1.0000" and rows[("q2", "nDCG@10")] == "0.0000"
     assert rows[("all", "nDCG@10")] == "0.5000" and rows[("all", "P@1")] == "0.5000"
     assert (tmp_path / "q").read_text() == "q1 0 d1 1\nq2 0 d1 -2\n"  # the user's file is untouched
+
+
+def test_safe_qrels_file_is_written_only_when_needed(tmp_path):
+    """The file form: a query whose labels are all negative gets one unretrieved label-0
+    judgment in the copy (by hand below); a file pytrec_eval reads safely, or one with a line in
+    error, gives None."""
+    from reteco_measures.api import trec_eval_safe_qrels_file
+
+    (tmp_path / "out").mkdir()
+    needs = tmp_path / "needs.txt"
+    needs.write_text("q1 0 d1 1\nq2 0 d1 -2\nq2 0 d2 -1\n")
+    copy = trec_eval_safe_qrels_file(needs, tmp_path / "out")
+    assert copy is not None
+    lines = set(open(copy).read().splitlines())
+    assert {"q1 0 d1 1", "q2 0 d1 -2", "q2 0 d2 -1"} <= lines and len(lines) == 4
+    (extra,) = lines - {"q1 0 d1 1", "q2 0 d1 -2", "q2 0 d2 -1"}
+    q, _, doc, label = extra.split()
+    assert (q, label) == ("q2", "0") and doc not in ("d1", "d2")
+    fine = tmp_path / "fine.txt"
+    fine.write_text("q1 0 d1 1\nq2 0 d1 0\n")
+    assert trec_eval_safe_qrels_file(fine, tmp_path / "out") is None
+    broken = tmp_path / "broken.txt"
+    broken.write_text("q1 0 d1 1\nq2 0 d1 -2\nq2 0 d2 x\n")
+    assert trec_eval_safe_qrels_file(broken, tmp_path / "out") is None

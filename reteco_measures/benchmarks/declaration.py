@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..api import measure_label
 from ..contracts.base import ValidationReport
 from ..errors import Problem
+from ..measures.names import measure_label
 from .score import Score
 
 __all__ = ["Option", "Grouping", "Inputs", "Benchmark", "CliSpec", "TableSpec", "StatsSpec", "RewardSpec", "Loader",

@@ -73,7 +73,14 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatWarning, EmptyInputWarning, InputMismatchError, QueryIdMismatchWarning, warn
+from ..errors import (
+    EmptyInputWarning,
+    InputMismatchError,
+    QueryIdMismatchWarning,
+    TooFewScoredError,
+    UnscorableSubmissionWarning,
+    warn,
+)
 from ..io.judgments import SCALES
 from ..io.ratings import read_ratings
 from ..query_ids import check_on_mismatch
@@ -93,21 +100,6 @@ __all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_int
            "invalid_reason", "TooFewScoredError",
            "judgment_counts",
            "UnscorableSubmissionWarning"]
-
-
-class UnscorableSubmissionWarning(DataFormatWarning):
-    """Some submissions of a leaderboard could not be scored (unreadable, empty, or sharing no query
-    id with the benchmark): they are listed in ``Leaderboard.failed`` and not ranked."""
-
-
-class TooFewScoredError(ValueError):
-    """A leaderboard needs two scored submissions; ``scored`` lists the ones it had and ``failed``
-    the ones not scored, with their reasons."""
-
-    def __init__(self, scored: list[str], failed: dict[str, str]) -> None:
-        self.scored, self.failed = list(scored), dict(failed)
-        super().__init__(f"a leaderboard needs at least two scored submissions; scored: {', '.join(scored) or 'none'}"
-                         + "".join(f"; not scored: {name}: {msg}" for name, msg in failed.items()))
 
 
 def invalid_reason(score: Score) -> str:

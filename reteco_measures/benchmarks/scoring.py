@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..api import group_frame, iter_calc, measure_label, parse_measures
+from ..api import iter_calc
 from ..contracts.base import ValidationReport
 from ..engine.evaluate import qrels_order
+from ..engine.grouping import group_frame
 from ..engine.results import aggregate, metrics_frame
 from ..errors import DataFormatWarning, EmptyInputWarning, QueryIdMismatchWarning
 from ..io.convert import as_qrels_frame
+from ..measures.names import measure_label, parse_measures
 from .declaration import ENGINE, Benchmark, Inputs
 from .score import Score
 

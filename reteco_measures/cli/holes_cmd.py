@@ -59,9 +59,9 @@ def _cmd_holes(args: argparse.Namespace) -> int:
           file=sys.stderr)
     labels = [result.model_labels]
     if args.model_labels:
-        from ..judge.holes import _qrels
+        from ..judge.holes import read_holes_qrels
 
-        labels.insert(0, _qrels(args.model_labels))
+        labels.insert(0, read_holes_qrels(args.model_labels))
     runs = {Path(r).name: r for r in args.runs}
     table = hole_report(args.qrels, result.qrels, runs, measure=args.measure, depth=args.depth,
                         model_labels=labels)

@@ -27,16 +27,20 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
+from ..benchmarks.reteco.contract import StreamDiscards, corpus_scope, discard_counts
+from ..benchmarks.tempo.data import TEMPO_DOMAINS
 from ..datasets import register
 from ..errors import (
     DataFormatError,
     EmptyInputWarning,
     InputMismatchError,
     QueryIdMismatchWarning,
+    describe_kinds,
     display,
     display_message,
 )
 from ..io.memory import lean_allocators
+from ..io.writers import write_trec_run
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, gate_cmd, holes_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
 from .read_limits import add_read_limit_options, read_limits_of
@@ -105,66 +109,6 @@ class _UsageError(ValueError):
     """A command-line usage problem (exit code 2)."""
 
 
-def _reteco_scope(qrels: pd.DataFrame, corpus: str | None, queries: str | None, topics: str | None,
-                  scope: str) -> tuple[pd.DataFrame | None, object, str]:
-    """The corpus and queries the RETECO contract gets from ``eval``'s files, and in words which
-    corpus scope that gives: (corpus frame or None, queries (frame, path or None), description).
-
-    ``scope='domain'`` (the benchmark scorers' default) needs a domain for every document and
-    every query of the qrels. A document's domain is its corpus record's ``domain`` field, else its
-    id's ``<domain>/`` prefix when every corpus id carries one naming a TEMPO domain (the TEMPO
-    release's ids, ``bitcoin/25785deb_4434.txt``). A query's domain is its ``domain`` in
-    ``--topics`` (or ``--queries``), else the domain of its first judged document in the qrels (as
-    the Track 1 scorer reads the organisers' sample). Without them the whole corpus is the scope."""
-    from ..contracts.base import id_frame
-
-    if corpus is None:
-        return None, queries, "no --corpus: unknown documents and documents of another domain are not checked"
-    docs = id_frame(corpus, "doc_id")
-    if scope == "all":
-        return docs[["doc_id"]], queries, ("corpus scope all (--corpus-scope all): a document of any domain is "
-                                           "kept, as 'score ... --corpus-scope all'")
-    how = []
-    if "domain" not in docs.columns or docs["domain"].isna().any():
-        from ..benchmarks.tempo.data import TEMPO_DOMAINS
-
-        prefix = docs["doc_id"].str.extract(r"^([^/]+)/", expand=False)
-        if not prefix.isin(TEMPO_DOMAINS).all():
-            return docs[["doc_id"]], queries, (
-                "corpus scope all: the corpus records carry no domain, so a document of another domain is "
-                "kept ('score' keeps only the query's own domain corpus: give the corpus records a 'domain' "
-                "field for the same rule)")
-        docs = docs.assign(domain=prefix.to_numpy())
-        how.append("a document's domain is its '<domain>/' id prefix")
-    else:
-        how.append("a document's domain is its corpus 'domain' field")
-    expected = id_frame(queries, "query_id") if queries is not None else None
-    known = None
-    from ..side import load_topics
-
-    for frame, name in ((load_topics(topics) if topics is not None else None, "--topics"), (expected, "--queries")):
-        if frame is not None and "domain" in frame.columns and frame["domain"].notna().all():
-            known, where = frame.drop_duplicates("query_id").set_index("query_id")["domain"].astype(str), name
-            break
-    if known is None:  # the domain of each query's first judged document
-        home = docs.drop_duplicates("doc_id").set_index("doc_id")["domain"]
-        first = qrels.drop_duplicates("query_id").set_index("query_id")["doc_id"]
-        known, where = first.map(home), None
-    ids = expected["query_id"] if expected is not None else pd.Series(pd.unique(qrels["query_id"]))
-    qdom = ids.map(known)
-    if qdom.isna().any():
-        lost = ids[qdom.isna()].tolist()
-        return docs[["doc_id"]], queries, (
-            f"corpus scope all: {len(lost)} query(ies) have no domain (e.g. {lost[0]}), so a document of "
-            "another domain is kept ('score' keeps only the query's own domain corpus)")
-    how.append(f"a query's domain is its {where} 'domain'" if where else
-               "a query's domain is the domain of its first judged document in the qrels")
-    frame = pd.DataFrame({"query_id": ids.to_numpy(), "domain": qdom.to_numpy()})
-    expected_from = "" if expected is not None else "; the expected queries are the qrels' queries"
-    return docs, frame, ("corpus scope domain, as the benchmark scorers ('score reteco-1a', ...): a document "
-                         f"must be in the corpus of its query's domain ({'; '.join(how)}{expected_from})")
-
-
 def _contract_note(run: pd.DataFrame, corpus: pd.DataFrame | None, queries: object = None,
                    corpus_arg: str | None = None) -> str | None:
     """What the RETECO contract would discard from ``run`` and how to apply it (None: nothing).
@@ -172,15 +116,11 @@ def _contract_note(run: pd.DataFrame, corpus: pd.DataFrame | None, queries: obje
     Only the kinds the note names are counted (``duplicate`` and, with ``corpus``,
     ``unknown_doc`` and ``other_domain_doc``), with the contract's own row masks; the contract is
     not run (no second validation pass over a run that is scored as it is)."""
-    from ..benchmarks.reteco.contract import discard_counts
-
     return _discard_note(discard_counts(run, corpus, queries), corpus_arg)
 
 
 def _discard_note(counts: dict[str, int], corpus_arg: str | None) -> str | None:
     """The note of `_contract_note` for discard counts (also added up block by block, ``--stream``)."""
-    from ..errors import describe_kinds
-
     if not counts:
         return None
     return (
@@ -191,9 +131,10 @@ def _discard_note(counts: dict[str, int], corpus_arg: str | None) -> str | None:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from ..api import evaluate, iter_calc, measure_name, parse_measures
+    from ..api import evaluate, iter_calc
     from ..engine.evaluate import evaluate_table, qrels_order
     from ..io.convert import as_qrels_frame, as_run_frame
+    from ..measures.names import measure_name, parse_measures
 
     measures = parse_measures(args.measures)  # a bad measure or a cutoff < 1 stops here
     _check_order(args.qrels, args.run)
@@ -204,11 +145,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError("--stream reads the run in blocks; a --contract needs the whole run: use one or the other")
     if args.contract:
         from ..contracts import validate_run
-        from ..errors import describe_kinds
 
         corpus, queries, scope = args.corpus, args.queries, None
         if args.contract == "reteco":  # the corpus scope of the benchmark scorers, where the files allow it
-            corpus, queries, scope = _reteco_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope)
+            corpus, queries, scope = corpus_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope,
+                               domains=TEMPO_DOMAINS)
         report = validate_run(args.run, args.contract, corpus=corpus, queries=queries)
         if not report.valid:  # the official scorer would not score it either
             print(report.summary(limit=10), file=sys.stderr)
@@ -222,12 +163,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         run = report.run
     elif args.stream:  # the evaluation reads the file in blocks of whole queries
         run = args.run
-        stream_scope = _reteco_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope)
+        stream_scope = corpus_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope,
+                               domains=TEMPO_DOMAINS)
     else:
         run = as_run_frame(args.run)
         note = None
         if len(run):
-            corpus, queries, _ = _reteco_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope)
+            corpus, queries, _ = corpus_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope,
+                               domains=TEMPO_DOMAINS)
             note = _contract_note(run, corpus, queries, args.corpus)
         if note:
             print(f"note: {note}", file=sys.stderr)
@@ -242,27 +185,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     if args.exclude_label is not None:
         kwargs["exclude_label"] = args.exclude_label
-    by_block: dict[tuple, dict[str, int]] = {}
+    discards: StreamDiscards | None = None
     watching: Any = contextlib.nullcontext()
     if args.stream:
         kwargs["stream"] = True
-        # what the RETECO contract would discard, counted block by block (each block holds whole
-        # queries, so a repeated document is within one block): the note 'eval' prints in memory.
-        # A block read again (the evaluation may pass over the file more than once) counts once.
-        from ..benchmarks.reteco.contract import discard_counts
-        from ..scale.stream import watch_blocks
-
-        def count(block: pd.DataFrame | None) -> None:
-            if block is None:
-                by_block.clear()
-                return
-            key = (str(block["query_id"].iat[0]), str(block["query_id"].iat[-1]), len(block))
-            by_block[key] = discard_counts(block, stream_scope[0], stream_scope[1])
-
-        watching = watch_blocks(count)
+        # what the RETECO contract would discard, counted block by block: the note 'eval' prints in memory
+        discards = StreamDiscards(stream_scope.corpus, stream_scope.queries)
+        watching = discards.watching()
     try:
         with watching:
-            if args.per_query:
+            if args.per_query:  # one evaluation: the values and their summary
                 metrics = list(iter_calc(measures, qrels, run, **kwargs))
                 rows = [
                     {"query_id": m.query_id, "measure": measure_name(m.measure, machine=machine), "value": float(m.value)}
@@ -282,11 +214,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         # the stream path checks the run once it is read (the qrels were checked above): the
         # message of the in-memory command
         raise EmptyInputWarning(f"run {args.run!r} has no usable row; nothing can be scored") from None
-    discarded: dict[str, int] = {}
-    for counts in by_block.values():
-        for kind, n in counts.items():
-            discarded[kind] = discarded.get(kind, 0) + n
-    note = _discard_note(discarded, args.corpus) if args.stream else None
+    note = _discard_note(discards.counts(), args.corpus) if discards is not None else None
     if note:
         print(f"note: {note}", file=sys.stderr)
     print_frame(frame, args.format, places=args.places)
@@ -357,10 +285,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         if report.valid and not len(report.run):  # a contract that does not say it itself
             print("INVALID: no usable row in the run")
     if args.output:
-        out = report.run
-        with open(args.output, "w", encoding="utf-8") as f:
-            for row in out.itertuples(index=False):
-                f.write(f"{row.query_id} Q0 {row.doc_id} {row.rank} {row.score!r} cleaned\n")
+        write_trec_run(report.run, args.output, run_id="cleaned")
     return 0 if valid else 1
 
 
@@ -490,13 +415,9 @@ _VALUE_OPTIONS = {"--places", "-p", "--output_format", "-o", "--provider"}
 
 
 def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
-    """``rest`` with the qrels file replaced by a copy pytrec_eval cannot crash on, when needed.
-
-    A qrels query whose labels are all negative crashes pytrec_eval (see
-    `reteco_measures.api.trec_eval_safe_qrels`); such a query gets one unretrieved label-0
-    judgment, which leaves every trec_eval value as trec_eval's rules define it."""
-    from ..api import trec_eval_safe_qrels
-    from ..io.readers import read_qrels_with_problems
+    """``rest`` with the qrels file (the first positional argument) replaced by the copy
+    `reteco_measures.api.trec_eval_safe_qrels_file` writes into ``folder``, when one is needed."""
+    from ..api import trec_eval_safe_qrels_file
 
     positional = []
     skip = False
@@ -510,20 +431,8 @@ def _trec_eval_safe_arguments(rest: list[str], folder: str) -> list[str]:
     if not positional or not os.path.isfile(rest[positional[0]]):
         return rest
     index = positional[0]
-    try:
-        qrels, problems = read_qrels_with_problems(rest[index])
-    except (DataFormatError, ValueError, OSError):
-        return rest  # ir_measures reports its own reading problems
-    if any(p.severity == "error" for p in problems):  # only a file we read exactly as written is rewritten
-        return rest
-    safe = trec_eval_safe_qrels(qrels)
-    if len(safe) == len(qrels):
-        return rest
-    path = os.path.join(folder, "qrels.txt")
-    lines = safe["query_id"].astype(str) + " 0 " + safe["doc_id"].astype(str) + " " + safe["relevance"].astype(str)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines.tolist()) + "\n")
-    return [*rest[:index], path, *rest[index + 1 :]]
+    safe = trec_eval_safe_qrels_file(rest[index], folder)
+    return rest if safe is None else [*rest[:index], safe, *rest[index + 1 :]]
 
 
 def _cmd_ir_measures(args: argparse.Namespace) -> int:

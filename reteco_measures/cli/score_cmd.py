@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..benchmarks import BENCHMARKS, Benchmark
 from ..benchmarks.score import unscorable_reason
+from ..platforms.harbor import score_harbor
 from ..report.score import print_checks, render_score
 from .read_limits import add_read_limit_options
 from .report import OUTPUT_FORMATS
@@ -81,57 +81,17 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return score_exit_code(score)
 
 
-def _score_one(name: str, path: str, data: Any, split: str | None, options: dict) -> Any:
-    """One submission scored (the function ``run_bounded`` runs in its child process)."""
-    return BENCHMARKS[name].score(path, data=data, split=split, **options)
-
-
 def _score_harbor(args: argparse.Namespace, bench: Benchmark, reward_json: str) -> int:
-    """Harbor's path: the submission read by the bounded reader (a link, a bomb or a damaged
-    archive is refused: reward 0, the reason in the details file and on stderr, exit 1), then
-    scored; any other failure also writes reward 0 and the reason (the crash guard) before the
-    usual message and exit code."""
-    from ..platforms.harbor import (
-        read_harbor_submission,
-        rename_in_score,
-        write_failure_reward,
-        write_reward_files,
-    )
-    from ..platforms.submission import BoundedRunError, SubmissionError, SubmissionLimits, run_bounded
-
-    unpacked: str | None = None
-    with tempfile.TemporaryDirectory(prefix="reteco-harbor-") as scratch:
-        try:
-            try:
-                sub = read_harbor_submission(args.submission, scratch)
-            except SubmissionError as exc:
-                write_failure_reward(reward_json, bench.name, f"submission refused: {exc}")
-                print(f"error: submission refused: {exc}", file=sys.stderr)
-                return 1
-            unpacked = str(sub.path)
-            defaults = SubmissionLimits()
-            seconds = defaults.max_seconds if args.max_seconds is None else (args.max_seconds or None)
-            memory = defaults.max_memory if args.max_memory is None else (args.max_memory or None)
-            try:  # scored in a child process within the time and memory limits, as on Codabench
-                score = run_bounded(_score_one, (bench.name, str(sub.path), args.data, getattr(args, "split", None),
-                                                 benchmark_options(args, bench)),
-                                    max_seconds=seconds, max_memory=memory, reraise=True)
-            except BoundedRunError as exc:
-                write_failure_reward(reward_json, bench.name, f"submission refused: {exc}")
-                print(f"error: submission refused: {exc}", file=sys.stderr)
-                return 1
-            rename_in_score(score, str(sub.path), str(args.submission))  # printed with the uploaded name
-            write_reward_files(score, reward_json, rename=(str(sub.path), str(args.submission)))
-        except BaseException as exc:  # Harbor's crash guard: reward 0 and the reason, then the usual message
-            reason = f"{type(exc).__name__}: {exc}"
-            if unpacked is not None:
-                reason = reason.replace(unpacked, str(args.submission))
-                exc.args = tuple(a.replace(unpacked, str(args.submission)) if isinstance(a, str) else a
-                                 for a in exc.args)
-            write_failure_reward(reward_json, bench.name, reason)
-            raise
-    render_score(score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
-    return score_exit_code(score)
+    """Harbor's path (`reteco_measures.platforms.harbor.score_harbor`): a refused upload prints
+    its reason (exit 1), a score is shown as without ``--reward-json``."""
+    outcome = score_harbor(bench.name, args.submission, reward_json, data=args.data,
+                           split=getattr(args, "split", None), options=benchmark_options(args, bench),
+                           max_seconds=args.max_seconds, max_memory=args.max_memory)
+    if outcome.score is None:
+        print(f"error: submission refused: {outcome.refused}", file=sys.stderr)
+        return 1
+    render_score(outcome.score, args.format, places=args.places, per_query=args.per_query, limit=args.limit)
+    return score_exit_code(outcome.score)
 
 
 def add_score_parsers(sub: argparse._SubParsersAction) -> None:

@@ -13,6 +13,7 @@ import pandas as pd
 from ..errors import SEVERITIES, DataFormatError, Problem, count_problems
 from ..io._lines import split_lines, strip_compression_suffix
 from ..io.jsonl import JSONTextError, iter_jsonl, read_json_document
+from ..io.readers import read_qrels
 
 __all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids", "with_severity"]
 
@@ -136,7 +137,6 @@ def read_ids(path: str | os.PathLike, column: str) -> pd.DataFrame:
     ``doc_id``, ``query_id`` or ``turn_id`` field, other fields such as ``domain`` kept), a folder
     of ``*.jsonl`` files (sorted by name, concatenated: a corpus split per collection), TREC qrels
     (their query ids, for ``column='query_id'``), or one id per line (first field)."""
-    from ..io.readers import read_qrels
 
     path = Path(path)
     if not path.exists():

@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import MissingDataError
+
 __all__ = ["ENV_VAR", "data_root", "DataFile", "MissingDataError", "REGISTERED_DATASETS",
            "TOPICS_FACTORIES", "add_topics"]
 
@@ -23,10 +25,6 @@ ENV_VAR = "RETECO_DATA"
 REGISTERED_DATASETS: list[str] = []
 #: dataset name -> function returning its topics metadata DataFrame (see `topics`)
 TOPICS_FACTORIES: dict = {}
-
-
-class MissingDataError(FileNotFoundError):
-    """A benchmark file is not where the loader expects it; the message says where to put it."""
 
 
 def data_root(root: str | os.PathLike | None = None) -> Path:

@@ -122,7 +122,6 @@ class Prepared(NamedTuple):
     standard: list  # ir_measures' measures (native kernels / pytrec_eval)
     qrels: pd.DataFrame
     run: pd.DataFrame
-    qrels_standard: pd.DataFrame
     run_standard: Any
     topics: pd.DataFrame | None
     labels: pd.DataFrame | None
@@ -171,8 +170,7 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
             shared = RankedRun(run_in, tie_break, ranked)
     # the native kernels take the frames; providers.native converts the run to a dict
     # (vectorised) and makes the qrels safe for pytrec_eval only for the measures they do not claim
-    qrels_standard = qrels_in
-    return Prepared(measures, ours, standard, qrels_in, run_in, qrels_standard, run_standard, topics_in, labels_in,
+    return Prepared(measures, ours, standard, qrels_in, run_in, run_standard, topics_in, labels_in,
                     shared, corpus, tie_break)
 
 
@@ -187,7 +185,7 @@ def iter_prepared(p: Prepared) -> list[Metric]:
         if p.ours:
             results.extend(PROVIDER.iter_calc(p.ours, p.qrels, p.run))
         if p.standard and not p.qrels.empty:
-            results.extend(standard_iter_calc(p.standard, p.qrels_standard, p.run_standard))
+            results.extend(standard_iter_calc(p.standard, p.qrels, p.run_standard))
     return results
 
 
@@ -200,7 +198,7 @@ def values_prepared(p: Prepared) -> pd.DataFrame:
         if p.ours:
             parts.append(metrics_frame(PROVIDER.iter_calc(p.ours, p.qrels, p.run)))
         if p.standard and not p.qrels.empty:
-            parts.append(standard_frame(p.standard, p.qrels_standard, p.run_standard))
+            parts.append(standard_frame(p.standard, p.qrels, p.run_standard))
     if not parts:
         return pd.DataFrame({"query_id": pd.Series([], dtype=object), "measure": pd.Series([], dtype=object),
                              "value": pd.Series([], dtype=np.float64)})
@@ -216,7 +214,7 @@ def calc_prepared(p: Prepared) -> dict[ir_measures.Measure, float]:
         if p.ours:
             parts.append(metrics_frame(PROVIDER.iter_calc(p.ours, p.qrels, p.run)))
         if p.standard and not p.qrels.empty:
-            parts.append(standard_frame(p.standard, p.qrels_standard, p.run_standard))
+            parts.append(standard_frame(p.standard, p.qrels, p.run_standard))
     values = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else None
     if values is None or values.empty:
         values = pd.DataFrame({"query_id": pd.Series([], dtype=object), "measure": pd.Series([], dtype=object),

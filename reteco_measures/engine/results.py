@@ -263,7 +263,6 @@ def aggregate(
     vw, w, n = np.where(ok, v * w, 0.0), np.where(ok, w, 0.0), ok.astype(np.float64)
     counts = list(counts)
     extra = {c: long[c].to_numpy(dtype=np.float64)[keep] for c in counts}
-    out_c: dict[str, list[np.ndarray]] = {c: [] for c in counts}
     totals = {c: np.bincount(mcode, weights=x, minlength=n_m) for c, x in extra.items()}
     index = _Index(measures)
     empties = np.array([_lookup(empty, m, float("nan")) for m in measures], dtype=np.float64)
@@ -278,75 +277,94 @@ def aggregate(
             value = np.where(summed[m], s_vw, s_vw / s_w)
         return np.where((s_n == 0) | ((s_w == 0) & ~summed[m]), empties[m], value)
 
-    columns: dict[str, list] = {c: [] for c in by}
-    out_m, out_o, out_g, out_v, out_n = [], [], [], [], []
+    rows = _Rows(by, counts)
     if by:
-        sub = long.loc[keep, by]
-        if len(by) == 1:
-            gcode, uniques = pd.factorize(sub[by[0]].astype(str), sort=True)
-            keys = [(u,) for u in uniques]
-        else:
-            gcode, uniques = pd.MultiIndex.from_arrays([sub[c].astype(str) for c in by]).factorize(sort=True)
-            keys = list(uniques)
-        n_g = len(keys)
-        cell = gcode * n_m + mcode
-        size = n_g * n_m
-        s_vw = np.bincount(cell, weights=vw, minlength=size)
-        s_w = np.bincount(cell, weights=w, minlength=size)
-        s_n = np.bincount(cell, weights=n, minlength=size)
-        present = np.bincount(cell, minlength=size) > 0
-        gi, mi = np.divmod(np.arange(size), n_m)
-        value = finish(s_vw, s_w, s_n, mi)
-        sel = np.flatnonzero(present)
-        out_m.append(mi[sel])
-        out_o.append(np.zeros(len(sel), dtype=np.int64))
-        out_g.append(gi[sel])
-        out_v.append(value[sel])
-        out_n.append(s_n[sel])
-        for c, x in extra.items():
-            out_c[c].append(np.bincount(cell, weights=x, minlength=size)[sel])
-        for j, c in enumerate(by):
-            columns[c] += [keys[g][j] for g in gi[sel]]
-        if margins:
-            # group values in sorted group order, left to right (cells are group-major)
-            defined = present & ~np.isnan(value)
-            d_sum = np.bincount(mi[defined], weights=value[defined], minlength=n_m)
-            d_n = np.bincount(mi[defined], minlength=n_m)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                macro = np.where(d_n > 0, d_sum / np.maximum(d_n, 1), empties)
-            out_m.append(np.arange(n_m))
-            out_o.append(np.ones(n_m, dtype=np.int64))
-            out_g.append(np.zeros(n_m, dtype=np.int64))
-            out_v.append(macro)
-            out_n.append(d_n.astype(np.float64))
-            for c in counts:
-                out_c[c].append(totals[c])
-            for c in by:
-                columns[c] += [MACRO] * n_m
+        _group_rows(rows, long.loc[keep, by], mcode, vw, w, n, extra, totals, finish, empties, margins=margins)
     if not by or margins:
         a_vw = np.bincount(mcode, weights=vw, minlength=n_m)
         a_w = np.bincount(mcode, weights=w, minlength=n_m)
         a_n = np.bincount(mcode, weights=n, minlength=n_m)
-        out_m.append(np.arange(n_m))
-        out_o.append(np.full(n_m, 2, dtype=np.int64))
-        out_g.append(np.zeros(n_m, dtype=np.int64))
-        out_v.append(finish(a_vw, a_w, a_n, np.arange(n_m)))
-        out_n.append(a_n)
-        for c in counts:
-            out_c[c].append(totals[c])
-        for c in by:
-            columns[c] += [ALL] * n_m
-    m_all, o_all, g_all = np.concatenate(out_m), np.concatenate(out_o), np.concatenate(out_g)
-    order = np.lexsort((g_all, o_all, m_all))
-    out = pd.DataFrame({c: np.asarray(columns[c], dtype=object)[order] for c in by})
-    names = np.empty(n_m, dtype=object)
-    names[:] = measures
-    out["measure"] = names[m_all[order]] if n_m else np.array([], dtype=object)
-    out["value"] = np.concatenate(out_v)[order].astype(np.float64)
-    out["n"] = np.concatenate(out_n)[order].astype(np.int64)
-    for c in counts:
-        out[c] = np.concatenate(out_c[c])[order].astype(np.int64)
-    return out
+        rows.add(np.arange(n_m), np.full(n_m, 2, dtype=np.int64), np.zeros(n_m, dtype=np.int64),
+                 finish(a_vw, a_w, a_n, np.arange(n_m)), a_n, totals, [[ALL] * n_m for _ in by])
+    return rows.frame(measures)
+
+
+class _Rows:
+    """The rows of `aggregate`, gathered block by block: each row's measure, block (0 groups,
+    1 ``(macro)``, 2 ``(all)``), group, value, n, counts and grouping-column values."""
+
+    def __init__(self, by: list[str], counts: list[str]):
+        self.by, self.counts = by, counts
+        self.m: list[np.ndarray] = []
+        self.o: list[np.ndarray] = []
+        self.g: list[np.ndarray] = []
+        self.v: list[np.ndarray] = []
+        self.n: list[np.ndarray] = []
+        self.c: dict[str, list[np.ndarray]] = {c: [] for c in counts}
+        self.columns: dict[str, list] = {c: [] for c in by}
+
+    def add(self, m: np.ndarray, o: np.ndarray, g: np.ndarray, v: np.ndarray, n: np.ndarray,
+            counts: Mapping[str, np.ndarray], labels: Sequence[list]) -> None:
+        self.m.append(m)
+        self.o.append(o)
+        self.g.append(g)
+        self.v.append(v)
+        self.n.append(n)
+        for c in self.counts:
+            self.c[c].append(counts[c])
+        for c, values in zip(self.by, labels):
+            self.columns[c] += values
+
+    def frame(self, measures: list) -> pd.DataFrame:
+        """The rows sorted by measure, block and group: ``[*by, measure, value, n, *counts]``."""
+        n_m = len(measures)
+        m_all, o_all, g_all = np.concatenate(self.m), np.concatenate(self.o), np.concatenate(self.g)
+        order = np.lexsort((g_all, o_all, m_all))
+        out = pd.DataFrame({c: np.asarray(self.columns[c], dtype=object)[order] for c in self.by})
+        names = np.empty(n_m, dtype=object)
+        names[:] = measures
+        out["measure"] = names[m_all[order]] if n_m else np.array([], dtype=object)
+        out["value"] = np.concatenate(self.v)[order].astype(np.float64)
+        out["n"] = np.concatenate(self.n)[order].astype(np.int64)
+        for c in self.counts:
+            out[c] = np.concatenate(self.c[c])[order].astype(np.int64)
+        return out
+
+
+def _group_rows(rows: _Rows, sub: pd.DataFrame, mcode: np.ndarray, vw: np.ndarray, w: np.ndarray, n: np.ndarray,
+                extra: Mapping[str, np.ndarray], totals: Mapping[str, np.ndarray], finish: Any,
+                empties: np.ndarray, *, margins: bool) -> None:
+    """`aggregate`'s rows of every (group, measure) cell with a row, then (``margins``) the
+    ``(macro)`` row of each measure: the mean of its defined group values."""
+    by, n_m = rows.by, len(empties)
+    if len(by) == 1:
+        gcode, uniques = pd.factorize(sub[by[0]].astype(str), sort=True)
+        keys = [(u,) for u in uniques]
+    else:
+        gcode, uniques = pd.MultiIndex.from_arrays([sub[c].astype(str) for c in by]).factorize(sort=True)
+        keys = list(uniques)
+    n_g = len(keys)
+    cell = gcode * n_m + mcode
+    size = n_g * n_m
+    s_vw = np.bincount(cell, weights=vw, minlength=size)
+    s_w = np.bincount(cell, weights=w, minlength=size)
+    s_n = np.bincount(cell, weights=n, minlength=size)
+    present = np.bincount(cell, minlength=size) > 0
+    gi, mi = np.divmod(np.arange(size), n_m)
+    value = finish(s_vw, s_w, s_n, mi)
+    sel = np.flatnonzero(present)
+    rows.add(mi[sel], np.zeros(len(sel), dtype=np.int64), gi[sel], value[sel], s_n[sel],
+             {c: np.bincount(cell, weights=x, minlength=size)[sel] for c, x in extra.items()},
+             [[keys[g][j] for g in gi[sel]] for j in range(len(by))])
+    if margins:
+        # group values in sorted group order, left to right (cells are group-major)
+        defined = present & ~np.isnan(value)
+        d_sum = np.bincount(mi[defined], weights=value[defined], minlength=n_m)
+        d_n = np.bincount(mi[defined], minlength=n_m)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            macro = np.where(d_n > 0, d_sum / np.maximum(d_n, 1), empties)
+        rows.add(np.arange(n_m), np.ones(n_m, dtype=np.int64), np.zeros(n_m, dtype=np.int64), macro,
+                 d_n.astype(np.float64), totals, [[MACRO] * n_m for _ in by])
 
 
 def _lookup(mapping: Mapping[Any, float], key: Any, default: float) -> float:

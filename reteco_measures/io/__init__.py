@@ -1,4 +1,4 @@
-"""Input/output: readers for runs and qrels, and conversions between formats."""
+"""Input/output: readers for runs and qrels, conversions between formats, and a TREC run writer."""
 
 from .convert import as_qrels_frame, as_run_frame, qrels_to_dict, run_to_dict
 from .readers import read_qrels, read_run

@@ -366,23 +366,15 @@ class SplitLines:
             value = value.decode("utf-8", errors="replace")
         return value.rstrip("\r\n")
 
-    def fields_of(self, i: int) -> list[str]:
-        """All fields of line index ``i`` (for messages about that line)."""
-        return ascii_fields(self.text_of(i))
-
     def encoding_problems(self, path: str | None) -> list[Problem]:
         """The undecodable lines as ``encoding`` problems (1-based line numbers, in order)."""
         return [Problem(msg, line=i + 1, path=path, kind="encoding") for i, msg in sorted(self.undecodable.items())]
-
-    def is_comment(self) -> np.ndarray:
-        """Lines whose first field starts with ``#`` (trec_eval 10 comment lines)."""
-        return comment_mask(self.columns[0])
 
     def __len__(self) -> int:
         return len(self.n_fields)
 
 
-def _split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str], np.ndarray]:
+def split_chunk(chunk: pa.Array, keep: list[int]) -> tuple[list[pa.Array], np.ndarray, dict[int, str], np.ndarray]:
     """Fields ``keep`` of every line, the number of fields of each line (0: blank or
     undecodable), the undecodable lines (index -> reason) and a mask of the lines holding a
     carriage return between two fields or inside one (see `SplitLines.cr_inside`)."""
@@ -419,9 +411,9 @@ def split_lines(source: Source | bytes, n_columns: int, keep: list[int] | None =
     workers = min(len(chunks), os.cpu_count() or 1)
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
-            parts = list(pool.map(lambda c: _split_chunk(c, keep), chunks))
+            parts = list(pool.map(lambda c: split_chunk(c, keep), chunks))
     else:
-        parts = [_split_chunk(c, keep) for c in chunks]
+        parts = [split_chunk(c, keep) for c in chunks]
     columns = [pa.chunked_array([p[0][i] for p in parts], pa.string()) for i in range(len(keep))]
     n_fields = np.concatenate([p[1] for p in parts])
     undecodable: dict[int, str] = {}

@@ -19,24 +19,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import MAX_PROBLEMS_PER_KIND, Problem
+from ..errors import MAX_PROBLEMS_PER_KIND, DuplicateKeyError, JSONTextError, Problem
 from ._lines import read_source_bytes
 
 __all__ = ["iter_jsonl", "iter_json_records", "loads", "JSONTextError", "json_number", "json_id",
            "read_json_document"]
-
-
-class JSONTextError(ValueError):
-    """Text that is not one valid JSON value; ``lineno`` is the 1-based line inside the text
-    when the parser knows it."""
-
-    def __init__(self, message: str, lineno: int | None = None):
-        super().__init__(message)
-        self.lineno = lineno
-
-
-class DuplicateKeyError(Exception):
-    """A key twice in one JSON object (raised by `unique_keys`; ``args[0]`` is the key)."""
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

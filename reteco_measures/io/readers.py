@@ -20,7 +20,6 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -39,7 +38,6 @@ from ..errors import (
 )
 from ._lines import (
     Source,
-    _split_chunk,
     ascii_fields,
     comment_mask,
     is_inline_text,
@@ -47,6 +45,7 @@ from ._lines import (
     line_blocks,
     read_line_bytes,
     source_name,
+    split_chunk,
     strip_compression_suffix,
 )
 from .jsonl import iter_json_records, json_id, json_number
@@ -57,7 +56,6 @@ __all__ = [
 ]
 
 RUN_COLUMNS = ["query_id", "doc_id", "score", "rank", "run_id"]
-QRELS_COLUMNS = ["query_id", "doc_id", "relevance", "iteration"]
 
 Format = Literal["auto", "trec", "jsonl"]
 
@@ -84,7 +82,8 @@ FLOAT_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
-def _detect_format(source: Source, data: bytes) -> str:
+def detect_format(source: Source, data: bytes) -> str:
+    """``"jsonl"`` for a JSONL name or text starting with ``{`` or ``[`` (after blanks), else ``"trec"``."""
     name = strip_compression_suffix(source_name(source) or "")
     if name.endswith(_JSONL_SUFFIXES):
         return "jsonl"
@@ -377,7 +376,7 @@ def _glued_records(block: pa.Array, n: np.ndarray) -> np.ndarray:
     glued = np.zeros(len(n), dtype=bool)
     many = np.flatnonzero(n >= 12)
     if len(many):
-        (rank_s, score_s), _, _, _ = _split_chunk(block.take(pa.array(many)), [9, 10])
+        (rank_s, score_s), _, _, _ = split_chunk(block.take(pa.array(many)), [9, 10])
         _, bad_rank = parse_ints(rank_s)
         score_ok = pc.fill_null(pc.match_substring_regex(score_s, FLOAT_PATTERN), False).to_numpy(zero_copy_only=False)
         glued[many] = ~bad_rank & score_ok
@@ -397,7 +396,7 @@ def _check_run_block(block: pa.Array, first_line: int | np.ndarray, path: str | 
                  np.zeros(0, np.int64), "line": np.zeros(0, np.int64)}, [], {})
     numbers = (np.arange(len(block), dtype=np.int64) + first_line if isinstance(first_line, int)
                else np.asarray(first_line, dtype=np.int64))
-    cols, n, undecodable, cr_inside = _split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
+    cols, n, undecodable, cr_inside = split_chunk(block, [0, 2, 3, 4, 5])  # the Q0 column is never read
     problems = [Problem(msg, line=int(numbers[i]), path=path, kind="encoding") for i, msg in undecodable.items()]
     uncounted: dict[str, int] = {}
     comment = comment_mask(cols[0])
@@ -685,7 +684,7 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
     long_lines: list[Problem] = []
     try:
         data = read_line_bytes(source, long_lines, max_line_bytes)
-        fmt = _detect_format(source, data) if format == "auto" else format
+        fmt = detect_format(source, data) if format == "auto" else format
         if fmt == "trec":
             holder = [data]
             del data  # the reader frees the bytes once parsed
@@ -749,7 +748,7 @@ def _check_qrels_block(block: pa.Array, numbers: np.ndarray, path: str | None, c
                        ) -> tuple[dict[str, Any], list[Problem], dict[str, int]]:
     """One block of qrels lines (``numbers``: the line number of each): split, check, parse; at
     most ``cap`` problems are made (the others counted by kind)."""
-    cols, n, undecodable, cr_inside = _split_chunk(block, [0, 1, 2, 3])
+    cols, n, undecodable, cr_inside = split_chunk(block, [0, 1, 2, 3])
     problems = [Problem(msg, line=int(numbers[i]), path=path, kind="encoding") for i, msg in undecodable.items()]
     uncounted: dict[str, int] = {}
     comment = comment_mask(cols[0])
@@ -925,7 +924,7 @@ def read_qrels_with_problems(source: Source, format: Format = "auto", *, max_lin
     long_lines: list[Problem] = []
     try:
         data = read_line_bytes(source, long_lines, max_line_bytes)
-        fmt = _detect_format(source, data) if format == "auto" else format
+        fmt = detect_format(source, data) if format == "auto" else format
         if fmt == "trec":
             holder = [data]
             del data  # the reader frees the bytes once cut into blocks
@@ -967,10 +966,3 @@ def read_qrels(
         frame = frame.drop(columns="line")
     frame.attrs["problems"] = problems
     return frame
-
-
-def looks_like_path(value: object) -> bool:
-    """True for a path-like or a str that names an existing file (not inline text)."""
-    if isinstance(value, os.PathLike):
-        return True
-    return isinstance(value, str) and not is_inline_text(value) and Path(value).exists()

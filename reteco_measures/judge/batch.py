@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..errors import BatchPending, BatchUnsupported
 from .cache import JudgmentCache, atomic_write_text
 from .client import JudgeClient, JudgeFatalError
 from .replies import ReplyError, Verdict, clean_text, load_json, parse_reply
@@ -59,15 +60,6 @@ TERMINAL_STATUSES = {"completed", "failed", "expired", "cancelled"}
 #: OpenAI's limits: 50 000 requests and 200 MB per input file; we stay below both
 MAX_BATCH_REQUESTS = 50_000
 MAX_BATCH_BYTES = 150 * 1024 * 1024
-
-
-class BatchUnsupported(RuntimeError):
-    """The endpoint does not offer the Batch API (nothing was submitted)."""
-
-
-class BatchPending(RuntimeError):
-    """Batches are still running (their ids are recorded in the cache): run the same command again
-    to collect them."""
 
 
 @contextmanager

@@ -65,6 +65,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import JudgeFatalError, JudgeQueueingWarning
 from .budget import Budget
 from .replies import ReplyError, Verdict, clean_text, load_json, parse_reply, redact, short_repr
 
@@ -122,11 +123,6 @@ QUEUEING_PARALLELISM = 1.5
 QUEUEING_MIN_SECONDS = 0.05
 
 
-class JudgeQueueingWarning(UserWarning):
-    """The endpoint answers about one request at a time although several are in flight: the
-    others wait in its queue, and that wait counts against each attempt's ``timeout``."""
-
-
 def judgment_schema(low: int, high: int) -> dict[str, Any]:
     """The JSON schema of one judgment on the scale ``low..high``: an object with exactly an integer
     ``score`` (one of low..high) and a string ``rationale``."""
@@ -149,10 +145,6 @@ def response_format(mode: str, low: int | None = None, high: int | None = None) 
     if mode == "schema-in-object":
         return {"type": "json_object", "schema": schema}
     raise ValueError(f"structured output must be one of {', '.join(STRUCTURED_MODES)}, not {mode!r}")
-
-
-class JudgeFatalError(RuntimeError):
-    """The endpoint refuses every request (bad key, URL or model) or cannot be reached: stop the run."""
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -400,7 +392,6 @@ class JudgeClient:
             cut to it (the pause of every worker too), so a server's ``Retry-After: 100000`` costs
             at most this many seconds per attempt; above `OPENAI_MAX_RETRY_AFTER` (120 s, the
             longest the openai client waits) it acts as 120.
-        json_mode: False is ``structured="none"`` (kept for callers of earlier versions).
         max_tokens: optional ``max_tokens`` for the reply.
         concurrency: requests in flight (use the same number of threads).
         extra_body: extra fields merged into every request body.
@@ -437,7 +428,6 @@ class JudgeClient:
         backoff: float = 1.0,
         max_backoff: float = 60.0,
         max_retry_after: float = 60.0,
-        json_mode: bool = True,
         max_tokens: int | None = None,
         concurrency: int = 4,
         extra_body: dict[str, Any] | None = None,
@@ -491,7 +481,7 @@ class JudgeClient:
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self.max_retry_after = float(max_retry_after)
-        self.structured = structured if json_mode else "none"
+        self.structured = structured
         self.max_tokens = max_tokens
         self.temperature = float(temperature)
         self.seed = None if seed is None else int(seed)
@@ -523,11 +513,6 @@ class JudgeClient:
     def redact(self, text: str) -> str:
         """``text`` without the key or URL credentials."""
         return redact(text, self._secrets)
-
-    @property
-    def json_mode(self) -> bool:
-        """Whether a ``response_format`` is sent."""
-        return self.resolved_structured() != "none"
 
     def resolved_structured(self) -> str:
         """The structured-output mode sent: ``structured``, or for ``auto`` the one
@@ -622,7 +607,7 @@ class JudgeClient:
         return {
             "model": self.model, "base_url": self.display_url, "temperature": self.temperature,
             "seed": self.seed, "top_p": self.top_p, "structured": mode, "structured_option": self.structured,
-            "json_mode": mode != "none", "max_tokens": self.max_tokens,
+            "max_tokens": self.max_tokens,
             "extra_body": json.loads(self.redact(json.dumps(self.extra_body))),
             "timeout": self.timeout, "retries": self.retries, "backoff": self.backoff,
             "max_backoff": self.max_backoff, "max_retry_after": self.max_retry_after, "repair": self.repair,

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import Problem
 from ..io.judgments import judgment_row
+from .aggregate import collapse_repeats
 from .cache import atomic_write_text
 from .inputs import Answer, Context, render_history, render_passages
 from .prompts import FAMILIES, Prompt, canonical, family_of, load_prompt
@@ -152,7 +153,6 @@ def summary_frame(rows: Sequence[dict[str, Any]], dimensions: Sequence[str] | No
     `collapse_repeats`); an item is invalid only when every
     repeat is.
     """
-    from .aggregate import collapse_repeats
 
     frame = pd.DataFrame(list(rows), columns=["turn_id", "dimension", "normalized", "error", "repeat"])
     order = list(dimensions) if dimensions is not None else list(dict.fromkeys(frame["dimension"]))

@@ -41,12 +41,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..api import iter_calc
+from ..io.readers import read_qrels, read_run
+from ..kernels.ranking import rank_run, top_k
 from ..stats.calibrate import ppi_mean
 from ..stats.judged import JUDGED_MIN_GAP, JUDGED_RATIO, judged_warning
 from .runner import JudgeItem, Outcome, run_items
 from .temporal import temporal_items
 
-__all__ = ["write_extended_qrels", "EXTENDED_HEADER", "judged_at_k", "judged_warning", "find_holes", "fill_holes", "hole_report", "Holes", "JUDGED_RATIO", "JUDGED_MIN_GAP",
+__all__ = ["read_holes_qrels", "write_extended_qrels", "EXTENDED_HEADER", "judged_at_k", "judged_warning", "find_holes", "fill_holes", "hole_report", "Holes", "JUDGED_RATIO", "JUDGED_MIN_GAP",
            "HOLE_REPORT_COLUMNS", "calibration_pairs", "CALIBRATION_SAMPLE"]
 
 #: the columns of `hole_report`
@@ -58,9 +61,9 @@ HOLE_REPORT_COLUMNS = ["run", "measure", "n", "holes", "judged_before", "judged_
 EXTENDED_HEADER = ["query_id", "iteration", "doc_id", "relevance", "provenance"]
 
 
-def _qrels(q: Any) -> pd.DataFrame:
-    from ..io.readers import read_qrels
-
+def read_holes_qrels(q: Any) -> pd.DataFrame:
+    """Qrels from a frame, a TREC qrels file or an extended qrels file (`EXTENDED_HEADER`, as
+    `write_extended_qrels` writes it), with text query and document ids."""
     if isinstance(q, (str, os.PathLike)):
         with open(q, encoding="utf-8") as fh:
             first = fh.readline()
@@ -87,15 +90,11 @@ def write_extended_qrels(path: str | os.PathLike, qrels: pd.DataFrame) -> None:
 
 
 def _run(r: Any) -> pd.DataFrame:
-    from ..io.readers import read_run
-
     frame = read_run(r) if isinstance(r, (str, os.PathLike)) else r
     return frame.assign(query_id=frame["query_id"].astype(str), doc_id=frame["doc_id"].astype(str))
 
 
 def _top(run: pd.DataFrame, k: int, tie_break: str) -> pd.DataFrame:
-    from ..kernels.ranking import rank_run, top_k
-
     if k < 1:
         raise ValueError(f"depth / k must be >= 1, not {k!r}")
     return top_k(rank_run(run, tie_break), k)[["query_id", "doc_id", "rank"]]
@@ -104,7 +103,7 @@ def _top(run: pd.DataFrame, k: int, tie_break: str) -> pd.DataFrame:
 def judged_at_k(qrels: Any, run: Any, k: int = 10, *, tie_break: str = "trec_eval") -> pd.Series:
     """Per query of the run that the qrels judge: the share of its top ``k`` documents (of the
     retrieved ones when fewer than ``k``, as ir_measures' ``Judged@k``) that the qrels judge."""
-    q, top = _qrels(qrels), _top(_run(run), k, tie_break)
+    q, top = read_holes_qrels(qrels), _top(_run(run), k, tie_break)
     top = top[top["query_id"].isin(set(q["query_id"]))]
     judged = top.merge(q[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"], how="left",
                        indicator=True)["_merge"].eq("both").to_numpy()
@@ -113,7 +112,7 @@ def judged_at_k(qrels: Any, run: Any, k: int = 10, *, tie_break: str = "trec_eva
 
 def find_holes(qrels: Any, runs: Sequence[Any], depth: int = 10, *, tie_break: str = "trec_eval") -> pd.DataFrame:
     """``query_id, doc_id`` of every hole of the runs' top ``depth`` (module docs), each once."""
-    q = _qrels(qrels)
+    q = read_holes_qrels(qrels)
     judged = pd.MultiIndex.from_frame(q[["query_id", "doc_id"]])
     parts = [_top(_run(r), depth, tie_break)[["query_id", "doc_id"]] for r in runs]
     pairs = pd.concat(parts, ignore_index=True).drop_duplicates()
@@ -140,7 +139,7 @@ def calibration_pairs(qrels: Any, runs: Sequence[Any], depth: int = 10, *, sampl
     """
     if sample is not None and sample < 0:
         raise ValueError(f"the calibration sample must be >= 0, not {sample!r}")
-    q = _qrels(qrels)
+    q = read_holes_qrels(qrels)
     if "provenance" in q.columns:
         q = q[q["provenance"].fillna("human").astype(str) == "human"]
     judged = pd.MultiIndex.from_frame(q[["query_id", "doc_id"]])
@@ -229,7 +228,7 @@ def fill_holes(
             same call as the holes (a pair in the cache is not asked again); their labels are
             ``Holes.model_labels``, never rows of the extended qrels.
     """
-    q = _qrels(qrels)
+    q = read_holes_qrels(qrels)
     if "provenance" not in q.columns:
         q = q.assign(provenance="human")
     q["provenance"] = q["provenance"].fillna("human").astype(str)
@@ -268,8 +267,6 @@ def fill_holes(
 
 
 def _per_query(measure: str, qrels: pd.DataFrame, run: pd.DataFrame, queries: list[str]) -> pd.Series:
-    from ..api import iter_calc
-
     q = qrels[["query_id", "doc_id", "relevance"]].drop_duplicates(["query_id", "doc_id"], keep="first")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -296,13 +293,13 @@ def hole_report(
     e.g. `fill_holes`' ``Holes.model_labels``; several frames: the first label of a pair wins.
     Warns (`judged_warning`) about runs whose Judged@``depth`` is far below the pooled runs'."""
     if model_labels is not None and not isinstance(model_labels, pd.DataFrame):
-        frames = [_qrels(m) for m in model_labels if m is not None and len(m)]
+        frames = [read_holes_qrels(m) for m in model_labels if m is not None and len(m)]
         model_labels = (pd.concat(frames, ignore_index=True).drop_duplicates(["query_id", "doc_id"], keep="first")
                         if frames else None)
-    human = _qrels(qrels)
+    human = read_holes_qrels(qrels)
     if "provenance" in human.columns:
         human = human[human["provenance"].fillna("human") == "human"]
-    ext = _qrels(extended)
+    ext = read_holes_qrels(extended)
     model_part = ext[ext.get("provenance", pd.Series("human", index=ext.index)).fillna("human") != "human"]
     rows, before = [], {}
     for name, r in runs.items():
@@ -320,7 +317,7 @@ def hole_report(
                "calibrated": np.nan, "ci_low": np.nan, "ci_high": np.nan, "note": ""}
         labelled: list[str] = []
         if model_labels is not None and len(model_labels):
-            ml = _qrels(model_labels)
+            ml = read_holes_qrels(model_labels)
             top = _top(run, depth, tie_break)
             key = top["query_id"] + "\x00" + top["doc_id"]
             hk = set(human["query_id"] + "\x00" + human["doc_id"])
@@ -331,7 +328,7 @@ def hole_report(
         if labelled:
             # the prediction of a labelled query is built like a filled one: the human qrels with the
             # judge's labels in the top k (its other judged documents, e.g. nDCG's ideal ranking, stay)
-            pred_model = pd.concat([_qrels(model_labels), human, model_part], ignore_index=True)
+            pred_model = pd.concat([read_holes_qrels(model_labels), human, model_part], ignore_index=True)
             yhat = _per_query(measure, pred_model, run, labelled)
             y = h.reindex(labelled)
             unl = [qid for qid in queries if qid not in set(labelled)]

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ReplyError
+
 __all__ = ["Verdict", "ReplyError", "parse_reply", "echoed_placeholder", "load_json", "clean_text", "redact", "short_repr"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -25,15 +27,6 @@ def clean_text(text: str, limit: int | None = None) -> str:
     cut to ``limit`` characters when given."""
     text = _CONTROL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", str(text))
     return text if limit is None or len(text) <= limit else text[:limit]
-
-
-class ReplyError(ValueError):
-    """The model's reply is not a valid judgment (the message says why; ``cause`` names the kind:
-    ``invalid_reply``, or ``echoed_placeholder`` when the reply copies the prompt's template)."""
-
-    def __init__(self, message: str, cause: str = "invalid_reply") -> None:
-        super().__init__(message)
-        self.cause = cause
 
 
 @dataclass(frozen=True)

@@ -235,7 +235,7 @@ def build_report(
         "dimensions": _dimension_stats(rows, targets, how),
         "prompts": _prompts(list(dict.fromkeys(str(s) for s in rows["prompt_sha256"].dropna())), prompts_dir),
         "model": _model_section(rows, records),
-        "decoding": {k: settings.get(k) for k in ("temperature", "seed", "top_p", "structured", "json_mode",
+        "decoding": {k: settings.get(k) for k in ("temperature", "seed", "top_p", "structured",
                                                    "max_tokens", "extra_body") if k in settings}
         if settings else {"note": "no run record found: decoding settings unknown"},
         "retry_procedure": _retry_section(rows, settings),

@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..engine.grouping import group_frame
 from ..errors import Problem
+from .cache import atomic_write_text
 from .prompts import load_prompt, prompt_index
 
 __all__ = ["allocate", "sample_items", "rating_sheet", "SHEET_TEXT_COLUMNS"]
@@ -94,8 +96,6 @@ def sample_items(
     strata = [s for s in stratify if s]
     extra = [s for s in strata if s != "dimension"]
     if extra:
-        from ..api import group_frame
-
         groups = group_frame(items["turn_id"].astype(str), topics, extra)
         for col in extra:
             items[col] = groups[col].to_numpy()
@@ -163,6 +163,5 @@ def rating_sheet(
 
 def write_sheet(sheet: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write the sheet as UTF-8 CSV (atomically)."""
-    from .cache import atomic_write_text
 
     atomic_write_text(Path(path), sheet.to_csv(index=False))

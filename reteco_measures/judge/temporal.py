@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..kernels.ranking import rank_run, top_k
 from .prompts import Prompt, load_prompt
 from .runner import JudgeItem, Outcome
 
@@ -34,7 +35,6 @@ __all__ = ["pool_pairs", "temporal_items", "label_rows", "temporal_summary", "ju
 def pool_pairs(runs: Iterable[pd.DataFrame], depth: int = 10, tie_break: str = "trec_eval") -> list[tuple[str, str]]:
     """(query_id, doc_id) pairs ranked within the top ``depth`` of any run, in first-seen order
     (run by run, query by query, rank by rank)."""
-    from ..kernels.ranking import rank_run, top_k
 
     if depth < 1:
         raise ValueError("depth must be >= 1")

@@ -16,6 +16,3 @@ __all__ = [
     "EvalContext", "RankedRun", "implements", "IMPLEMENTATIONS",
     "conversational", "likert", "spoken", "standard", "stepwise", "temporal",
 ]
-
-#: kernel modules, one per benchmark family; each declares the kernels of its measures
-KERNEL_MODULES = ["temporal", "stepwise", "conversational", "spoken", "likert"]

@@ -79,7 +79,6 @@ class EvalContext:
         qrels: pd.DataFrame,
         run: pd.DataFrame,
         side: SideInfo,
-        measure: Any = None,
         ranked: Mapping[str, pd.DataFrame] | None = None,
     ):
         self.qrels = qrels

@@ -18,16 +18,12 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..errors import user_stacklevel
+from ..errors import LikertWarning, user_stacklevel
 from ..io.judgments import FAMILIES, canonical, normalize_scores, read_judgments
 from ..measures.params import param
 from .context import EvalContext, implements
 
 __all__ = ["likert_kernel", "LikertWarning"]
-
-
-class LikertWarning(UserWarning):
-    """Some target turns had an invalid or missing judgment."""
 
 
 @implements("Likert")

@@ -56,6 +56,7 @@ import pyarrow.compute as pc
 from ir_measures import Metric
 from ir_measures.providers.base import NOT_PROVIDED, Choices
 
+from ..errors import NativeFallback
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..measures.params import param
 
@@ -75,11 +76,6 @@ __all__ = [
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
-
-
-class NativeFallback(Exception):
-    """Raised when an input cannot be computed natively with certainty (NaN scores, a hash
-    collision inside one query's qrels); the caller evaluates with pytrec_eval instead."""
 
 
 # ------------------------------------------------------------------------------------------
@@ -252,7 +248,7 @@ def _desc_bits(s32: np.ndarray) -> np.ndarray:
     return ~ordered
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def segment_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenated ``arange(s, s + l)`` for every (s, l), vectorised."""
     lengths = np.maximum(lengths, 0)
     total = int(lengths.sum())
@@ -346,7 +342,6 @@ class PreparedRun:
             counts = np.bincount(qs, minlength=nq).astype(np.int64)
             boundary = np.ones(n, dtype=bool)
             boundary[1:] = qs[1:] != qs[:-1]
-        self.sorted_by_score = in_order
         self.seg_len = counts
         self.seg_start = (np.cumsum(counts) - counts).astype(np.int64)
         # tie groups: first row of each (query, float32 score) stretch, in score order
@@ -386,7 +381,7 @@ class PreparedRun:
     def rows_between(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score-order rows in ``[lo[q], hi[q])`` of every query, with their query codes."""
         lens = np.maximum(hi - lo, 0)
-        rows = _ranges(lo, lens)
+        rows = segment_ranges(lo, lens)
         codes = np.repeat(np.arange(self.nq, dtype=np.int64), lens)
         return rows, codes
 
@@ -436,7 +431,7 @@ class PreparedRun:
             return ranks
         groups, first = np.unique(g[multi], return_index=True)
         sizes = gend[multi][first] - groups
-        members = _ranges(groups, sizes)
+        members = segment_ranges(groups, sizes)
         gid = np.repeat(np.arange(len(groups)), sizes)
         table = pa.table({"g": pa.array(gid), "d": self.doc.take(pa.array(self.orig(members)))})
         order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
@@ -519,7 +514,7 @@ class _Qrels:
             return out
         # candidate pairs (run row, qrels row with the same key), confirmed by the strings
         pair_run = np.repeat(cand, cnt[cand])
-        pair_q = self.rows[_ranges(lo[cand], cnt[cand])]
+        pair_q = self.rows[segment_ranges(lo[cand], cnt[cand])]
         equal = np.asarray(
             pc.equal(run.doc.take(pa.array(rows_orig[pair_run])), self.doc.take(pa.array(pair_q))), dtype=bool
         )

@@ -28,14 +28,10 @@ outside a declared grid, is an error: it cannot be placed in a cell.
 
 from ir_measures.measures.base import ParamInfo
 
+from ..errors import IncompleteGridWarning
 from .base import RetecoMeasure, common_params, register
 
 __all__ = ["SpokenMacroNDCG", "IncompleteGridWarning"]
-
-
-class IncompleteGridWarning(UserWarning):
-    """Some collection × condition cell has no evaluated request: the macro average is over
-    the cells present only."""
 
 
 class _SpokenMacroNDCG(RetecoMeasure):

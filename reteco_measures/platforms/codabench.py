@@ -42,6 +42,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .. import errors
+from .._version import __version__
+from ..benchmarks import benchmark as get_benchmark
+from ..datasets.base import MissingDataError
+from ..errors import DataFormatError, DataFormatWarning, count_problems
+from ..report.html import escape_html, page, score_html
 from .submission import BoundedRunError, SubmissionError, SubmissionLimits, read_submission, run_bounded
 
 __all__ = [
@@ -201,12 +207,10 @@ def _write(path: Path, text: str) -> None:
 
 
 def _failure_html(benchmark: str, messages: Sequence[str], limit: int = 1000) -> str:
-    from ..report.html import _esc, page
-
-    items = "".join(f"<li>{_esc(m)}</li>" for m in messages[:limit])
+    items = "".join(f"<li>{escape_html(m)}</li>" for m in messages[:limit])
     more = f"<p>... and {len(messages) - limit} more.</p>" if len(messages) > limit else ""
     return page(f"{benchmark}: submission not scored",
-                f"<h1>{_esc(benchmark)}</h1><p class=\"bad\">The submission could not be scored.</p>"
+                f"<h1>{escape_html(benchmark)}</h1><p class=\"bad\">The submission could not be scored.</p>"
                 f"<ul class=\"problems\">{items}</ul>{more}")
 
 
@@ -218,16 +222,14 @@ MISCONFIGURED = ("The scorer is misconfigured: its reference data is missing or 
 def _misconfigured(benchmark: str, detail: str, shown: str | None = None) -> dict[str, Any]:
     """A set-up fault (exit 2): the participant's page says the scorer is misconfigured; the
     organiser-facing ``detail`` (what is missing, where) goes to the log only."""
-    from ..report.html import _esc, page
 
     html = page(f"{benchmark}: scorer misconfigured",
-                f"<h1>{_esc(benchmark)}</h1><p class=\"bad\">{_esc(MISCONFIGURED)}</p>")
+                f"<h1>{escape_html(benchmark)}</h1><p class=\"bad\">{escape_html(MISCONFIGURED)}</p>")
     return {"code": 2, "messages": [detail], "html": html, "submission": shown}
 
 
 def _setup_fault(exc: BaseException, ref: Path, sub_path: str | None) -> bool:
     """Whether a scoring failure is the reference data's (missing or broken), not the submission's."""
-    from ..datasets.base import MissingDataError
 
     if isinstance(exc, MissingDataError):
         return True
@@ -251,9 +253,6 @@ def _score_submission(inp: str, benchmark: str, split: str | None, options: dict
                       limits: SubmissionLimits, scratch: str, keep_score: bool) -> dict[str, Any]:
     """Unpack and score the submission (in the bounded child process): everything the parent
     writes, as plain data. Every failure is a message for the participant."""
-    from ..benchmarks import benchmark as get_benchmark
-    from ..errors import DataFormatError, DataFormatWarning, count_problems
-    from ..report.html import score_html
 
     bench = get_benchmark(benchmark)
     ref = Path(inp) / "ref"
@@ -356,7 +355,6 @@ def score_codabench(
     Returns:
         a `CodabenchResult`; nothing is printed here (the command line prints ``messages``).
     """
-    from ..benchmarks import benchmark as get_benchmark
 
     inp, out = Path(input_dir), Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -395,7 +393,6 @@ def score_codabench(
 
 def _fatal_warnings() -> tuple[type[Warning], ...]:
     """Warnings that mean a number would be a silent zero: they fail the submission."""
-    from .. import errors
 
     names = ("QueryIdMismatchWarning", "EmptyInputWarning")
     found = tuple(getattr(errors, n) for n in names if hasattr(errors, n))
@@ -614,8 +611,6 @@ def wheel_from_installed(dest: str | os.PathLike) -> Path:
     import io
     import zipfile
 
-    from .._version import __version__
-
     site = Path(__file__).resolve().parents[2]
     dist = next((d for d in md.distributions(path=[str(site)])
                  if (d.metadata["Name"] or "").lower().replace("_", "-") == "reteco-measures"), None)
@@ -683,8 +678,6 @@ def _python_of(wheel: str) -> str:
 def _pages(bench: Any, split: str | None, columns: list[dict[str, str]], settings: Mapping[str, Any]) -> dict[str, str]:
     import inspect
     import sys
-
-    from .._version import __version__
 
     declared = next((mod for name, mod in sorted(sys.modules.items())
                      if name.startswith("reteco_measures.benchmarks.") and mod is not None
@@ -760,8 +753,6 @@ def build_bundle(
     Returns:
         the path of the zip.
     """
-    from .._version import __version__
-    from ..benchmarks import benchmark as get_benchmark
 
     bench = get_benchmark(benchmark)
     data = Path(data)

@@ -19,6 +19,10 @@ problems.
 submission, a bug), the trial still gets reward 0 in both files, and the details file says why —
 a crash never drops a trial.
 
+`score_harbor` is the whole verifier step: the upload read by the bounded reader, scored in a
+child process within time and memory limits, and both reward files written (reward 0 and the
+reason when the upload is refused or scoring fails).
+
 `read_harbor_submission` reads the agent's output through the same bounded reader as Codabench
 (`reteco_measures.platforms.submission.read_submission`): a symbolic link is refused without
 being opened, and a compressed or zipped file is unpacked as a stream within
@@ -28,20 +32,96 @@ few MiB and ends in reward 0 with the reason, not in a killed verifier.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import shutil
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..benchmarks import BENCHMARKS
 from ..errors import Problem
-from .submission import Submission, SubmissionError, SubmissionLimits, read_submission
+from .submission import (
+    BoundedRunError,
+    Submission,
+    SubmissionError,
+    SubmissionLimits,
+    read_submission,
+    run_bounded,
+)
 
 __all__ = ["rename_in_score", "write_reward_files", "write_failure_reward", "details_path", "text_path", "display_reward",
-           "read_harbor_submission"]
+           "read_harbor_submission", "score_harbor", "HarborOutcome"]
+
+
+@dataclass(frozen=True)
+class HarborOutcome:
+    """What `score_harbor` did: the `Score` (``refused`` is None), or why the upload was refused
+    (``score`` is None; reward 0 and the reason are in the reward files)."""
+
+    score: Any | None
+    refused: str | None = None
+
+
+def _score_one(name: str, path: str, data: Any, split: str | None, options: dict) -> Any:
+    """One submission scored (the function `run_bounded` runs in its child process)."""
+    return BENCHMARKS[name].score(path, data=data, split=split, **options)
+
+
+def score_harbor(benchmark: str, submission: str | os.PathLike, reward_path: str | os.PathLike, *,
+                 data: Any = None, split: str | None = None, options: dict[str, Any] | None = None,
+                 max_seconds: float | None = None, max_memory: int | None = None) -> HarborOutcome:
+    """Score a Harbor upload and write the reward files (`write_reward_files`).
+
+    The upload is read by `read_harbor_submission` (a link, a decompression bomb or a damaged
+    archive is refused), then scored by ``BENCHMARKS[benchmark].score`` in a child process within
+    ``max_seconds`` wall-clock seconds and ``max_memory`` bytes of address space (None: the
+    `SubmissionLimits` defaults, as on Codabench; 0: no limit). Every path the score shows names
+    the upload, never the scratch copy.
+
+    Args:
+        benchmark: a registered benchmark with a reward (``chunqiu``, ``spoken``).
+        submission: the agent's output (a file, possibly compressed or zipped, or a folder holding one).
+        reward_path: Harbor's reward file (``/logs/verifier/reward.json``); the details go beside it.
+        data, split, options: as for `Benchmark.score`.
+
+    Returns:
+        a `HarborOutcome`: the score, or the reason the upload was refused (reward 0 written).
+
+    Raises:
+        Exception: any failure of scoring itself, raised again after reward 0 and the reason are
+            written (the crash guard: a crash never drops a trial).
+    """
+    bench = BENCHMARKS[benchmark]
+    unpacked: str | None = None
+    shown = str(submission)
+    defaults = SubmissionLimits()
+    seconds = defaults.max_seconds if max_seconds is None else (max_seconds or None)
+    memory = defaults.max_memory if max_memory is None else (max_memory or None)
+    with tempfile.TemporaryDirectory(prefix="reteco-harbor-") as scratch:
+        try:
+            try:
+                sub = read_harbor_submission(submission, scratch)
+                unpacked = str(sub.path)
+                score = run_bounded(_score_one, (bench.name, unpacked, data, split, dict(options or {})),
+                                    max_seconds=seconds, max_memory=memory, reraise=True)
+            except (SubmissionError, BoundedRunError) as exc:
+                write_failure_reward(reward_path, bench.name, f"submission refused: {exc}")
+                return HarborOutcome(None, str(exc))
+            rename_in_score(score, unpacked, shown)  # shown with the uploaded name
+            write_reward_files(score, reward_path, rename=(unpacked, shown))
+        except BaseException as exc:  # the crash guard: reward 0 and the reason, then the error goes on
+            reason = f"{type(exc).__name__}: {exc}"
+            if unpacked is not None:
+                reason = reason.replace(unpacked, shown)
+                exc.args = tuple(a.replace(unpacked, shown) if isinstance(a, str) else a for a in exc.args)
+            write_failure_reward(reward_path, bench.name, reason)
+            raise
+    return HarborOutcome(score)
 
 
 def read_harbor_submission(path: str | os.PathLike, scratch: str | os.PathLike,
@@ -205,7 +285,6 @@ def rename_in_score(score: Any, scratch_path: str, name: str) -> Any:
     """``score`` with the unpacked file's scratch path replaced by the participant's ``name``
     wherever it is shown: the problems' paths and messages and the notes (what ``score`` prints
     and ``reward_details.json`` writes). Changed in place; returned for convenience."""
-    import dataclasses
 
     def fix(p: Any) -> Any:
         if not isinstance(p, Problem):
@@ -214,6 +293,21 @@ def rename_in_score(score: Any, scratch_path: str, name: str) -> Any:
         message = p.message.replace(scratch_path, name)
         return p if (path, message) == (p.path, p.message) else dataclasses.replace(p, path=path, message=message)
 
+    def fix_record(r: Any) -> Any:  # a problem as a dict (the Spoken-Query and ChunQiu facts)
+        if not isinstance(r, dict):
+            return r
+        out = dict(r)
+        if out.get("path") == scratch_path:
+            out["path"] = name
+        if isinstance(out.get("message"), str):
+            out["message"] = out["message"].replace(scratch_path, name)
+        return out
+
+    meta = getattr(score, "meta", None)
+    if isinstance(meta, dict):
+        for key, value in list(meta.items()):
+            if isinstance(value, list):
+                meta[key] = [fix_record(r) for r in value]
     report = getattr(score, "report", None)
     if report is not None and getattr(report, "errors", None) is not None:
         report.errors = [fix(p) for p in report.errors]

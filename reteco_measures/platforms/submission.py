@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..errors import BoundedRunError, SubmissionError
 from ..io.limits import ByteCounter, format_size
 
 __all__ = [
@@ -114,10 +115,6 @@ class SubmissionLimits:
             raise ValueError(f"max_seconds must be positive, not {self.max_seconds!r}")
         if self.max_memory is not None and self.max_memory < 256 * MiB:
             raise ValueError(f"max_memory must be at least 256 MiB, not {self.max_memory!r}")
-
-
-class SubmissionError(ValueError):
-    """The submission cannot be scored; the message is for the participant."""
 
 
 @dataclass
@@ -500,14 +497,6 @@ def read_submission(res_dir: str | os.PathLike, scratch: str | os.PathLike,
 
 # ------------------------------------------------------------------------------------------------
 # time and memory
-
-
-class BoundedRunError(RuntimeError):
-    """The bounded run did not finish: ``reason`` is ``time``, ``memory`` or ``crash``."""
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
 
 
 def _child(conn: Any, fn: Callable[..., Any], args: tuple, max_memory: int | None, reraise: bool = False) -> None:

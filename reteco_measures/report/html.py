@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import count_problems, display_message
+from . import plots
 from .leaderboard import TURN_SET_NOTE
 
 __all__ = ["page", "table_html", "figure_data_uri", "score_html", "leaderboard_html"]
@@ -84,7 +85,7 @@ document.querySelectorAll('table.sortable').forEach(function(table){
 """
 
 
-def _esc(value: Any) -> str:
+def escape_html(value: Any) -> str:
     """``value`` as HTML text: control characters written as escapes (an ESC or NUL byte never
     reaches the page), long lines cut (`display_message`), then HTML-escaped."""
     return html.escape(display_message(value), quote=True)
@@ -95,7 +96,7 @@ def page(title: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{_esc(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n"
+        f"<title>{escape_html(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n"
         f"<script>{_JS}</script>\n</body>\n</html>\n"
     )
 
@@ -127,17 +128,17 @@ def table_html(
     """``frame`` as an HTML table (escaped; numbers right-aligned with ``data-value`` for sorting)."""
     attrs = ' class="sortable"' if sortable else ""
     if table_id:
-        attrs += f' id="{_esc(table_id)}"'
-    head = "".join(f'<th scope="col">{_esc(c)}</th>' for c in frame.columns)
+        attrs += f' id="{escape_html(table_id)}"'
+    head = "".join(f'<th scope="col">{escape_html(c)}</th>' for c in frame.columns)
     rows = []
     for i, rec in enumerate(frame.itertuples(index=False, name=None)):
-        cls = f' class="{_esc(row_classes[i])}"' if row_classes is not None and row_classes[i] else ""
+        cls = f' class="{escape_html(row_classes[i])}"' if row_classes is not None and row_classes[i] else ""
         cells = []
         for value in rec:
             text, sort_value, numeric = _cell(value, places)
-            data = f' data-value="{_esc(sort_value)}"' if sort_value is not None else ""
+            data = f' data-value="{escape_html(sort_value)}"' if sort_value is not None else ""
             klass = ' class="num"' if numeric else ""
-            cells.append(f"<td{klass}{data}>{_esc(text)}</td>")
+            cells.append(f"<td{klass}{data}>{escape_html(text)}</td>")
         rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
     return (f'<div class="wrap"><table{attrs}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(rows)
             + "\n</tbody>\n</table></div>")
@@ -157,8 +158,8 @@ def figure_data_uri(fig: Any, *, dpi: int = 110) -> str:
 
 
 def _figure(fig: Any, caption: str) -> str:
-    return (f'<figure><img alt="{_esc(caption)}" src="{figure_data_uri(fig)}">'
-            f"<figcaption>{_esc(caption)}</figcaption></figure>")
+    return (f'<figure><img alt="{escape_html(caption)}" src="{figure_data_uri(fig)}">'
+            f"<figcaption>{escape_html(caption)}</figcaption></figure>")
 
 
 def _problem_list(problems: Iterable[Any], limit: int) -> str:
@@ -166,7 +167,7 @@ def _problem_list(problems: Iterable[Any], limit: int) -> str:
     problems = list(problems)
     for p in problems[:limit]:
         severity = getattr(p, "severity", "error")
-        items.append(f"<li>[{_esc(severity)}] {_esc(p)}</li>")
+        items.append(f"<li>[{escape_html(severity)}] {escape_html(p)}</li>")
     more = f"<p>… and {len(problems) - limit} more.</p>" if len(problems) > limit else ""
     return f'<ul class="problems">{"".join(items)}</ul>{more}' if items else "<p>No problems.</p>"
 
@@ -185,10 +186,10 @@ def score_html(score: Any, *, places: int = 4, limit: int = 200, title: str | No
     official = "NaN" if score.official is None or (isinstance(score.official, float) and math.isnan(score.official)) \
         else f"{float(score.official):.{places}f}"
     parts = [
-        f"<h1>{_esc(name)}</h1>",
-        f'<p class="meta">Official measure <code>{_esc(score.official_measure)}</code> '
-        f"({_esc(score.aggregation)}); submission {status}.</p>",
-        f'<p class="official" id="official">{_esc(official)}</p>',
+        f"<h1>{escape_html(name)}</h1>",
+        f'<p class="meta">Official measure <code>{escape_html(score.official_measure)}</code> '
+        f"({escape_html(score.aggregation)}); submission {status}.</p>",
+        f'<p class="official" id="official">{escape_html(official)}</p>',
     ]
     if score.reward is not None:
         parts.append(f'<p>Reward: <strong id="reward">{float(score.reward):.6f}</strong> '
@@ -197,12 +198,12 @@ def score_html(score: Any, *, places: int = 4, limit: int = 200, title: str | No
     parts.append(table_html(score.scores, places=places, table_id="scores"))
     titles = {g.name: g.title for g in getattr(score, "groupings", ())}
     for gname, frame in score.by_group.items():
-        parts.append(f"<h2>{_esc(titles.get(gname, gname))}</h2>")
+        parts.append(f"<h2>{escape_html(titles.get(gname, gname))}</h2>")
         parts.append(table_html(frame, places=places, table_id=f"group-{gname}"))
     removed = {k: v for k, v in dict(score.removed).items() if v}
     parts.append("<h2>Validation</h2>")
     if removed:
-        items = "".join(f"<li>{_esc(k.replace('_', ' '))}: {int(v)}</li>" for k, v in removed.items())
+        items = "".join(f"<li>{escape_html(k.replace('_', ' '))}: {int(v)}</li>" for k, v in removed.items())
         parts.append(f"<p>Removed or rejected by the contract:</p><ul>{items}</ul>")
     problems = list(score.report.errors)
     parts.append(f"<p>{count_problems(problems)} problem(s) in the submission.</p>")
@@ -211,7 +212,7 @@ def score_html(score: Any, *, places: int = 4, limit: int = 200, title: str | No
         parts.append(f"<h2>Reference data</h2><p>{len(score.data_problems)} problem(s).</p>")
         parts.append(_problem_list(score.data_problems, limit))
     if score.notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in score.notes) + "</ul>")
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape_html(n)}</li>" for n in score.notes) + "</ul>")
     return page(name, "\n".join(parts))
 
 
@@ -221,7 +222,6 @@ def _plots(board: Any) -> list[str]:
         import matplotlib
 
         matplotlib.use("Agg", force=False)
-        from .plots import plot_comparison
     except ImportError:
         return []
     figures = []
@@ -232,7 +232,7 @@ def _plots(board: Any) -> list[str]:
     for kind, caption in kinds:
         try:
             # the runs plot in the ranking's order (by score, as the table and --plot)
-            fig = plot_comparison(board, kind, sort=True) if kind == "runs" else plot_comparison(board, kind)
+            fig = plots.plot_comparison(board, kind, sort=True) if kind == "runs" else plots.plot_comparison(board, kind)
         except (ValueError, KeyError):  # a plot that does not apply to this board
             continue
         figures.append(_figure(fig, caption))
@@ -263,35 +263,35 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
     alpha = params.get("alpha", 0.05)
     ci = params.get("ci", 0.95)
     parts = [
-        f"<h1>{_esc(name)}</h1>",
-        f'<p class="meta">Ranked by <code>{_esc(board.measure)}</code>; {_esc(int(round(100 * float(ci))))}% '
-        f"confidence intervals; paired <code>{_esc(test)}</code> tests with <code>{_esc(correction)}</code> "
-        f"correction at α = {_esc(alpha)}. A cluster holds the runs not significantly different from its "
-        f"best run (the leader). <code>rank_low</code>–<code>rank_high</code>: {_esc(int(round(100 * float(ci))))}% "
+        f"<h1>{escape_html(name)}</h1>",
+        f'<p class="meta">Ranked by <code>{escape_html(board.measure)}</code>; {escape_html(int(round(100 * float(ci))))}% '
+        f"confidence intervals; paired <code>{escape_html(test)}</code> tests with <code>{escape_html(correction)}</code> "
+        f"correction at α = {escape_html(alpha)}. A cluster holds the runs not significantly different from its "
+        f"best run (the leader). <code>rank_low</code>–<code>rank_high</code>: {escape_html(int(round(100 * float(ci))))}% "
         "of the bootstrap resamples place the run within these ranks (a run tied with others in a resample "
         "counts every tied place, so two identical runs span 1–2).</p>",
         "<h2>Ranking</h2>",
         table_html(ranking, places=places, table_id="ranking", row_classes=classes),
     ]
     if "turn_set" in ranking.columns:
-        parts.append(f'<p class="meta">{_esc(TURN_SET_NOTE)}</p>')
+        parts.append(f'<p class="meta">{escape_html(TURN_SET_NOTE)}</p>')
     calibration = getattr(board, "calibration", None)
     if calibration is not None and len(calibration):
         method = params.get("calibration", "ppi++")
-        parts[1] = (f'<p class="meta">Ranked by the {_esc(method.upper())}-calibrated mean of '
-                    f"<code>{_esc(board.measure)}</code> (the judge's scores corrected by the human ratings, "
-                    f"{_esc(int(round(100 * float(ci))))}% normal intervals), beside the raw judge mean "
+        parts[1] = (f'<p class="meta">Ranked by the {escape_html(method.upper())}-calibrated mean of '
+                    f"<code>{escape_html(board.measure)}</code> (the judge's scores corrected by the human ratings, "
+                    f"{escape_html(int(round(100 * float(ci))))}% normal intervals), beside the raw judge mean "
                     "(<code>judge_mean</code>, bootstrap interval). Clusters: paired bootstrap tests of the "
-                    f"calibrated means with <code>{_esc(correction)}</code> correction at α = {_esc(alpha)}. "
+                    f"calibrated means with <code>{escape_html(correction)}</code> correction at α = {escape_html(alpha)}. "
                     "<code>rank_low</code>–<code>rank_high</code>: the ranks the run takes in "
-                    f"{_esc(int(round(100 * float(ci))))}% of the resamples.</p>")
+                    f"{escape_html(int(round(100 * float(ci))))}% of the resamples.</p>")
         parts.append("<h2>Calibration</h2>")
         parts.append(table_html(calibration, places=places, table_id="calibration"))
         parts.append("<h2>Pairwise tests of the calibrated means</h2>")
         parts.append(table_html(board.calibrated_pairwise, places=places, table_id="calibrated-pairwise"))
     if board.failed:
         parts.append("<h2>Not scored (not ranked)</h2><ul>"
-                     + "".join(f"<li><code>{_esc(k)}</code>: {_esc(v)}</li>" for k, v in board.failed.items())
+                     + "".join(f"<li><code>{escape_html(k)}</code>: {escape_html(v)}</li>" for k, v in board.failed.items())
                      + "</ul>")
     invalid = [r for r, s in board.scores.items() if not s.valid]
     parts.append("<h2>Validation</h2>")
@@ -304,7 +304,7 @@ def leaderboard_html(board: Any, *, places: int = 4, plots: bool = True, title: 
     if invalid:
         parts.append(f"<p>{len(invalid)} invalid submission(s): scored as the benchmark's rules say.</p>")
     for gname, frame in board.groups.items():
-        parts.append(f"<h2>{_esc(gname.replace('_', ' '))}</h2>")
+        parts.append(f"<h2>{escape_html(gname.replace('_', ' '))}</h2>")
         parts.append(table_html(frame.reset_index() if frame.index.name else frame, places=places,
                                 table_id=f"group-{gname}"))
     if len(board.pairwise):

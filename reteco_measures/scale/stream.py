@@ -48,8 +48,8 @@ from ..engine.results import aggregates, metrics_frame
 from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
 from ..io._lines import iter_file_bytes
 from ..io.convert import as_qrels_frame
-from ..io.readers import _detect_format, read_run_with_problems
-from ..kernels.standard import _ranges, string_key
+from ..io.readers import detect_format, read_run_with_problems
+from ..kernels.standard import segment_ranges, string_key
 from ..measures.base import REGISTERED
 from ..measures.names import parse_measures
 from ..query_ids import align_query_ids
@@ -180,7 +180,7 @@ def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[t
                 continue
             joined = b"".join(head)
             head = []
-            fmt = _detect_format(path, joined)
+            fmt = detect_format(path, joined)
             array = fmt == "jsonl" and joined.removeprefix(_BOM).lstrip()[:1] == b"["
             # the byte-order mark of the file is dropped here, as the reader drops it, so that
             # the first line's query id is compared without it when the blocks are cut
@@ -216,7 +216,7 @@ def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[t
         pending_qid = qid
     rest = b"".join([*head, *pending, *partial])
     if rest:
-        yield rest, fmt or _detect_format(path, rest)
+        yield rest, fmt or detect_format(path, rest)
 
 
 def iter_blocks(
@@ -321,7 +321,7 @@ class _QrelsByQuery:
         idx = np.array(sorted(self.pos[q] for q in queries if q in self.pos), dtype=np.int64)
         if len(idx) == 0:
             return self.sorted.iloc[:0]
-        return self.sorted.iloc[_ranges(self.starts[idx], self.ends[idx] - self.starts[idx])]
+        return self.sorted.iloc[segment_ranges(self.starts[idx], self.ends[idx] - self.starts[idx])]
 
 
 def _evaluate_blocks(blocks, measures, qrels, kwargs) -> tuple[list[Metric], dict[str, None]]:

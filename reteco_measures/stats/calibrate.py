@@ -61,6 +61,8 @@ import pandas as pd
 from ..errors import DataFormatWarning, Problem, user_stacklevel
 from ..io.judgments import AGGREGATES, DIM_SCALE, SCALES, canonical, collapse_repeats, read_judgments
 from ..io.ratings import out_of_scale, read_ratings, read_table, report_problems, scale_bounds
+from ..report.text import frame_records
+from ..stats.compare import file_run_name
 
 __all__ = ["METHODS", "CALIBRATION_COLUMNS", "PPIResult", "ppi_mean", "calibrate", "calibration_section"]
 
@@ -206,8 +208,6 @@ def _judge_groups(judge: Any, by: str | None) -> list[tuple[Any, Any, np.ndarray
                 for k, part in frame.groupby(by, sort=False, dropna=False)]
     paths = [judge] if _is_source(judge) else list(judge)
     if by == "run" and all(isinstance(p, (str, os.PathLike)) for p in paths):
-        from ..stats.compare import file_run_name
-
         names = [file_run_name(p) for p in paths]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -465,7 +465,6 @@ def calibration_section(
     dict: ``method``, ``level``, ``definition`` (words for the report) and ``table`` (the records
     of `calibrate`). Warnings about dimensions that cannot be calibrated are kept in
     ``notes`` instead of being raised."""
-    from ..report.text import frame_records
 
     dims, skipped = None, []
     if isinstance(judge, pd.DataFrame) and "dimension" in judge.columns:  # custom prompts have no known scale

@@ -17,14 +17,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..engine.evaluate import check_modes, qrels_order
+from ..engine.evaluate import check_modes, prepare, qrels_order, values_prepared
 from ..engine.grouping import group_frame, warn_unmatched_groups
 from ..engine.results import ALL as RESULTS_ALL
 from ..engine.results import empty_value, metrics_frame
 from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io._lines import COMPRESSION_SUFFIXES
 from ..io.convert import as_qrels_frame, as_run_frame
-from ..query_ids import align_runs, check_on_mismatch
+from ..measures.names import measure_label, measure_name, parse_measures
+from ..query_ids import align_runs, check_on_mismatch, mismatch_policy
+from ..report.plots import plot_comparison
+from ..report.tables import to_html, to_json, to_latex, to_markdown, to_text, wide_frame
 from ..side import load_labels, load_topics
 from .design import unit_columns, unit_kind
 from .options import KeywordDefaults, StatOptions
@@ -38,6 +41,7 @@ from .tests import (
     run_estimates,
     win_tie_loss,
 )
+from .ties import has_ties, tie_bounds, tie_range
 
 __all__ = ["Comparison", "Resamples", "compare", "compare_frame", "per_query_frame", "ALL"]
 
@@ -96,26 +100,22 @@ class Comparison:
     # -- presentation (reteco_measures.report) ----------------------------------------------------
     def to_frame(self, *, ci: bool = False) -> pd.DataFrame:
         """Wide table: one row per run (per group), one column per measure (+ CI columns)."""
-        from ..report.tables import wide_frame
 
         return wide_frame(self, ci=ci)
 
     def to_markdown(self, places: int = 4) -> str:
         """Markdown table, runs × measures, with significance superscripts (see `to_latex`)."""
-        from ..report.tables import to_markdown
 
         return to_markdown(self, places=places)
 
     def to_latex(self, places: int = 4, caption: str | None = None, label: str | None = None) -> str:
         """LaTeX (booktabs) table as ranx prints it: runs labelled a, b, c, ...; a value carries the
         superscript letters of the runs it is significantly better than; best value in bold."""
-        from ..report.tables import to_latex
 
         return to_latex(self, places=places, caption=caption, label=label)
 
     def to_html(self, places: int = 4) -> str:
         """HTML table with significance superscripts and confidence intervals (notebooks show it)."""
-        from ..report.tables import to_html
 
         return to_html(self, places=places)
 
@@ -124,13 +124,11 @@ class Comparison:
 
     def to_json(self) -> str:
         """JSON with ``summary``, ``pairwise`` and ``params`` (measure names parseable by ir_measures)."""
-        from ..report.tables import to_json
 
         return to_json(self)
 
     def to_text(self, places: int = 4) -> str:
         """Plain-text summary and pairwise tables."""
-        from ..report.tables import to_text
 
         return to_text(self, places=places)
 
@@ -139,13 +137,10 @@ class Comparison:
         (sorted per-query differences to the baseline), ``'heatmap'`` (a two-column ``by`` grid,
         e.g. domain × depth or collection × condition), ``'depth'`` (curves T1..T5+ per run).
         See `reteco_measures.report.plots`."""
-        from ..report.plots import plot_comparison
 
         return plot_comparison(self, kind=kind, **kwargs)
 
     def __repr__(self) -> str:
-        from ..report.tables import to_text
-
         head = f"Comparison({len(self.runs)} runs, measures={self.measures}, test={self.params.get('test')!r})\n"
         if len(self.pairwise) <= 50:
             return head + to_text(self)
@@ -416,12 +411,6 @@ def per_query_frame(
 
     With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
     ``tie_max`` per query (`reteco_measures.stats.tie_sensitivity`)."""
-    from ..api import group_frame, measure_label, measure_name, parse_measures
-    from ..engine.evaluate import prepare, values_prepared
-    from ..io.convert import as_qrels_frame, as_run_frame
-    from ..query_ids import mismatch_policy
-    from ..side import load_labels, load_topics
-    from .ties import has_ties, tie_bounds, tie_range
 
     measure_objs = parse_measures(measures)
     labels_list = [measure_label(m) for m in measure_objs]

@@ -33,6 +33,9 @@ import ir_measures
 import numpy as np
 import pandas as pd
 
+from ..kernels.conversational import turn_parts
+from ..kernels.spoken import cell_frame
+
 __all__ = ["UNIT_COLUMNS", "unit_columns", "unit_kind"]
 
 #: columns a per-query frame may carry to say how it is resampled
@@ -76,12 +79,8 @@ def unit_columns(
     stratum = pd.Series(np.full(len(qids), "", dtype=object))
     kind, strata = unit_kind(measure)
     if kind == "conversation":
-        from ..kernels.conversational import turn_parts
-
         unit = pd.Series(turn_parts(qids, topics)["conversation_id"].to_numpy(dtype=object))
     elif strata is not None:
-        from ..kernels.spoken import cell_frame
-
         uniq = pd.Index(pd.unique(qids.to_numpy(dtype=object)), dtype="str")
         cells = cell_frame(topics, uniq, str(measure))
         label = (cells["collection"] + " x " + cells["condition"]).reindex(qids.to_numpy(dtype=object))

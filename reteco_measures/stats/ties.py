@@ -34,6 +34,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..api import iter_calc
+from ..io.convert import as_qrels_frame, as_run_frame
+from ..kernels.ranking import duplicate_pairs, rank_run
+from ..kernels.standard import per_query, supports
+from ..kernels.stepwise import step_parents
+from ..measures.names import parse_measures
+from ..measures.params import param
+from ..side import load_labels, load_topics
+
 __all__ = ["tie_sensitivity", "tie_bounds", "has_ties", "tie_groups"]
 
 _TEMPORAL = {"TemporalPrecision", "TemporalRelevance", "TemporalCoverage", "nDCG_FC"}
@@ -119,8 +128,6 @@ def _reordered(ranked: pd.DataFrame, groups: np.ndarray, key: np.ndarray, best: 
 
 
 def _per_query(measure: Any, qrels: pd.DataFrame, run: pd.DataFrame, **kw: Any) -> pd.Series:
-    from ..api import iter_calc
-
     metrics = list(iter_calc([measure], qrels, run, tie_break="trec_eval", on_mismatch="warn", **kw))
     return pd.Series([float(m.value) for m in metrics], index=pd.Index([str(m.query_id) for m in metrics]),
                      dtype=np.float64)
@@ -143,8 +150,6 @@ def tie_bounds(
     the standard measures (whose per-query value reads that query's rows only) it is not
     re-evaluated and has no row here (its bounds are its value); reteco-measures' own measures,
     whose units may span queries, re-evaluate the whole run when any query has such a group."""
-    from ..api import iter_calc
-    from ..kernels.ranking import duplicate_pairs, rank_run
 
     if corpus is None:
         coded = _coded_bounds(qrels, run, measures)
@@ -212,8 +217,6 @@ def _coded_bounds(qrels: pd.DataFrame, run: pd.DataFrame, measures: Sequence[Any
     (best) order only sorts each group by grade, ascending (descending); the groups themselves
     are (query, score at single precision), as trec_eval ties them. An empty frame: no query
     has a tie group of mixed grades. None: not applicable (the general path runs)."""
-    from ..kernels.standard import per_query, supports
-    from ..measures.params import param
 
     if not measures or not all(supports(m) and m.NAME != "Judged" and param(m, "judged_only") is not True
                                for m in measures):
@@ -277,7 +280,6 @@ def _native_bounds(measures: Sequence[Any], qrels: pd.DataFrame, ranked: pd.Data
     the worst and the best order evaluated by `reteco_measures.kernels.standard.per_query`, the
     function ``rm.iter_calc`` reaches for them on a run without NaN scores (the re-scored orders
     have none), without the engine's checks and per-value objects."""
-    from ..kernels.standard import per_query, supports
 
     if not measures or not all(supports(m) for m in measures):
         return None
@@ -340,10 +342,6 @@ def tie_sensitivity(
         DataFrame ``query_id, value, min, max, tied_at_cutoff`` in the order of
         `reteco_measures.iter_calc` (see the module docs for the definitions).
     """
-    from ..api import parse_measures
-    from ..io.convert import as_qrels_frame, as_run_frame
-    from ..kernels.ranking import duplicate_pairs, rank_run
-    from ..side import load_labels, load_topics
 
     measures = parse_measures(measure)
     if len(measures) != 1:
@@ -377,8 +375,6 @@ def tie_sensitivity(
         qids = ranked["query_id"].astype(str)[np.isin(groups, bad_groups)]
         hit = set(qids.tolist())
         if getattr(m, "NAME", None) == "StepNDCG" and m.params.get("average", "query") == "query":
-            from ..kernels.stepwise import step_parents
-
             parents, _ = step_parents(sorted(hit), topics_df)
             hit |= set(parents.tolist())
         straddle = pd.Series([q in hit for q in value.index], index=value.index)

@@ -33,6 +33,35 @@ def test_eval_per_query_json(trec_eval_dir: Path, capsys) -> None:
     assert values == {"301": 0.1518, "302": 0.7530, "303": 0.0, "all": 0.3016}
 
 
+def test_eval_per_query_evaluates_once(trec_eval_dir: Path, capsys, monkeypatch) -> None:
+    """``eval --per-query`` reads, checks and ranks the run once (one engine ``prepare``) and prints
+    pytrec_eval's ndcg_cut_10 per query and their mean, computed side by side here."""
+    import pytrec_eval
+
+    from reteco_measures.engine import evaluate as engine
+
+    calls = []
+    real = engine.prepare
+    monkeypatch.setattr(engine, "prepare", lambda *a, **k: calls.append(1) or real(*a, **k))
+    qrels_path, run_path = trec_eval_dir / "qrels.test", trec_eval_dir / "results.test"
+    assert main(["eval", str(qrels_path), str(run_path), "nDCG@10", "--per-query", "--format", "json"]) == 0
+    assert len(calls) == 1
+    rows = {r["query_id"]: r["value"] for r in json.loads(capsys.readouterr().out)}
+    qrels: dict = {}
+    for line in qrels_path.read_text().splitlines():
+        q, _, d, rel = line.split()[:4]
+        qrels.setdefault(q, {})[d] = int(rel)
+    run: dict = {}
+    for line in run_path.read_text().splitlines():
+        q, _, d, _, score = line.split()[:5]
+        run.setdefault(q, {})[d] = float(score)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    per_query = {q: expected.get(q, {"ndcg_cut_10": 0.0})["ndcg_cut_10"] for q in qrels}
+    for q, value in per_query.items():
+        assert rows[q] == pytest.approx(value, abs=1e-9), q
+    assert rows["all"] == pytest.approx(sum(per_query.values()) / len(per_query), abs=1e-9)
+
+
 def test_eval_tsv(trec_eval_dir: Path, capsys) -> None:
     main(["eval", str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.trunc"), "P@5", "--format", "tsv"])
     lines = capsys.readouterr().out.strip().splitlines()

@@ -265,7 +265,7 @@ def test_the_disclosure_report_has_every_field(server, tmp_path, capsys):
     p = load_prompt("correctness")
     assert (prompt["sha256"], prompt["version"]) == (p.sha256, p.version) and p.system in prompt["text"]
     assert rep["model"]["requested"] == ["m"] and rep["model"]["returned"] == {"served-x": 8}
-    assert rep["decoding"]["temperature"] == 0 and rep["decoding"]["json_mode"] is True
+    assert rep["decoding"]["temperature"] == 0 and rep["decoding"]["structured"] != "none"
     assert rep["retry_procedure"]["retries"] == 1 and rep["retry_procedure"]["timeout"] == 60
     # t1 repeat 0: a 500 then the reply; t1 repeat 1 is the server's third request for that text: no 500
     # t3's two judgments: an invalid reply, then the same reply to the repair message

@@ -88,7 +88,7 @@ def test_normal_answer_and_request_shape(server):
 def test_no_key_means_no_authorization_header(server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     msgs, lo, hi = messages_for("SCORE=2")
-    with fast_client(json_mode=False) as c:
+    with fast_client(structured="none") as c:
         assert c.judge(msgs, lo, hi).score == 2
     assert "Authorization" not in server.requests[0]["headers"]
     assert "response_format" not in server.requests[0]["body"]

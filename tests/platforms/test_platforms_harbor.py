@@ -129,3 +129,24 @@ def test_crash_guard_on_a_bug(tmp_path: Path, capsys, monkeypatch):
     assert json.loads(path.read_text()) == {"reward": 0.0} and _txt_equals_json(path) == 0.0
     details = json.loads((tmp_path / "reward_details.json").read_text())
     assert details["error"] == "RuntimeError: simulated bug in the scorer" and details["valid"] is False
+
+
+def test_score_harbor_from_python(tmp_path: Path):
+    """The verifier step without the command line: `score_harbor` writes the reward file (the
+    Spoken-Query mapping by hand of the score's raw quality) and returns the score; a symbolic
+    link is refused with its reason and reward 0, never read."""
+    from reteco_measures.platforms import HarborOutcome, score_harbor
+
+    path = tmp_path / "ok" / "reward.json"
+    outcome = score_harbor("spoken", RUNS / "spoken.jsonl", path, data=SAMPLE)
+    assert isinstance(outcome, HarborOutcome) and outcome.refused is None
+    q = float(outcome.score.official)
+    assert json.loads(path.read_text())["reward"] == pytest.approx(_piecewise(q), abs=1e-12)
+    assert "reteco-harbor-" not in json.dumps(outcome.score.to_dict(), default=str)  # no scratch path shown
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(RUNS / "spoken.jsonl")
+    bad = tmp_path / "bad" / "reward.json"
+    refused = score_harbor("spoken", link, bad, data=SAMPLE)
+    assert refused.score is None and "symbolic link" in refused.refused
+    assert json.loads(bad.read_text()) == {"reward": 0.0}
+    assert "submission refused" in json.loads((bad.parent / "reward_details.json").read_text())["error"]

@@ -209,9 +209,9 @@ def test_hostile_submission_fails_with_a_message(hostile: dict, name: str, words
         assert w in err, (w, err)
     assert r["html"] is not None and "could not be scored" in r["html"]
     first = err.strip().splitlines()[0].removeprefix("error: ")
-    from reteco_measures.report.html import _esc
+    from reteco_measures.report.html import escape_html
 
-    assert _esc(first) in r["html"]  # the page says what the participant reads on stderr
+    assert escape_html(first) in r["html"]  # the page says what the participant reads on stderr
     assert "scores.json" not in r["outputs"]  # nothing for a leaderboard
     assert not [o for o in r["outputs"] if o.endswith(".tmp")]
     assert "reteco-codabench-" not in err and "reteco-codabench-" not in r["html"]  # no scratch paths

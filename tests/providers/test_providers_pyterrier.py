@@ -2,7 +2,7 @@
 
 PyTerrier (1.x) evaluates per query through ``ir_measures.iter_calc`` and then takes a plain mean of
 the per-query values; our conditional (nDCG|FC, TC) and weighted (TurnNDCG by conversation,
-SpokenMacroNDCG) aggregates need their own aggregator (see ``reteco_measures._pyterrier``).
+SpokenMacroNDCG) aggregates need their own aggregator (see ``reteco_measures.providers.pyterrier``).
 Expected values: per-query nDCG from pytrec_eval run side by side, coverage worked out by hand,
 then aggregated by the written rule; and equality with ``rm.calc_aggregate``.
 No Java is needed: the systems are result frames (``pt.Transformer.from_df``).

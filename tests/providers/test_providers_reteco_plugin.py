@@ -14,8 +14,8 @@ import pytest
 from ir_measures import AP, RR, R, nDCG
 
 import reteco_measures as rm
+from reteco_measures.kernels.context import IMPLEMENTATIONS, implements
 from reteco_measures.measures.base import RetecoMeasure, common_params, register
-from reteco_measures.provider import IMPLEMENTATIONS, implements
 
 SPEC_NAMES = {
     "TemporalPrecision": "TP",

@@ -14,7 +14,7 @@ from ir_measures import AP, RR, P, R, Rprec, nDCG
 import reteco_measures as rm
 from reteco_measures.io.convert import qrels_to_dict, run_to_dict
 from reteco_measures.kernels import standard
-from reteco_measures.scale import native
+from reteco_measures.providers import native
 
 
 def _files(trec_eval_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -89,7 +89,8 @@ def test_import_changes_nothing_but_the_ir_measures_registration() -> None:
         now = ir_measures.providers.registry
         assert set(now) == set(registry) | {"reteco"}, set(now) ^ set(registry)
         assert all(now[k] is v for k, v in registry.items())
-        assert ir_measures.DefaultPipeline.providers == [rm.PROVIDER, *pipeline]
+        from reteco_measures.providers.reteco import PROVIDER
+        assert ir_measures.DefaultPipeline.providers == [PROVIDER, *pipeline]
         assert "ir_datasets" not in sys.modules and "pyterrier" not in sys.modules
         rm.calc_aggregate(["nDCG@10"], {"q": {"a": 1}}, {"q": {"a": 1.0}})  # evaluating changes nothing more
         assert pathlib.Path.mkdir is mkdir and sys.meta_path == meta_path

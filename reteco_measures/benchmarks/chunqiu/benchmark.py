@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...api import parse_measures
 from ...contracts.base import ValidationReport
+from ...measures.names import parse_measures
 from ..declaration import Benchmark, CliSpec, Inputs, Option, RewardSpec, StatsSpec, TableSpec
 from ..registry import register
 from ..scoring import long_per_query

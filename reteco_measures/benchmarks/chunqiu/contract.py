@@ -306,7 +306,7 @@ def sort_problems(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: p.line if p.line is not None else big)
 
 
-def _cleaned_run(items: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+def cleaned_run(items: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     """Kept rows in file order with the run-order rank inside each record."""
     kept = items[keep]
     rank = group_rank(kept["record"].to_numpy())
@@ -465,7 +465,7 @@ def validate_chunqiu(
         skipped += ["missing_query", "unknown_query"]
 
     keep = items["score_ok"].to_numpy() & items["doc_id"].notna().to_numpy() & items["query_id"].notna().to_numpy()
-    cleaned = _cleaned_run(items, keep)
+    cleaned = cleaned_run(items, keep)
     problems = with_severity(sort_problems(problems), "error")  # any violation invalidates the batch
     return ValidationReport(
         "chunqiu",

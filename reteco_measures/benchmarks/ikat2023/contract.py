@@ -80,6 +80,7 @@ import numpy as np
 import pandas as pd
 
 from ...contracts.base import ValidationReport, contract, id_frame, with_severity
+from ...datasets.base import TOPICS_FACTORIES
 from ...errors import DataFormatError, Problem, Severity
 from ...io._lines import is_inline_text, read_source_bytes
 from ...io.jsonl import JSONTextError, loads, read_json_document
@@ -171,8 +172,6 @@ def _topic_tables(queries: Any) -> tuple[set[str] | None, dict[str, dict[str, st
     if queries is None:
         return None, None
     if isinstance(queries, (str, os.PathLike)):
-        from ...datasets.base import TOPICS_FACTORIES
-
         if isinstance(queries, str) and queries in TOPICS_FACTORIES:
             queries = TOPICS_FACTORIES[queries]()
         else:

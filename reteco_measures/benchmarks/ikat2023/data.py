@@ -42,7 +42,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets export needs typing.Tuple)
+from typing import IO, Any, Dict, Literal, NamedTuple, Tuple  # noqa: UP035  (ir_datasets export needs typing.Tuple)
 
 import pandas as pd
 
@@ -146,7 +146,8 @@ class IkatPassage(NamedTuple):
         return self.text
 
 
-def _file(name: str, what: str, root: str | os.PathLike | None = None) -> DataFile:
+def ikat_file(name: str, what: str, root: str | os.PathLike | None = None) -> DataFile:
+    """The iKAT 2023 file ``name`` under the data root (``what`` names it in messages)."""
     return DataFile(f"{IKAT_DIR}/{name}", what, root)
 
 
@@ -222,7 +223,7 @@ def load_ikat_topics(
     """
     if split not in TOPICS_FILES:
         raise ValueError(f"iKAT 2023 split must be one of {sorted(TOPICS_FILES)}, not {split!r}")
-    path = _file(TOPICS_FILES[split], f"iKAT 2023 {split} topics", root).path()
+    path = ikat_file(TOPICS_FILES[split], f"iKAT 2023 {split} topics", root).path()
     frame = _topics_cached(str(Path(path).resolve()), os.stat(path).st_mtime).copy()
     if judged:
         judged_ids = set(ikat_qrels(root=root)["query_id"].tolist())
@@ -242,7 +243,7 @@ def ikat_ptkb(split: str = "test", *, root: str | os.PathLike | None = None) -> 
 
 
 def _read_qrels(name: str, what: str, root: str | os.PathLike | None) -> pd.DataFrame:
-    path = _file(name, what, root).path()
+    path = ikat_file(name, what, root).path()
     frame, problems = read_qrels_with_problems(path, "trec")
     if any(p.severity == "error" for p in problems):
         raise DataFormatError([p for p in problems if p.severity == "error"])
@@ -273,7 +274,7 @@ def ptkb_qrels(version: PtkbVersion = "org", *, root: str | os.PathLike | None =
 def passages_dir(root: str | os.PathLike | None = None) -> Path:
     """The folder of the iKAT passage collection; a clear error says where to put it if absent."""
     folder = data_root(root) / IKAT_DIR / PASSAGES_DIR
-    files = _passage_files(folder)
+    files = passage_files(folder)
     if not files:
         raise MissingDataError(
             "the iKAT 2023 ClueWeb22-B passage collection is licensed (ClueWeb22, CMU) and not shipped: "
@@ -284,13 +285,15 @@ def passages_dir(root: str | os.PathLike | None = None) -> Path:
     return folder
 
 
-def _passage_files(folder: Path) -> list[Path]:
+def passage_files(folder: Path) -> list[Path]:
+    """The passage collection's JSONL files in ``folder`` (plain, gzip or bzip2), sorted."""
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.name.endswith((".jsonl", ".jsonl.gz", ".jsonl.bz2")))
 
 
-def _open_text(path: Path):
+def open_text(path: Path) -> IO[str]:
+    """``path`` opened as UTF-8 text, decompressed when it ends in ``.gz`` or ``.bz2``."""
     if path.name.endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8")
     if path.name.endswith(".bz2"):

@@ -25,11 +25,11 @@ from .data import (
     IkatQuery,
     IkatUpstreamQuery,
     PtkbVersion,
-    _file,
-    _open_text,
-    _passage_files,
+    ikat_file,
     ikat_qrels,
     load_ikat_topics,
+    open_text,
+    passage_files,
     passages_dir,
     ptkb_qrels,
     ptkb_turns,
@@ -42,8 +42,8 @@ NAMESPACE = "ikat/2023"
 
 
 def _passages(root: str | os.PathLike | None = None) -> Iterator[IkatPassage]:
-    for path in _passage_files(passages_dir(root)):
-        with _open_text(path) as f:
+    for path in passage_files(passages_dir(root)):
+        with open_text(path) as f:
             for i, raw in enumerate(f, start=1):
                 if not raw.strip():
                     continue
@@ -105,13 +105,13 @@ def _ikat_queries(split: str, judged: bool = False, ptkb: PtkbVersion | None = N
 
 def _ptkb_qrels(version: PtkbVersion) -> Qrels:
     return Qrels(lambda: [ptkb_qrels(version)], PTKB_QRELS_DEFS,
-                 path=lambda: _file(PTKB_QRELS_FILES[version], f"iKAT 2023 PTKB qrels ({version})").path())
+                 path=lambda: ikat_file(PTKB_QRELS_FILES[version], f"iKAT 2023 PTKB qrels ({version})").path())
 
 
 def _register_all() -> None:
     """The ``ikat/2023/...`` datasets (their topics are declared by the readers' module)."""
     docs = _passage_docs()
-    passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
+    passage_qrels = TrecQrels(ikat_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
     register("ikat/2023/test", ir_datasets.Dataset(docs, _ikat_queries("test"), passage_qrels))
     register("ikat/2023/test/judged", ir_datasets.Dataset(docs, _ikat_queries("test", judged=True), passage_qrels))
     register("ikat/2023/train", ir_datasets.Dataset(docs, _ikat_queries("train")))
@@ -153,7 +153,7 @@ def _register_upstream_aliases() -> list[str]:
     """Register `UPSTREAM_IDS` unless ir_datasets itself already defines them (then its
     definitions win and ours are skipped). Returns the ids we registered."""
     docs = _passage_docs()
-    passage_qrels = TrecQrels(_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
+    passage_qrels = TrecQrels(ikat_file(QRELS_FILE, "iKAT 2023 passage qrels"), PASSAGE_QRELS_DEFS)
 
     def all_turns() -> pd.DataFrame:
         return _upstream_turns(("train", "test"))

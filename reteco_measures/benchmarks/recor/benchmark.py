@@ -31,12 +31,13 @@ from typing import Any
 
 import pandas as pd
 
-from ...api import measure_label, parse_measures
 from ...contracts.base import ValidationReport
 from ...datasets.base import MissingDataError
+from ...measures.names import measure_label, parse_measures
 from ...measures.turn_ndcg import TurnNDCG
 from ..declaration import Benchmark, CliSpec, Grouping, Inputs, Option, StatsSpec, TableSpec
 from ..registry import register
+from ..reteco.contract import load_run_rows
 from ..reteco.rules import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
@@ -56,7 +57,7 @@ from ..reteco.rules import (
 from ..scoring import long_per_query
 from .data import (
     RecorData,
-    _check_qrels_topics,
+    check_qrels_topics,
     conversations_to_topics,
     load_organiser_sample,
     load_recor,
@@ -100,7 +101,7 @@ def _explicit(opts: dict, folder: Path | None) -> RecorData:
     qrels["domain"] = qrels["query_id"].map(release["domain"]).fillna("").astype(str).to_numpy()
     mapped = qrels["query_id"].map(release["query_id"])
     qrels["query_id"] = mapped.where(mapped.notna(), qrels["query_id"]).astype("str").to_numpy()
-    _check_qrels_topics(qrels, topics, qrels_path, problems)
+    check_qrels_topics(qrels, topics, qrels_path, problems)
     if corpus_path is not None:
         docs = read_documents(corpus_path, "", text=False)
         gold = topics[["domain", "gold_doc_ids"]].explode("gold_doc_ids").dropna()
@@ -160,7 +161,6 @@ def _read_runs(run: Any, recor: RecorData) -> tuple[pd.DataFrame, list, str | No
     turn ids): a ``{domain: path}`` mapping, or a list of paths whose domain each file's name (or
     else its ids) gives. A file's plain ids are qualified with its domain (``biology/3_turn_1``),
     so ids repeated across domains stay apart. Anything else is read as one run."""
-    from ..reteco.contract import load_run_rows
 
     if isinstance(run, Mapping):
         items = [(str(d), Path(p)) for d, p in run.items()]

@@ -466,9 +466,10 @@ def recor_domains(split: str = "dev", root: str | os.PathLike | None = None) -> 
     return ordered
 
 
-def _check_qrels_topics(
+def check_qrels_topics(
     qrels: pd.DataFrame, topics: pd.DataFrame, path: str | None, problems: list[Problem]
 ) -> None:
+    """Add to ``problems`` one problem per qrels query that ``topics`` do not know (at its first line)."""
     known = set(topics["query_id"].tolist())
     unknown = ~qrels["query_id"].isin(known)
     for qid, first in (
@@ -530,7 +531,7 @@ def load_recor(
             qrels_file.path(), dom, qualified=qualified, hash_turn_ids=hash_turn_ids
         )
         problems += probs
-        _check_qrels_topics(qrels, topics, qrels_file.path(), problems)
+        check_qrels_topics(qrels, topics, qrels_file.path(), problems)
         topics_parts.append(topics)
         qrels_parts.append(qrels)
         corpus_parts.append(read_documents(docs_file.path(), dom, text=doc_text))
@@ -573,7 +574,7 @@ def load_organiser_sample(
     if qualified:
         mapped = qrels["query_id"].map(release["query_id"])
         qrels["query_id"] = mapped.where(mapped.notna(), qrels["query_id"]).astype("str").to_numpy()
-    _check_qrels_topics(qrels, topics, str(folder / "qrels.txt"), problems)
+    check_qrels_topics(qrels, topics, str(folder / "qrels.txt"), problems)
     docs = read_documents(folder / "documents.jsonl", "", text=doc_text)
     # a document's domain: the domain of the turns that cite it (the sample has one folder)
     gold = topics[["domain", "gold_doc_ids"]].explode("gold_doc_ids").dropna()

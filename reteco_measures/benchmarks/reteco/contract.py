@@ -28,7 +28,9 @@ row at all (an empty file, or every row removed): there is nothing to score.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -37,13 +39,15 @@ import pyarrow.compute as pc
 
 from ...contracts.base import ValidationReport, contract, id_frame, with_severity
 from ...errors import Problem
-from ...io._lines import source_name
+from ...io._lines import read_source_bytes, source_name
 from ...io.convert import is_source, run_frame_with_problems
 from ...io.readers import read_run_with_problems
 from ...kernels.ranking import row_ranks
+from ...scale.stream import watch_blocks
+from ...side import load_topics
 
 __all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
-           "is_in"]
+           "is_in", "CorpusScope", "corpus_scope", "StreamDiscards"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -150,7 +154,7 @@ _ID_INDEX: dict[int, tuple[pd.DataFrame, pa.Array]] = {}
 def doc_id_index(corpus: pd.DataFrame) -> pa.Array:
     """The corpus' id index: its distinct ``doc_id`` values (as text) in first-appearance order,
     one Arrow string array, built once per corpus frame (a release's corpus is one frame per
-    process, see `reteco_measures.datasets.reteco_tempo.load_tempo`)."""
+    process, see `reteco_measures.benchmarks.tempo.data.load_tempo`)."""
     hit = _ID_INDEX.get(id(corpus))
     if hit is not None and hit[0] is corpus:
         return hit[1]
@@ -352,7 +356,6 @@ def check_kit_format(source: Any) -> list[Problem]:
 
     Returns one ``error`` problem (kind ``kit_format``) per failing line, an empty list when the
     kit's checker would pass the file. Vectorised over the lines (pandas string operations)."""
-    from ...io._lines import read_source_bytes
 
     path = source_name(source)
     text = read_source_bytes(source).decode("utf-8", errors="replace")
@@ -380,3 +383,117 @@ def check_kit_format(source: Any) -> list[Problem]:
     return [Problem(f"{why[i]}: {lines[i][:80]!r} (starter-kit format check)", line=int(numbers[i]),
                     query_id=str(qid[i]) or None, path=path, kind="kit_format", severity="error")
             for i in bad.tolist()]
+
+
+class CorpusScope(NamedTuple):
+    """The corpus and queries the contract gets, and in words which corpus scope they give."""
+
+    corpus: pd.DataFrame | None  #: ``doc_id`` (and ``domain`` for the domain scope), or None
+    queries: Any  #: the expected queries: a frame with ``query_id, domain``, the caller's value, or None
+    description: str  #: which scope applies and why (``eval`` prints it)
+
+
+def corpus_scope(qrels: pd.DataFrame, corpus: Any = None, queries: Any = None, topics: Any = None,
+                 scope: str = "domain", domains: Collection[str] = ()) -> CorpusScope:
+    """The corpus and queries to hand `validate_reteco` for a run judged by ``qrels``, as the
+    benchmark scorers scope the corpus.
+
+    ``scope='domain'`` (the scorers' default): a document counts only in the corpus of its query's
+    domain. A document's domain is its corpus record's ``domain`` field, else its id's
+    ``<domain>/`` prefix when every corpus id carries one naming one of ``domains`` (the TEMPO
+    release's ids, ``bitcoin/25785deb_4434.txt``, with the TEMPO domains). A query's domain is its ``domain`` in
+    ``topics`` (or ``queries``), else the domain of its first judged document in ``qrels`` (as the
+    Track 1 scorer reads the organisers' sample). Without them the whole corpus is the scope, and
+    the description says why. ``scope='all'``: a document of any domain is kept.
+
+    Args:
+        qrels: the qrels frame (``query_id``, ``doc_id``).
+        corpus: the corpus ids (a path or frame, see `id_frame`); None: nothing to scope.
+        queries: the expected query ids (a path or frame), or None (the qrels' queries).
+        topics: the topics metadata (a path or frame with ``query_id``, ``domain``), or None.
+        scope: ``"domain"`` or ``"all"``.
+        domains: the domain names an id prefix may give (the command line passes the TEMPO
+            domains); empty (the default): ids give no domain.
+    """
+    if corpus is None:
+        return CorpusScope(None, queries, "no --corpus: unknown documents and documents of another domain are "
+                                          "not checked")
+    docs = id_frame(corpus, "doc_id")
+    if scope == "all":
+        return CorpusScope(docs[["doc_id"]], queries, ("corpus scope all (--corpus-scope all): a document of any "
+                                                       "domain is kept, as 'score ... --corpus-scope all'"))
+    how = []
+    if "domain" not in docs.columns or docs["domain"].isna().any():
+        prefix = docs["doc_id"].str.extract(r"^([^/]+)/", expand=False)
+        if not prefix.isin(list(domains)).all():
+            return CorpusScope(docs[["doc_id"]], queries, (
+                "corpus scope all: the corpus records carry no domain, so a document of another domain is "
+                "kept ('score' keeps only the query's own domain corpus: give the corpus records a 'domain' "
+                "field for the same rule)"))
+        docs = docs.assign(domain=prefix.to_numpy())
+        how.append("a document's domain is its '<domain>/' id prefix")
+    else:
+        how.append("a document's domain is its corpus 'domain' field")
+    expected = id_frame(queries, "query_id") if queries is not None else None
+    known = None
+    for frame, name in ((load_topics(topics) if topics is not None else None, "--topics"), (expected, "--queries")):
+        if frame is not None and "domain" in frame.columns and frame["domain"].notna().all():
+            known, where = frame.drop_duplicates("query_id").set_index("query_id")["domain"].astype(str), name
+            break
+    if known is None:  # the domain of each query's first judged document
+        home = docs.drop_duplicates("doc_id").set_index("doc_id")["domain"]
+        first = qrels.drop_duplicates("query_id").set_index("query_id")["doc_id"]
+        known, where = first.map(home), None
+    ids = expected["query_id"] if expected is not None else pd.Series(pd.unique(qrels["query_id"]))
+    qdom = ids.map(known)
+    if qdom.isna().any():
+        lost = ids[qdom.isna()].tolist()
+        return CorpusScope(docs[["doc_id"]], queries, (
+            f"corpus scope all: {len(lost)} query(ies) have no domain (e.g. {lost[0]}), so a document of "
+            "another domain is kept ('score' keeps only the query's own domain corpus)"))
+    how.append(f"a query's domain is its {where} 'domain'" if where else
+               "a query's domain is the domain of its first judged document in the qrels")
+    frame = pd.DataFrame({"query_id": ids.to_numpy(), "domain": qdom.to_numpy()})
+    expected_from = "" if expected is not None else "; the expected queries are the qrels' queries"
+    return CorpusScope(docs, frame, ("corpus scope domain, as the benchmark scorers ('score reteco-1a', ...): a "
+                                     f"document must be in the corpus of its query's domain ({'; '.join(how)}"
+                                     f"{expected_from})"))
+
+
+class StreamDiscards:
+    """What the contract would discard from a run that a streamed evaluation reads in blocks
+    (`reteco_measures.scale.stream`), counted block by block with `discard_counts`.
+
+    Each block holds whole queries, so a repeated document is within one block; a block read
+    again (the evaluation may pass over the file more than once) counts once, and a restart (the
+    run was not grouped by query) voids the blocks so far. Use ``with discards.watching():``
+    around the evaluation, then read `counts`."""
+
+    def __init__(self, corpus: Any = None, queries: Any = None):
+        self.corpus = corpus
+        self.queries = queries
+        self._by_block: dict[tuple, dict[str, int]] = {}
+
+    def see(self, block: pd.DataFrame | None) -> None:
+        """Count one block (None: the blocks so far are void)."""
+        if block is None:
+            self._by_block.clear()
+            return
+        if not len(block):
+            return
+        key = (str(block["query_id"].iat[0]), str(block["query_id"].iat[-1]), len(block))
+        self._by_block[key] = discard_counts(block, self.corpus, self.queries)
+
+    @contextmanager
+    def watching(self) -> Iterator[StreamDiscards]:
+        """Count every block the streamed evaluations in this block of code read."""
+        with watch_blocks(self.see):
+            yield self
+
+    def counts(self) -> dict[str, int]:
+        """Rows per kind over the blocks seen, as `discard_counts` of the whole run gives them."""
+        out: dict[str, int] = {}
+        for counts in self._by_block.values():
+            for kind, n in counts.items():
+                out[kind] = out.get(kind, 0) + n
+        return out

@@ -16,8 +16,9 @@ from ...contracts.base import ValidationReport
 from ...datasets.base import MissingDataError, data_root
 from ...errors import Problem
 from ...kernels.ranking import TIE_BREAKS
+from ...query_ids import check_query_ids, map_query_ids, match_query_ids
 from ..declaration import Option
-from .contract import doc_id_index, id_positions, validate_reteco
+from .contract import doc_id_index, id_positions, load_run_rows, validate_reteco
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
@@ -158,7 +159,6 @@ def validate_reteco_domains(
         # never a silent zero: a run that names the topics in another id form is refused (or, with
         # query_ids='normalize', mapped) before the contract would discard every row as unknown
         # (a run sharing nothing with the topics even then is the contract's to report, row by row)
-        from ...query_ids import check_query_ids, map_query_ids, match_query_ids
 
         match = match_query_ids(frame["query_id"], topics["query_id"])
         if query_ids == "normalize":
@@ -215,7 +215,6 @@ def read_run_any(run: Any) -> tuple[pd.DataFrame, list[Problem], str | None]:
     A list or tuple of paths is one submission written as several files (the starter kit writes
     one run file per domain): their rows are concatenated in the order given, each problem names
     its own file, and the returned name lists every file."""
-    from .contract import load_run_rows
 
     if isinstance(run, (list, tuple)) and run and all(isinstance(r, (str, Path)) for r in run) \
             and all(Path(r).is_file() for r in run):

@@ -24,10 +24,10 @@ from typing import Any
 
 import pandas as pd
 
-from ...api import parse_measures
 from ...contracts.base import ValidationReport
 from ...engine.results import ALL, MACRO
 from ...kernels.ranking import TIE_BREAKS
+from ...measures.names import parse_measures
 from ...reward import DEFAULT_A, DEFAULT_B, reward
 from ..declaration import Benchmark, CliSpec, Grouping, Inputs, Option, RewardSpec, StatsSpec, TableSpec
 from ..registry import register

@@ -46,7 +46,7 @@ import pandas as pd
 from ...contracts.base import ValidationReport, contract, id_frame, with_severity
 from ...errors import Problem
 from ...kernels.ranking import corpus_positions
-from ..chunqiu.contract import _cleaned_run, item_problems, parse_results, sort_problems
+from ..chunqiu.contract import cleaned_run, item_problems, parse_results, sort_problems
 
 __all__ = ["validate_spoken"]
 
@@ -163,7 +163,7 @@ def validate_spoken(
     ok_rows = judged & ~bad_record
     keep = ok_rows[items["record"].to_numpy()] if len(items) else np.zeros(0, dtype=bool)
     keep &= items["score_ok"].to_numpy() & items["doc_id"].notna().to_numpy()
-    cleaned = _cleaned_run(items, keep)
+    cleaned = cleaned_run(items, keep)
 
     missing: list[str] = []
     if query_frame is not None:

@@ -38,6 +38,7 @@ import pandas as pd
 from ...datasets.base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
 from ...errors import Problem, report_problems
 from ...io.jsonl import iter_jsonl
+from ...io.readers import read_qrels
 
 __all__ = [
     "NAME",
@@ -118,7 +119,8 @@ def corpus_files(root: str | os.PathLike | None = None) -> list[Path]:
     return found
 
 
-def _split_file(split: str, name: str, what: str, root: str | os.PathLike | None) -> DataFile:
+def split_file(split: str, name: str, what: str, root: str | os.PathLike | None) -> DataFile:
+    """The Spoken-Query file ``name`` of ``split`` under the data root (``what`` names it in messages)."""
     return DataFile(f"{FOLDER}/{split}/{name}", what, root)
 
 
@@ -196,7 +198,7 @@ def _hypotheses(raw: Any, line: int, path: str, qid: str, problems: list[Problem
 def load_requests(split: str = "validation", root: str | os.PathLike | None = None, *,
                   path: str | os.PathLike | None = None, on_bad_lines: str = "warn") -> list[SpokenQuery]:
     """The requests of ``split`` (or of the file ``path``) as `SpokenQuery` records."""
-    path = os.fspath(path) if path is not None else _split_file(
+    path = os.fspath(path) if path is not None else split_file(
         split, "requests.jsonl", f"the Spoken-Query {split} requests (requests.jsonl: query_id, domain, language, "
         "one_best, hypotheses, condition)", root).path()
     if not os.path.exists(path):
@@ -222,9 +224,8 @@ def load_qrels(split: str = "validation", root: str | os.PathLike | None = None,
                path: str | os.PathLike | None = None, on_bad_lines: str = "warn") -> pd.DataFrame:
     """Graded labels ``query_id, doc_id, relevance`` of ``split`` (JSONL, or TREC qrels via
     ``path``)."""
-    from ...io.readers import read_qrels
 
-    path = os.fspath(path) if path is not None else _split_file(
+    path = os.fspath(path) if path is not None else split_file(
         split, "qrels.jsonl", f"the Spoken-Query {split} labels (qrels.jsonl: query_id, doc_id, relevance)",
         root).path()
     frame = read_qrels(path, on_bad_lines=on_bad_lines)  # type: ignore[arg-type]

@@ -13,10 +13,10 @@ from .data import (
     SPLITS,
     SpokenDoc,
     SpokenQuery,
-    _split_file,
     load_corpus,
     load_qrels,
     load_requests,
+    split_file,
 )
 
 __all__ = ["dataset"]
@@ -36,7 +36,7 @@ def dataset(split: str | None = None, root: str | os.PathLike | None = None) -> 
         return ir_datasets.Dataset(docs)
     queries = Queries(lambda: load_requests(split, root), SpokenQuery, NAME, None)
     qrels = Qrels(lambda: [load_qrels(split, root)], dict(GRADES),
-                  path=lambda: _split_file(split, "qrels.jsonl", "the Spoken-Query labels", root).path())
+                  path=lambda: split_file(split, "qrels.jsonl", "the Spoken-Query labels", root).path())
     return ir_datasets.Dataset(docs, queries, qrels)
 
 

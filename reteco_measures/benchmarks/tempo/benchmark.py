@@ -42,10 +42,10 @@ from typing import Any
 
 import pandas as pd
 
-from ...api import measure_label, parse_measures
 from ...contracts.base import ValidationReport
 from ...datasets.base import MissingDataError
 from ...kernels.stepwise import step_parents
+from ...measures.names import measure_label, parse_measures
 from ...side import load_labels
 from ..declaration import Benchmark, CliSpec, Grouping, Inputs, Option, StatsSpec, TableSpec
 from ..registry import register

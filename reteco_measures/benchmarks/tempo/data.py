@@ -144,7 +144,8 @@ class TempoStep(NamedTuple):
 # low-level readers (usable on any file, e.g. the organisers' stripped sample)
 
 
-def _require(path: str | os.PathLike, what: str) -> Path:
+def require_file(path: str | os.PathLike, what: str) -> Path:
+    """``path`` as a `Path`; `MissingDataError` naming ``what`` when nothing is there."""
     p = Path(path)
     if not p.exists():
         raise MissingDataError(f"missing {what}: {p} does not exist")
@@ -163,7 +164,7 @@ def read_documents(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLin
     Malformed lines are skipped and reported per ``on_bad_lines`` (the problems are collected
     and reported when the stream ends).
     """
-    p = _require(path, f"TEMPO {domain} documents")
+    p = require_file(path, f"TEMPO {domain} documents")
     problems: list[Problem] = []
     for line, rec in iter_jsonl(p, problems):
         did = rec.get("id", rec.get("doc_id"))
@@ -206,7 +207,7 @@ def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
     A file is parsed once per process: the ids are kept, keyed by the file's resolved path, size
     and modification time (a changed file is read again; `clear_corpus_cache` forgets them); a
     file's problems warn at every call. Each call returns its own frame (sharing the columns)."""
-    p = _require(path, f"TEMPO {domain} documents".replace("  ", " "))
+    p = require_file(path, f"TEMPO {domain} documents".replace("  ", " "))
     key = _file_key(p, domain)
     cached = _DOC_IDS.get(key)
     if cached is None:
@@ -283,7 +284,7 @@ def _parse_doc_ids_lines(p: Path, domain: str) -> tuple[pd.DataFrame, list[Probl
 
 def read_examples(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines = "warn") -> pd.DataFrame:
     """1a queries of an ``examples_<split>.jsonl``: ``query_id, text, gold_ids, domain, line``."""
-    p = _require(path, f"TEMPO {domain} queries")
+    p = require_file(path, f"TEMPO {domain} queries")
     problems: list[Problem] = []
     rows = []
     for line, rec in iter_jsonl(p, problems):
@@ -327,7 +328,7 @@ def read_steps(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines =
     ``steps`` is a list of ``{"step_id", "step", "step_instruction", "gold_ids"}`` (a missing
     ``step_id`` becomes ``<query_id>_step<step>``). A record without a ``steps`` list has no steps
     (as in the organisers' stripped sample)."""
-    p = _require(path, f"TEMPO {domain} steps")
+    p = require_file(path, f"TEMPO {domain} steps")
     problems: list[Problem] = []
     rows = []
     for line, rec in iter_jsonl(p, problems):
@@ -350,7 +351,7 @@ def read_steps(path: str | os.PathLike, domain: str, *, on_bad_lines: BadLines =
 def read_guidance(path: str | os.PathLike, *, on_bad_lines: BadLines = "warn") -> pd.DataFrame:
     """Temporal guidance of a ``guidance_<split>.jsonl``: ``query_id, key_time_anchors (list of str),
     temporal_class`` (``query_guidance.temporal_reasoning_class_primary``)."""
-    p = _require(path, "TEMPO guidance")
+    p = require_file(path, "TEMPO guidance")
     problems: list[Problem] = []
     rows = []
     for line, rec in iter_jsonl(p, problems):
@@ -372,7 +373,7 @@ def read_guidance(path: str | os.PathLike, *, on_bad_lines: BadLines = "warn") -
 def read_tempo_qrels(path: str | os.PathLike, what: str = "TEMPO qrels") -> pd.DataFrame:
     """TREC qrels (tab- or space-separated): ``query_id, doc_id, relevance, line``; malformed lines
     are skipped with a warning naming ``path:line``."""
-    p = _require(path, what)
+    p = require_file(path, what)
     frame, problems = read_qrels_with_problems(str(p), "trec")
     report_problems(problems, "warn", str(p))
     return frame[["query_id", "doc_id", "relevance", "line"]]
@@ -447,7 +448,8 @@ def build_topics(examples: pd.DataFrame, steps: pd.DataFrame | None, guidance: p
 # the release layout
 
 
-def _file(domain: str, name: str, what: str, root: str | os.PathLike | None) -> DataFile:
+def tempo_file(domain: str, name: str, what: str, root: str | os.PathLike | None) -> DataFile:
+    """The TEMPO file ``name`` of ``domain`` under the data root (``what`` names it in messages)."""
     return DataFile(f"{TRACK_DIR}/{domain}/{name}", what, root)
 
 
@@ -508,12 +510,12 @@ def tempo_topics(
     doms = _domains_arg(domains, split, root)
     ex_parts, st_parts, gd_parts = [], [], []
     for dom in doms:
-        ex_parts.append(read_examples(_file(dom, f"examples_{split}.jsonl", f"TEMPO {dom} {split} queries",
+        ex_parts.append(read_examples(tempo_file(dom, f"examples_{split}.jsonl", f"TEMPO {dom} {split} queries",
                                             root).path(), dom))
-        steps_file = _file(dom, f"steps_{split}.jsonl", f"TEMPO {dom} {split} steps", root)
+        steps_file = tempo_file(dom, f"steps_{split}.jsonl", f"TEMPO {dom} {split} steps", root)
         if steps_file.exists() or require_steps:
             st_parts.append(read_steps(steps_file.path(), dom))
-        guidance_file = _file(dom, f"guidance_{split}.jsonl", f"TEMPO {dom} {split} guidance", root)
+        guidance_file = tempo_file(dom, f"guidance_{split}.jsonl", f"TEMPO {dom} {split} guidance", root)
         if guidance_file.exists():
             gd_parts.append(read_guidance(guidance_file.path()))
     examples = pd.concat(ex_parts, ignore_index=True)
@@ -625,18 +627,18 @@ def load_tempo(
     corpus_keys: list[tuple] = []
     kind = "step" if steps else "query"
     for dom in doms:
-        dup_file = _file(dom, "duplicate_map.json", f"TEMPO {dom} duplicate map", root)
+        dup_file = tempo_file(dom, "duplicate_map.json", f"TEMPO {dom} duplicate map", root)
         if Path(dup_file.path(force=False)).is_file():
             dup_parts.append(read_duplicate_map(dup_file.path(), dom))
         name = f"qrels_steps_{split}.txt" if steps else f"qrels_{split}.txt"
-        qfile = _file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", root)
+        qfile = tempo_file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", root)
         q = read_tempo_qrels(qfile.path())
         q["domain"] = dom
         known = topics.loc[(topics["domain"] == dom) & (topics["kind"] == kind), "query_id"]
         problems += _unknown_qrels_topics(q, known, f"{kind} of the {dom} {split} topics", qfile.path())
         qrels_parts.append(q)
         if corpus:
-            doc_file = _file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path()
+            doc_file = tempo_file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path()
             corpus_parts.append(read_doc_ids(doc_file, dom))
             corpus_keys.append(_file_key(Path(doc_file), dom))
     qrels = pd.concat(qrels_parts, ignore_index=True)
@@ -768,7 +770,7 @@ def load_tempo_organiser_sample(
                                + ", ".join(ORGANISER_SAMPLE_FILES.values()) + ")")
     paths = {key: folder / name for key, name in ORGANISER_SAMPLE_FILES.items()}
     for key in ("examples", "qrels"):
-        _require(paths[key], f"TEMPO organiser sample {key} file")
+        require_file(paths[key], f"TEMPO organiser sample {key} file")
     return load_tempo_files(
         paths["examples"],
         steps=paths["steps"] if paths["steps"].is_file() else None,

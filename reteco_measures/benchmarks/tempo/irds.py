@@ -25,12 +25,12 @@ from .data import (
     TempoDoc,
     TempoQuery,
     TempoStep,
-    _file,
-    _require,
     load_tempo_files,
     read_doc_ids,
     read_documents,
     read_tempo_qrels,
+    require_file,
+    tempo_file,
     tempo_topics,
 )
 
@@ -51,7 +51,7 @@ class _DomainDocs:
         self.domain = domain
 
     def file(self) -> DataFile:
-        return _file(self.domain, "documents.jsonl", f"TEMPO {self.domain} documents", None)
+        return tempo_file(self.domain, "documents.jsonl", f"TEMPO {self.domain} documents", None)
 
     def iter(self) -> Iterator[TempoDoc]:
         return read_documents(self.file().path(), self.domain)
@@ -146,7 +146,7 @@ def _tempo_topics(split: str, domains: tuple[str, ...] | None, steps: bool) -> t
     def qrels_frames() -> Iterator[pd.DataFrame]:  # one frame per domain file
         name = f"qrels_steps_{split}.txt" if steps else f"qrels_{split}.txt"
         for dom in doms:
-            yield read_tempo_qrels(_file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", None).path())
+            yield read_tempo_qrels(tempo_file(dom, name, f"TEMPO {dom} {split} {'step ' if steps else ''}qrels", None).path())
 
     queries = Queries(lambda: _query_records(tempo_topics(split, doms, require_steps=steps), steps),
                       TempoStep if steps else TempoQuery, NAMESPACE, "en")
@@ -190,7 +190,7 @@ def tempo_files_dataset(
     data = load_tempo_files(examples, steps, None, qrels, **options)
     parts: list[Any] = []
     if documents is not None:
-        _require(documents, f"TEMPO {options.get('domain') or ''} documents".replace("  ", " "))
+        require_file(documents, f"TEMPO {options.get('domain') or ''} documents".replace("  ", " "))
         parts.append(_file_docs(documents, options.get("domain")))
     parts += [Queries(lambda: _query_records(data.topics, data.steps), TempoStep if data.steps else TempoQuery,
                       NAMESPACE, "en"),

@@ -150,3 +150,49 @@ def test_membership_on_codes_of_the_corpus_id_index(tmp_path: Path) -> None:
     path.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 ghost 2 0.9 r\n")
     report = rm.validate_run(str(path), "reteco", corpus=corpus)
     assert report.run["doc_id"].tolist() == ["d1"] and report.problem_counts() == {"unknown_doc": 1}
+
+
+def test_corpus_scope_from_the_files() -> None:
+    """The benchmark scorers' corpus scope from what ``eval`` is given, by hand: TEMPO-style
+    ``<domain>/`` ids give the documents' domains, a query's domain is that of its first judged
+    document; without domains (or with 'all') the whole corpus is the scope."""
+    from reteco_measures.benchmarks.reteco.contract import CorpusScope, corpus_scope
+    from reteco_measures.benchmarks.tempo.data import TEMPO_DOMAINS
+
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["bitcoin/1", "law/2", "law/2"],
+                          "relevance": [1, 1, 1]})
+    corpus = pd.DataFrame({"doc_id": ["bitcoin/1", "bitcoin/2", "law/2"]})
+    got = corpus_scope(qrels, corpus, domains=TEMPO_DOMAINS)
+    assert isinstance(got, CorpusScope)
+    assert got.corpus[["doc_id", "domain"]].values.tolist() == [["bitcoin/1", "bitcoin"], ["bitcoin/2", "bitcoin"],
+                                                                ["law/2", "law"]]
+    assert got.queries.values.tolist() == [["q1", "bitcoin"], ["q2", "law"]]
+    assert got.description.startswith("corpus scope domain") and "'<domain>/' id prefix" in got.description
+    # topics name the queries' domains first
+    topics = pd.DataFrame({"query_id": ["q1", "q2"], "domain": ["law", "law"]})
+    assert corpus_scope(qrels, corpus, topics=topics, domains=TEMPO_DOMAINS).queries["domain"].tolist() == ["law", "law"]
+    # ids without a TEMPO domain prefix: the whole corpus, and the reason
+    plain = corpus_scope(qrels, pd.DataFrame({"doc_id": ["x1", "x2"]}), domains=TEMPO_DOMAINS)
+    # without domain names to read, the prefixes give no domain
+    assert corpus_scope(qrels, corpus).description.startswith("corpus scope all")
+    assert list(plain.corpus.columns) == ["doc_id"] and plain.description.startswith("corpus scope all")
+    assert corpus_scope(qrels, corpus, scope="all").corpus.columns.tolist() == ["doc_id"]
+    assert corpus_scope(qrels, None) == (None, None, corpus_scope(qrels, None).description)
+
+
+def test_stream_discards_add_up_block_by_block(tmp_path: Path) -> None:
+    """A streamed evaluation's blocks, counted: the same discards as the whole run holds by hand
+    (one repeated pair, one unknown document), however small the blocks."""
+    from reteco_measures.benchmarks.reteco.contract import StreamDiscards
+    from reteco_measures.scale.stream import stream_iter_calc
+
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3 r\nq1 Q0 d1 2 2 r\nq2 Q0 d2 1 1 r\nq2 Q0 zz 2 0.5 r\nq3 Q0 d3 1 1 r\n")
+    qrels = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["d1", "d2", "d3"], "relevance": [1, 1, 1]})
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2", "d3"]})
+    for block_bytes in (16, 1 << 20):
+        discards = StreamDiscards(corpus)
+        with discards.watching():
+            stream_iter_calc(["nDCG@10"], qrels, str(run), block_bytes=block_bytes)
+        assert discards.counts() == {"duplicate": 1, "unknown_doc": 1}, block_bytes
+    assert StreamDiscards(corpus).counts() == {}
