@@ -246,6 +246,55 @@ def _openai_class(openai: Any, owner: JudgeClient) -> type:
     return OpenAI
 
 
+def _attempt_failed(owner: JudgeClient, rec: _Attempts, exc: BaseException, request: Any, hx: Any) -> None:
+    """Record an attempt that got no answer (its cause and message); a total-deadline timeout or
+    an over-long body is raised as the httpx error openai retries, anything else is re-raised by
+    the caller as it was."""
+    cause = "timeout" if isinstance(exc, TimeoutError) else getattr(exc, "cause", None) or _cause_of(exc)
+    rec.causes.append(cause)
+    rec.error = {
+        "timeout": f"timeout after {owner.timeout:g}s (total per attempt)",
+        "too_large": f"reply larger than {MAX_BODY_BYTES} bytes",
+        "connection": f"connection error: {type(exc).__name__}: {exc}",
+    }.get(cause, f"connection error (reset after connecting): {type(exc).__name__}: {exc}")
+    if cause == "timeout":
+        raise hx.ReadTimeout(rec.error, request=request) from None
+    if cause == "too_large":
+        raise hx.ReadError(rec.error, request=request) from None
+
+
+def _answer_headers(owner: JudgeClient, rec: _Attempts, response: Any, data: bytes, hx: Any) -> Any:
+    """The headers openai sees for an answered attempt: for a 429 or 5xx, the cause and message
+    recorded and ``Retry-After`` set to the wait (the server's, cut to ``max_retry_after``; a 429
+    pauses every worker that long; else the judge's backoff); a status the judge does not retry
+    marked ``x-should-retry: false``."""
+    status = response.status_code
+    headers = hx.Headers(response.headers)
+    if status == 429 or status >= 500:
+        rec.causes.append("http_429" if status == 429 else "http_5xx")
+        try:  # the body as sent (gzip ...) decoded for the message
+            text = hx.Response(status, headers=response.headers, stream=hx.ByteStream(data)).read()
+        except Exception:  # noqa: BLE001  (an undecodable body: its raw bytes)
+            text = data
+        text = text[:200].decode("utf-8", "replace").strip()
+        rec.error = f"HTTP {status}" + (f": {text}" if text else "")
+        after = _retry_after(headers.get("Retry-After"))
+        headers.pop("retry-after-ms", None)
+        wait = owner._backoff(rec.count)
+        if after is not None:
+            cap = min(owner.max_retry_after, OPENAI_MAX_RETRY_AFTER)
+            wait = min(after, cap)
+            if after > cap:
+                rec.error += f" (Retry-After {after:g}s cut to --max-wait {cap:g}s)"
+            if status == 429:
+                owner._pause(wait)
+        # openai waits a Retry-After of (0, 120] seconds, else its own backoff
+        headers["Retry-After"] = f"{max(wait, 0.001):.6f}"
+    elif status >= 400:
+        headers["x-should-retry"] = "false"
+    return headers
+
+
 def _transport(owner: JudgeClient, hx: Any) -> Any:
     """The ``http_client`` transport of `JudgeClient`: the hooks the openai client has no setting
     for, around each HTTP attempt of a judgment (requests outside `JudgeClient.judge`, such as
@@ -288,46 +337,13 @@ def _transport(owner: JudgeClient, hx: Any) -> Any:
             except BaseException as exc:
                 if isinstance(exc, _Stopped):
                     raise
-                cause = "timeout" if isinstance(exc, TimeoutError) else getattr(exc, "cause", None) or _cause_of(exc)
-                rec.causes.append(cause)
-                rec.error = {
-                    "timeout": f"timeout after {owner.timeout:g}s (total per attempt)",
-                    "too_large": f"reply larger than {MAX_BODY_BYTES} bytes",
-                    "connection": f"connection error: {type(exc).__name__}: {exc}",
-                }.get(cause, f"connection error (reset after connecting): {type(exc).__name__}: {exc}")
-                if cause == "timeout":
-                    raise hx.ReadTimeout(rec.error, request=request) from None
-                if cause == "too_large":
-                    raise hx.ReadError(rec.error, request=request) from None
+                _attempt_failed(owner, rec, exc, request, hx)
                 raise
             with owner._state_lock:
                 owner._answered = True
                 owner._timings.append((sent, time.monotonic()))
-            status = response.status_code
-            headers = hx.Headers(response.headers)
-            if status == 429 or status >= 500:
-                rec.causes.append("http_429" if status == 429 else "http_5xx")
-                try:  # the body as sent (gzip ...) decoded for the message
-                    text = hx.Response(status, headers=response.headers, stream=hx.ByteStream(data)).read()
-                except Exception:  # noqa: BLE001  (an undecodable body: its raw bytes)
-                    text = data
-                text = text[:200].decode("utf-8", "replace").strip()
-                rec.error = f"HTTP {status}" + (f": {text}" if text else "")
-                after = _retry_after(headers.get("Retry-After"))
-                headers.pop("retry-after-ms", None)
-                wait = owner._backoff(rec.count)
-                if after is not None:
-                    cap = min(owner.max_retry_after, OPENAI_MAX_RETRY_AFTER)
-                    wait = min(after, cap)
-                    if after > cap:
-                        rec.error += f" (Retry-After {after:g}s cut to --max-wait {cap:g}s)"
-                    if status == 429:
-                        owner._pause(wait)
-                # openai waits a Retry-After of (0, 120] seconds, else its own backoff
-                headers["Retry-After"] = f"{max(wait, 0.001):.6f}"
-            elif status >= 400:
-                headers["x-should-retry"] = "false"
-            return hx.Response(status, headers=headers, stream=hx.ByteStream(data), request=request,
+            headers = _answer_headers(owner, rec, response, data, hx)
+            return hx.Response(response.status_code, headers=headers, stream=hx.ByteStream(data), request=request,
                                extensions=response.extensions)
 
         def _within_deadline(self, request: Any) -> tuple[Any, bytes]:

@@ -135,8 +135,6 @@ LONG_FUNCTIONS: dict[tuple[str, str], str] = {
     # benchmark's page states them (split, a rule would be read away from its neighbours)
     ("benchmarks.spoken.contract", "validate_spoken"): "contract parser",
     # to split in a later change (each arrived over the limit from another branch of this round)
-    ("benchmarks.recor.data", "conversations_to_topics"): "moved into the RECOR folder; to split",
-    ("judge.client", "_transport"): "the retrying HTTP transport hook; to split",
 }
 
 

@@ -240,6 +240,65 @@ def _history_text(value: Any) -> str:
     return "" if text.strip() == _NO_HISTORY else text
 
 
+def _conversation(conv: Any, n: int, domain: str | None, seen: dict[tuple[str, str], int], path: str | None,
+                  problems: list[Problem]) -> tuple[str, str, list] | None:
+    """The id, domain and turns of conversation ``n`` (1-based), or None when it is skipped (its
+    problem added): no id, no domain, an id repeated in its domain, ``turns`` not a list."""
+    if not isinstance(conv, dict) or conv.get("id") is None:
+        problems.append(Problem(f"conversation {n} has no 'id'", line=n, path=path, kind="field"))
+        return None
+    conv_id = str(conv["id"])
+    dom = domain if domain is not None else str(conv.get("task") or conv.get("domain") or "").lower()
+    if not dom:
+        problems.append(Problem("no domain (give domain=... or a 'task' field)", line=n, query_id=conv_id,
+                                path=path, kind="field"))
+        return None
+    if (dom, conv_id) in seen:
+        problems.append(Problem(f"conversation id repeated in domain {dom} (first: conversation "
+                                f"{seen[(dom, conv_id)]}); later copy skipped", line=n, query_id=conv_id, path=path,
+                                kind="duplicate"))
+        return None
+    seen[(dom, conv_id)] = n
+    turns = conv.get("turns")
+    if not isinstance(turns, list):
+        problems.append(Problem("'turns' must be a list", line=n, query_id=conv_id, path=path, kind="field"))
+        return None
+    return conv_id, dom, turns
+
+
+def _turn_rows(turns: list, conv_id: str, dom: str, n: int, qualified: bool, path: str | None, rows: list[dict],
+               problems: list[Problem]) -> None:
+    """One topics row per well-formed turn of conversation ``n`` (appended to ``rows``); a turn
+    whose ``turn_id`` is not a positive integer, or is repeated, is skipped with a problem."""
+    turn_numbers: set[int] = set()
+    for position, turn in enumerate(turns, start=1):
+        tid = turn.get("turn_id", position) if isinstance(turn, dict) else None
+        if isinstance(tid, bool) or not isinstance(tid, (int, str)) or not str(tid).isdigit():
+            problems.append(Problem(f"turn {position}: 'turn_id' {tid!r} is not a positive integer", line=n,
+                                    query_id=conv_id, path=path, kind="field"))
+            continue
+        t = int(tid)
+        if t < 1 or t in turn_numbers:
+            problems.append(Problem(f"turn {position}: turn_id {t} is repeated or < 1; skipped", line=n,
+                                    query_id=conv_id, path=path, kind="duplicate"))
+            continue
+        turn_numbers.add(t)
+        gold = turn.get("gold_doc_ids") or []
+        release_qid = turn_query_id(conv_id, t)
+        rows.append({
+            "query_id": qualify(dom, release_qid) if qualified else release_qid,
+            "conversation_id": qualify(dom, conv_id) if qualified else conv_id,
+            "turn": t,
+            "domain": dom,
+            "text": str(turn.get("query") or ""),
+            "history": _history_text(turn.get("conversation_history")),
+            "answer": str(turn.get("answer") or ""),
+            "gold_doc_ids": [str(d) for d in gold] if isinstance(gold, list) else [],
+            "release_query_id": release_qid,
+            "release_conversation_id": conv_id,
+        })
+
+
 def conversations_to_topics(
     conversations: list[dict],
     domain: str | None = None,
@@ -266,84 +325,10 @@ def conversations_to_topics(
     problems: list[Problem] = []
     seen: dict[tuple[str, str], int] = {}
     for n, conv in enumerate(conversations, start=1):
-        if not isinstance(conv, dict) or conv.get("id") is None:
-            problems.append(Problem(f"conversation {n} has no 'id'", line=n, path=path, kind="field"))
-            continue
-        conv_id = str(conv["id"])
-        dom = domain if domain is not None else str(conv.get("task") or conv.get("domain") or "").lower()
-        if not dom:
-            problems.append(
-                Problem(
-                    "no domain (give domain=... or a 'task' field)",
-                    line=n,
-                    query_id=conv_id,
-                    path=path,
-                    kind="field",
-                )
-            )
-            continue
-        if (dom, conv_id) in seen:
-            problems.append(
-                Problem(
-                    f"conversation id repeated in domain {dom} (first: conversation "
-                    f"{seen[(dom, conv_id)]}); later copy skipped",
-                    line=n,
-                    query_id=conv_id,
-                    path=path,
-                    kind="duplicate",
-                )
-            )
-            continue
-        seen[(dom, conv_id)] = n
-        turns = conv.get("turns")
-        if not isinstance(turns, list):
-            problems.append(
-                Problem("'turns' must be a list", line=n, query_id=conv_id, path=path, kind="field")
-            )
-            continue
-        turn_numbers: set[int] = set()
-        for position, turn in enumerate(turns, start=1):
-            tid = turn.get("turn_id", position) if isinstance(turn, dict) else None
-            if isinstance(tid, bool) or not isinstance(tid, (int, str)) or not str(tid).isdigit():
-                problems.append(
-                    Problem(
-                        f"turn {position}: 'turn_id' {tid!r} is not a positive integer",
-                        line=n,
-                        query_id=conv_id,
-                        path=path,
-                        kind="field",
-                    )
-                )
-                continue
-            t = int(tid)
-            if t < 1 or t in turn_numbers:
-                problems.append(
-                    Problem(
-                        f"turn {position}: turn_id {t} is repeated or < 1; skipped",
-                        line=n,
-                        query_id=conv_id,
-                        path=path,
-                        kind="duplicate",
-                    )
-                )
-                continue
-            turn_numbers.add(t)
-            gold = turn.get("gold_doc_ids") or []
-            release_qid = turn_query_id(conv_id, t)
-            rows.append(
-                {
-                    "query_id": qualify(dom, release_qid) if qualified else release_qid,
-                    "conversation_id": qualify(dom, conv_id) if qualified else conv_id,
-                    "turn": t,
-                    "domain": dom,
-                    "text": str(turn.get("query") or ""),
-                    "history": _history_text(turn.get("conversation_history")),
-                    "answer": str(turn.get("answer") or ""),
-                    "gold_doc_ids": [str(d) for d in gold] if isinstance(gold, list) else [],
-                    "release_query_id": release_qid,
-                    "release_conversation_id": conv_id,
-                }
-            )
+        header = _conversation(conv, n, domain, seen, path, problems)
+        if header is not None:
+            conv_id, dom, turns = header
+            _turn_rows(turns, conv_id, dom, n, qualified, path, rows, problems)
     cols = [
         "query_id",
         "conversation_id",
