@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import SEVERITIES, DataFormatError, Problem, count_problems
-from ..io._lines import split_lines, strip_compression_suffix
 from ..io.jsonl import JSONTextError, iter_jsonl, read_json_document
+from ..io.lines import split_lines, strip_compression_suffix
 from ..io.readers import read_qrels
 
 __all__ = ["ValidationReport", "CONTRACTS", "contract", "id_frame", "read_ids", "with_severity"]

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import DataFormatError, Problem
-from ._lines import is_inline_text
+from .lines import is_inline_text
 from .readers import MAX_GRADE, read_qrels, read_run, read_run_with_problems
 
 __all__ = ["as_run_frame", "as_qrels_frame", "run_frame_with_problems", "run_to_dict", "qrels_to_dict", "is_source"]

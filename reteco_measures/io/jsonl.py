@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import MAX_PROBLEMS_PER_KIND, DuplicateKeyError, JSONTextError, Problem
-from ._lines import read_source_bytes
+from .lines import read_source_bytes
 
 __all__ = ["iter_jsonl", "iter_json_records", "loads", "JSONTextError", "json_number", "json_id",
            "read_json_document"]

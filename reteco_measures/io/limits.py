@@ -1,6 +1,6 @@
 """Reading limits: what one input file may cost before it is refused.
 
-Every file the readers open goes through `reteco_measures.io._lines.iter_file_bytes`, which
+Every file the readers open goes through `reteco_measures.io.lines.iter_file_bytes`, which
 counts what it hands on with a `ByteCounter`:
 
 * ``max_lines``: newline characters in the (decompressed) file (blank lines count: a million

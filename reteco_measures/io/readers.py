@@ -36,7 +36,9 @@ from ..errors import (
     display,
     report_problems,
 )
-from ._lines import (
+from .jsonl import iter_json_records, json_id, json_number
+from .limits import current_limits
+from .lines import (
     Source,
     ascii_fields,
     comment_mask,
@@ -48,8 +50,6 @@ from ._lines import (
     split_chunk,
     strip_compression_suffix,
 )
-from .jsonl import iter_json_records, json_id, json_number
-from .limits import current_limits
 
 __all__ = [
     "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS", "MAX_GRADE",

@@ -46,8 +46,8 @@ from ir_measures import Metric
 from ..engine.evaluate import iter_calc, qrels_order
 from ..engine.results import aggregates, metrics_frame
 from ..errors import DataFormatError, DataFormatWarning, Problem, report_problems
-from ..io._lines import iter_file_bytes
 from ..io.convert import as_qrels_frame
+from ..io.lines import iter_file_bytes
 from ..io.readers import detect_format, read_run_with_problems
 from ..kernels.standard import segment_ranges, string_key
 from ..measures.base import REGISTERED

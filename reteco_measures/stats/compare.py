@@ -22,8 +22,8 @@ from ..engine.grouping import group_frame, warn_unmatched_groups
 from ..engine.results import ALL as RESULTS_ALL
 from ..engine.results import empty_value, metrics_frame
 from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
-from ..io._lines import COMPRESSION_SUFFIXES
 from ..io.convert import as_qrels_frame, as_run_frame
+from ..io.lines import COMPRESSION_SUFFIXES
 from ..measures.names import measure_label, measure_name, parse_measures
 from ..query_ids import align_runs, check_on_mismatch, mismatch_policy
 from ..report.plots import plot_comparison

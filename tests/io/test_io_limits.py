@@ -16,8 +16,8 @@ import pytest
 
 import reteco_measures as rm
 from reteco_measures.errors import DataFormatWarning, InputTooLargeError, Problem, display
-from reteco_measures.io._lines import iter_text_chunks
 from reteco_measures.io.limits import MiB, ReadLimits, guard_long_lines, parse_size, read_limits
+from reteco_measures.io.lines import iter_text_chunks
 from reteco_measures.sample import sample_root
 from reteco_measures.stats.compare import file_run_name
 

@@ -25,7 +25,7 @@ PACKAGE = Path(importlib.util.find_spec(PACKAGE_NAME).origin).parent
 REMOVED = [
     ("kernels", "KERNEL_MODULES"), ("contracts", "CONTRACT_MODULES"), ("benchmarks", "BENCHMARK_MODULES"),
     ("datasets", "DATASET_MODULES"), ("io.readers", "QRELS_COLUMNS"), ("io.readers", "looks_like_path"),
-    ("io._lines", "SplitLines.fields_of"), ("io._lines", "SplitLines.is_comment"),
+    ("io.lines", "SplitLines.fields_of"), ("io.lines", "SplitLines.is_comment"),
     ("kernels.standard", "PreparedRun.sorted_by_score"), ("engine.evaluate", "Prepared.qrels_standard"),
     ("judge.client", "JudgeClient.json_mode"),
 ]

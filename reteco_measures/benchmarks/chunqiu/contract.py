@@ -51,8 +51,8 @@ import pandas as pd
 
 from ...contracts.base import ValidationReport, contract, id_frame, with_severity
 from ...errors import Problem
-from ...io._lines import is_inline_text, read_source_bytes, source_name
 from ...io.jsonl import iter_jsonl, json_number
+from ...io.lines import is_inline_text, read_source_bytes, source_name
 from ...kernels.ranking import corpus_positions, group_rank
 
 __all__ = [

@@ -82,8 +82,8 @@ import pandas as pd
 from ...contracts.base import ValidationReport, contract, id_frame, with_severity
 from ...datasets.base import TOPICS_FACTORIES
 from ...errors import DataFormatError, Problem, Severity
-from ...io._lines import is_inline_text, read_source_bytes
 from ...io.jsonl import JSONTextError, loads, read_json_document
+from ...io.lines import is_inline_text, read_source_bytes
 from ...kernels.ranking import group_rank, row_ranks
 
 __all__ = ["validate_ikat", "convert_ikat_run", "MAX_PASSAGES_PER_RESPONSE", "PASSAGE_ID_PATTERN", "PASSAGE_SCORES",

@@ -39,8 +39,8 @@ import pyarrow.compute as pc
 
 from ...contracts.base import ValidationReport, contract, id_frame, with_severity
 from ...errors import Problem
-from ...io._lines import read_source_bytes, source_name
 from ...io.convert import is_source, run_frame_with_problems
+from ...io.lines import read_source_bytes, source_name
 from ...io.readers import read_run_with_problems
 from ...kernels.ranking import row_ranks
 from ...scale.stream import watch_blocks
