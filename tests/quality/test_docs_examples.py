@@ -59,6 +59,7 @@ PAGE_FILES: dict[str, dict[str, str]] = {
                      "dense.txt": "runs/reteco_track1a_dev.txt", "labels.jsonl": "runs/reteco_track1a_labels_dev.jsonl"},
     "judging.md": {"run.txt": "runs/reteco_track2.txt"},
     "gate.md": {"baseline.txt": "runs/reteco_track2.txt", "candidate.txt": "runs/reteco_track2.txt"},
+    "platforms.md": {"results.jsonl": "runs/spoken.jsonl"},
     "performance.md": {"qrels.txt": f"{TEMPO}/qrels_dev.txt", "run.txt": "runs/reteco_track1a_dev.txt"},
 }
 
