@@ -8,6 +8,7 @@ runs, measured after the timing rounds; it is ``None`` where ``/proc`` does not 
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import platform
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def _status_kib(field: str) -> int | None:
@@ -91,3 +93,30 @@ def peak_in_subprocess(script: str, args: list[str], path: str) -> float | None:
         return float(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return None
+
+
+def size_parser(doc: str | None, *, queries: int = 1000, docs: int = 1000) -> argparse.ArgumentParser:
+    """The options every timing script takes: ``--queries --docs`` (the synthetic size),
+    ``--rounds``, ``--md`` (write the table there) and the internal ``--peak PATH``."""
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0] if doc else None)
+    ap.add_argument("--queries", type=int, default=queries)
+    ap.add_argument("--docs", type=int, default=docs)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--md", help="write the Markdown table here")
+    ap.add_argument("--peak", help=argparse.SUPPRESS)  # internal: peak memory of one path, printed
+    return ap
+
+
+def report(script: str, paths: dict[str, Callable[[], object]], times: dict[str, list[float]], base: str,
+           sizes: list[str], title: str, ratio_header: str, md: str | None) -> str:
+    """One row per path (median seconds, ratio to ``base``'s median, peak MiB measured in a fresh
+    interpreter), the table under ``title`` with the machine; printed, and written to ``md``."""
+    ref = median(times[base])
+    rows = [[name, median(times[name]), median(times[name]) / ref, peak_in_subprocess(script, sizes, name)]
+            for name in paths]
+    table = markdown(["path", "seconds (median)", ratio_header, "peak MiB"], rows)
+    text = f"{title}\n\n{table}\n\nMachine: {machine()}\n"
+    print(text)
+    if md:
+        Path(md).write_text(text)
+    return text

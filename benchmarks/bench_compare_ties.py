@@ -9,7 +9,6 @@ Not part of the test suite.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -18,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _interleave import interleaved, machine, markdown, median, peak_in_subprocess, peak_mib  # noqa: E402
+from _interleave import interleaved, peak_mib, report, size_parser  # noqa: E402
 
 MEASURES = ["nDCG@10", "AP", "RR", "R@100", "P@10"]
 
@@ -42,13 +41,8 @@ def build(n_runs: int, n_queries: int, n_docs: int, seed: int = 0) -> tuple[pd.D
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = size_parser(__doc__, queries=1000, docs=200)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--queries", type=int, default=1000)
-    ap.add_argument("--docs", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--md", help="write the Markdown table here")
-    ap.add_argument("--peak", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
 
@@ -86,18 +80,11 @@ def main(argv: list[str] | None = None) -> int:
         print(peak_mib(paths[args.peak]))
         return 0
     times = interleaved(paths, args.rounds)
-    base = median(times["rm.iter_calc per run"])
     sizes = ["--runs", str(args.runs), "--queries", str(args.queries), "--docs", str(args.docs)]
-    rows = [[name, median(times[name]), median(times[name]) / base, peak_in_subprocess(__file__, sizes, name)]
-            for name in paths]
     title = (f"compare, tie sensitivity: {args.runs} runs x {args.queries} queries x {args.docs} documents "
              f"({args.runs * args.queries * args.docs:,} rows), scores with 2 decimals; {', '.join(MEASURES)}; "
              f"1000 resamples; median of {args.rounds} interleaved rounds")
-    table = markdown(["path", "seconds (median)", "ratio to the per-query evaluation", "peak MiB"], rows)
-    text = f"{title}\n\n{table}\n\nMachine: {machine()}\n"
-    print(text)
-    if args.md:
-        Path(args.md).write_text(text)
+    report(__file__, paths, times, "rm.iter_calc per run", sizes, title, "ratio to the per-query evaluation", args.md)
     return 0
 
 

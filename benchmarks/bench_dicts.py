@@ -11,7 +11,6 @@ test suite.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _interleave import interleaved, machine, markdown, median, peak_in_subprocess, peak_mib  # noqa: E402
+from _interleave import interleaved, peak_mib, report, size_parser  # noqa: E402
 
 MEASURES = ["nDCG@10", "nDCG@1000", "AP", "RR", "R@100", "P@10"]
 PYTREC = {"ndcg_cut.10,1000", "map", "recip_rank", "recall.100", "P.10"}
@@ -41,12 +40,7 @@ def build(n_queries: int, n_docs: int, seed: int = 0) -> tuple[dict, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--queries", type=int, default=1000)
-    ap.add_argument("--docs", type=int, default=1000)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--md", help="write the Markdown table here")
-    ap.add_argument("--peak", help=argparse.SUPPRESS)  # internal: peak memory of one path, printed
+    ap = size_parser(__doc__, queries=1000, docs=1000)
     args = ap.parse_args(argv)
 
     import ir_measures
@@ -87,19 +81,11 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{name}: ours {by_name[name]!r} != pytrec_eval {ref[key]!r}")
 
     times = interleaved(paths, args.rounds)
-    base = median(times["pytrec_eval"])
-    rows = []
     sizes = ["--queries", str(args.queries), "--docs", str(args.docs)]
-    for name in paths:
-        rows.append([name, median(times[name]), median(times[name]) / base, peak_in_subprocess(__file__, sizes, name)])
-    rows_n = args.queries * args.docs
-    title = (f"Dicts in: {', '.join(MEASURES)}; {args.queries} queries x {args.docs} documents = {rows_n:,} run "
-             f"rows; median of {args.rounds} interleaved rounds; values equal pytrec_eval's to 1e-9")
-    table = markdown(["path", "seconds (median)", "ratio to pytrec_eval", "peak MiB"], rows)
-    text = f"{title}\n\n{table}\n\nMachine: {machine()}\n"
-    print(text)
-    if args.md:
-        Path(args.md).write_text(text)
+    title = (f"Dicts in: {', '.join(MEASURES)}; {args.queries} queries x {args.docs} documents = "
+             f"{args.queries * args.docs:,} run rows; median of {args.rounds} interleaved rounds; values equal "
+             f"pytrec_eval's to 1e-9")
+    report(__file__, paths, times, "pytrec_eval", sizes, title, "ratio to pytrec_eval", args.md)
     return 0
 
 

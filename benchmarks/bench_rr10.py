@@ -16,7 +16,6 @@ of each path (each in its own interpreter). Not part of the test suite.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _interleave import interleaved, machine, markdown, median, peak_in_subprocess, peak_mib  # noqa: E402
+from _interleave import interleaved, peak_mib, report, size_parser  # noqa: E402
 
 MEASURES = ["nDCG@10", "nDCG@1000", "AP", "RR@10", "R@100", "P@10"]
 PYTREC = {"ndcg_cut.10,1000", "map", "recip_rank", "recall.100", "P.10"}
@@ -65,12 +64,7 @@ def to_dicts(qrels: pd.DataFrame, run: pd.DataFrame) -> tuple[dict, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--queries", type=int, default=1000)
-    ap.add_argument("--docs", type=int, default=1000)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--md", help="write the Markdown table here")
-    ap.add_argument("--peak", help=argparse.SUPPRESS)  # internal: peak memory of one path, printed
+    ap = size_parser(__doc__, queries=1000, docs=1000)
     args = ap.parse_args(argv)
 
     import ir_measures
@@ -131,18 +125,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"RR@10: ours {got['RR@10']!r} != ir_measures {rr10!r}")
 
     times = interleaved(paths, args.rounds)
-    base = median(times["pytrec_eval, dicts prebuilt"])
     sizes = ["--queries", str(args.queries), "--docs", str(args.docs)]
-    rows = [[name, median(times[name]), median(times[name]) / base, peak_in_subprocess(__file__, sizes, name)]
-            for name in paths]
     title = (f"Six measures with RR@10 from DataFrames: {', '.join(MEASURES)} (pytrec_eval: recip_rank for RR@10); "
              f"{args.queries} queries x {args.docs} documents = {args.queries * args.docs:,} run rows; median of "
              f"{args.rounds} interleaved rounds; values equal pytrec_eval's (RR@10: ir_measures') to 1e-9")
-    table = markdown(["path", "seconds (median)", "ratio to pytrec_eval (dicts prebuilt)", "peak MiB"], rows)
-    text = f"{title}\n\n{table}\n\nMachine: {machine()}\n"
-    print(text)
-    if args.md:
-        Path(args.md).write_text(text)
+    report(__file__, paths, times, "pytrec_eval, dicts prebuilt", sizes, title, "ratio to pytrec_eval (dicts prebuilt)",
+           args.md)
     return 0
 
 
