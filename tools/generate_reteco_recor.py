@@ -9,6 +9,11 @@ Writes, under ``ROOT`` (default: the package's ``reteco_measures/sample/data``; 
     reteco/track2_recor/<domain>/qrels_{train,dev}.txt  <conversation_id>_turn_<t> 0 doc_id 1
     runs/reteco_track2.txt             a dev run with all-domains ids <domain>/<conv>_turn_<t>
     runs/reteco_track2_plain_ids.txt   the same run with the release ids <conv>_turn_<t>
+    runs/reteco_track2_panel/<judge>.jsonl  a judge panel's correctness scores (1-5) of a RAG
+                                        system's answers to the dev turns: judgment rows
+                                        {turn_id, dimension, score, model}, one file per judge
+    runs/reteco_track2_panel/human.csv  two people's scores of the same answers on a subset of
+                                        the turns (turn_id, dimension, rater, score)
 
 Four domains: two "BRIGHT-like" ones (``biology``, ``earth_science``) whose numeric conversation
 ids repeat between them, as in the real release, and two "StackExchange-like" ones (``law``,
@@ -17,12 +22,20 @@ Conversations have 1-6 turns (so every depth group T1..T5+ occurs). The run has 
 ``reteco`` contract must handle: repeated documents, documents that are not in the corpus,
 documents of another domain and one missing turn. In the plain-id run the numeric ids are
 ambiguous between the BRIGHT-like domains (the scorer reports and discards them). All texts are
-made up from small word lists. Run ``python tools/generate_reteco_recor.py [ROOT]`` from the repository root.
+made up from small word lists.
+
+The judge panel (`build_panel`, its own seed, so the files above do not depend on it) rates each
+dev turn's answer by a latent quality; the two people rate it with independent noise, the judges
+with a leniency bias, an error every judge shares (all of them are swayed by the same answers),
+an error the two prompts of the same model share, and their own noise. So the judges agree well
+with each other, and their errors against the people correlate: more between the two prompts of
+one model than across models. Run ``python tools/generate_reteco_recor.py [ROOT]`` from the repository root.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import sys
 from pathlib import Path
@@ -249,6 +262,53 @@ def build_run(rng: random.Random, dev_turns: dict, corpus: dict[str, list[str]])
     return "\n".join(qualified_lines) + "\n", "\n".join(plain_lines) + "\n"
 
 
+#: the panel's seed: a draw whose error correlations, kappas and effective size lie near their
+#: medians over the seeds 0-29 (the sample shows what is typical of its design, not a lucky draw)
+PANEL_SEED = 17
+#: the panel's judges: name -> (model, leniency bias in scale points, weight of the model's own error)
+PANEL_JUDGES = {"m1-rubric": ("sample-model-1", 0.45, 1.0), "m1-stepwise": ("sample-model-1", 0.25, 1.0),
+                "m2-rubric": ("sample-model-2", 0.35, 0.0)}
+PANEL_RATERS = ("r1", "r2")
+#: every how many dev turns (in domain and turn order) the people rated one
+PANEL_HUMAN_EVERY = 2
+#: standard deviations (scale points): the people's noise; the error all judges share, the one the
+#: two prompts of sample-model-1 share, each judge's own noise
+PANEL_SD = {"rater": 0.45, "shared": 0.35, "model": 0.45, "own": 0.5}
+PANEL = Path("runs") / "reteco_track2_panel"
+
+
+def _normal(rng: random.Random, sd: float) -> float:
+    """A normal deviate from two uniforms (Box-Muller), so the draws depend only on `random.random`."""
+    u, v = rng.random(), rng.random()
+    return sd * math.sqrt(-2.0 * math.log(1.0 - u)) * math.cos(2.0 * math.pi * v)
+
+
+def _on_scale(x: float) -> int:
+    return min(5, max(1, math.floor(x + 0.5)))
+
+
+def build_panel(dev_turns: dict) -> dict[str, str]:
+    """The judge panel's files (module docs): relative path -> text."""
+    rng = random.Random(PANEL_SEED)
+    items = [f"{domain}/{qid}" for domain, turns in dev_turns.items() for qid, _, _ in turns]
+    rows: dict[str, list[str]] = {j: [] for j in PANEL_JUDGES}
+    human = ["turn_id,dimension,rater,score"]
+    for i, item in enumerate(items):
+        quality = 1.0 + 4.0 * rng.random()
+        shared = _normal(rng, PANEL_SD["shared"])  # what every judge gets wrong about this answer
+        model_1 = _normal(rng, PANEL_SD["model"])  # what sample-model-1 gets wrong about it (both its prompts)
+        people = [_on_scale(quality + _normal(rng, PANEL_SD["rater"])) for _ in PANEL_RATERS]
+        for judge, (model, bias, weight) in PANEL_JUDGES.items():
+            score = _on_scale(quality + bias + shared + weight * model_1 + _normal(rng, PANEL_SD["own"]))
+            rows[judge].append(json.dumps({"turn_id": item, "dimension": "correctness", "score": score,
+                                           "model": model}))
+        if i % PANEL_HUMAN_EVERY == 0:
+            human += [f"{item},correctness,{rater},{s}" for rater, s in zip(PANEL_RATERS, people, strict=True)]
+    files = {str(PANEL / f"{judge}.jsonl"): "\n".join(lines) + "\n" for judge, lines in rows.items()}
+    files[str(PANEL / "human.csv")] = "\n".join(human) + "\n"
+    return files
+
+
 def main(root: str | Path | None = None) -> list[Path]:
     """Write the sample under ``root`` (default: the package's ``sample/data``); return the paths."""
     root = Path(root) if root is not None else DEFAULT_ROOT
@@ -263,6 +323,7 @@ def main(root: str | Path | None = None) -> list[Path]:
     qualified, plain = build_run(rng, dev_turns, corpus)
     files[str(Path("runs") / "reteco_track2.txt")] = qualified
     files[str(Path("runs") / "reteco_track2_plain_ids.txt")] = plain
+    files.update(build_panel(dev_turns))
     return write_files(root, files)
 
 

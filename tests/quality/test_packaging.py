@@ -72,3 +72,14 @@ def test_sdist_carries_licence_and_typed_marker(built):
 def test_repository_licence_is_apache_2():
     text = (REPO / "LICENSE").read_text(encoding="utf-8")
     assert "Apache License" in text and "Version 2.0, January 2004" in text
+
+
+def test_wheel_carries_the_bundled_sample(built):
+    """Every file of ``reteco_measures/sample/data`` (package-data ``sample/data/**/*``) is in the
+    wheel, the judge panel's ratings included."""
+    sample = REPO / "reteco_measures" / "sample" / "data"
+    expected = {f"reteco_measures/sample/data/{p.relative_to(sample).as_posix()}" for p in sample.rglob("*")
+                if p.is_file()}
+    assert "reteco_measures/sample/data/runs/reteco_track2_panel/human.csv" in expected
+    _, names = _wheel_metadata(built["wheel"])
+    assert expected <= set(names), sorted(expected - set(names))
