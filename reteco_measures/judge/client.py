@@ -161,16 +161,19 @@ class _AttemptHook:
         try:
             response, data = self._within_deadline(request)
         except Exception as exc:
-            cause = ("timeout" if isinstance(exc, (TimeoutError, hx.TimeoutException)) else "too_large"
-                     if isinstance(exc, MemoryError) else "connection" if isinstance(exc, (hx.ConnectError, hx.UnsupportedProtocol)) else "reset")
+            what = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, (TimeoutError, hx.TimeoutException)):
+                cause, rec.error, retry_as = "timeout", f"timeout after {owner.timeout:g}s (total per attempt)", hx.ReadTimeout
+            elif isinstance(exc, MemoryError):
+                cause, rec.error, retry_as = "too_large", f"reply larger than {MAX_BODY_BYTES} bytes", hx.ReadError
+            elif isinstance(exc, (hx.ConnectError, hx.UnsupportedProtocol)):
+                cause, rec.error, retry_as = "connection", f"connection error: {what}", None
+            else:
+                cause, rec.error, retry_as = "reset", f"connection error (reset after connecting): {what}", None
             rec.causes.append(cause)
-            rec.error = {"timeout": f"timeout after {owner.timeout:g}s (total per attempt)",
-                         "too_large": f"reply larger than {MAX_BODY_BYTES} bytes",
-                         "connection": f"connection error: {type(exc).__name__}: {exc}",
-                         }.get(cause, f"connection error (reset after connecting): {type(exc).__name__}: {exc}")
-            if cause in ("timeout", "too_large"):  # as the httpx errors the client retries
-                raise (hx.ReadTimeout if cause == "timeout" else hx.ReadError)(rec.error, request=request) from None
-            raise
+            if retry_as is None:
+                raise
+            raise retry_as(rec.error, request=request) from None  # as the httpx error the client retries
         owner._answered(rec, response.status_code, sent)
         return hx.Response(response.status_code, headers=response.headers, stream=hx.ByteStream(data),
                            request=request, extensions=response.extensions)
