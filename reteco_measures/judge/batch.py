@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -287,7 +288,7 @@ class _BatchJob:
         ``per_batch``, each recorded before anything else happens."""
         budget, api = self.client.budget, self.client.openai_client
         if budget is not None:
-            keys = keys[:next((n for n, _ in enumerate(keys) if not budget.reserve()), len(keys))]
+            keys = list(takewhile(lambda _: budget.reserve(), keys))  # one request reserved per key
         for start in range(0, len(keys), self.per_batch):
             data, index = self._input_file(keys[start:start + self.per_batch])
             file_id = _id("POST /files", _call(self.client, "POST /files", api.files.create, unsupported=True,
