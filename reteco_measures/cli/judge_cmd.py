@@ -66,7 +66,7 @@ def add_client_args(p: argparse.ArgumentParser, *, default_cache: str, repeats: 
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubling (default 1)")
     g.add_argument("--max-wait", type=float, default=60.0,
                    help="longest wait a server's Retry-After can impose before the next attempt; longer ones are cut "
-                        "to it (default 60; at most 120, the longest the openai client waits)")
+                        "to it (default 60)")
     g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     g.add_argument("--seed", type=int, help="the requests' seed (default: none sent); part of the cache key")
     g.add_argument("--top-p", type=float, help="the requests' top_p (default: none sent); part of the cache key")

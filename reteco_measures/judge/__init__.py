@@ -45,14 +45,14 @@ from .aggregate import (
 from .agreement import agreement, confusion_matrices, fleiss_kappa, self_consistency
 from .budget import Budget
 from .cache import JudgmentCache, cache_key
-from .client import STRUCTURED_MODES, JudgeClient, JudgeFatalError, JudgeQueueingWarning, judgment_schema
+from .client import STRUCTURED_MODES, JudgeClient, JudgeFatalError, JudgeQueueingWarning
 from .generation import generation_items, judgment_rows, resolve_dimensions, summary_frame
 from .golden import GOLDEN_CASES, GoldenCase, golden_items, meta_eval_frames
 from .ledger import token_totals
 from .panel import Panel, panel
 from .prompts import FAMILIES, Prompt, available_prompts, load_prompt, parse_prompt
 from .repeats import Repeats, gate_repeats, repeats
-from .replies import ReplyError, Verdict, parse_reply
+from .replies import ReplyError, Verdict, judgment_schema, parse_reply
 from .report import build_report, report_json, report_markdown
 from .runner import JudgeItem, Outcome, RunStats, run_items
 from .sampling import rating_sheet, sample_items

@@ -1,5 +1,7 @@
-"""A judge's reply, read strictly: the outcome of one judgment (`Verdict`), the parser of a
-reply (`parse_reply`), and the text hygiene every message and stored reply goes through
+"""A judge's reply, read strictly: the outcome of one judgment (`Verdict`), the schema a reply
+must match (`judgment_schema`), the reader of a chat completion (`read_reply`), the parser
+of a reply (`parse_reply`) and the message that asks to repair an invalid one
+(`repair_messages`), and the text hygiene every message and stored reply goes through
 (`clean_text`, `redact`).
 
 `parse_reply` accepts one JSON object with an integer ``score`` on the prompt's scale and a
@@ -16,7 +18,8 @@ from typing import Any
 
 from ..errors import ReplyError
 
-__all__ = ["Verdict", "ReplyError", "parse_reply", "echoed_placeholder", "load_json", "clean_text", "redact", "short_repr"]
+__all__ = ["Verdict", "ReplyError", "parse_reply", "echoed_placeholder", "load_json", "clean_text", "redact", "short_repr",
+           "judgment_schema", "read_reply", "repair_messages"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -199,6 +202,65 @@ def parse_reply(content: str, low: int, high: int, placeholders: tuple[str, ...]
         raise ReplyError(f"the rationale copies the prompt's placeholder {short_repr(echoed, 80)} instead of giving a "
                          "reason", "echoed_placeholder")
     return score, rationale
+
+
+def judgment_schema(low: int, high: int) -> dict[str, Any]:
+    """The JSON schema of one judgment on the scale ``low..high``: an object with exactly an integer
+    ``score`` (one of low..high) and a string ``rationale``."""
+    return {"type": "object",
+            "properties": {"score": {"type": "integer", "enum": list(range(low, high + 1))},
+                           "rationale": {"type": "string"}},
+            "required": ["score", "rationale"], "additionalProperties": False}
+
+
+def repair_messages(messages: list[dict[str, str]], content: str, reason: str, low: int,
+                    high: int) -> list[dict[str, str]]:
+    """``messages`` + the invalid reply ``content`` + a short request to repair it (the ``reason``
+    and the schema of `judgment_schema`)."""
+    schema = json.dumps(judgment_schema(low, high), separators=(",", ":"))
+    note = (f"Your reply is not a valid judgment: {reason}. Reply again with one JSON object only, matching "
+            f"this JSON schema: {schema}. The rationale must be your own reason for the score, not text "
+            "copied from the instructions.")
+    return [*messages, {"role": "assistant", "content": content[:2000]}, {"role": "user", "content": note}]
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12 else 0
+
+
+def read_reply(body: Any, low: int, high: int, placeholders: tuple[str, ...] | list[str] = ()) -> tuple[Verdict, Any]:
+    """What one chat completion says, as the verdict of one attempt, and the reply content (None
+    when ``body`` is not a chat completion). ``body`` is the response body as received (bytes) or
+    a batch result's parsed ``body``. The verdict carries the reported token usage (counts that are
+    not plausible integers count 0), the returned model name and, for audit, the reply (or, for a
+    body that is not a chat completion, the body) cut to 2000 characters; its kind is ``ok``,
+    ``response`` (the content is not a valid judgment, see `parse_reply`) or ``transport`` (not a
+    chat completion: a gateway's HTML page, truncated or absurd JSON)."""
+    text = body[:2000].decode("utf-8", "replace") if isinstance(body, bytes) else None
+    try:
+        obj = load_json(body) if isinstance(body, bytes) else body
+    except ValueError as exc:
+        head = text[:60].strip().replace("\n", " ") if text else ""
+        why = f"endpoint reply is not a chat completion (not JSON: {exc}; starts {head!r})"
+        return Verdict(None, None, why, "transport", 1, text, causes=("not_a_completion",)), None
+    if not isinstance(obj, dict):
+        return Verdict(None, None, "endpoint reply is not a chat completion (not a JSON object)", "transport", 1,
+                       text, causes=("not_a_completion",)), None
+    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+    seen = dict(prompt_tokens=_count(usage.get("prompt_tokens")), completion_tokens=_count(usage.get("completion_tokens")),
+                response_model=clean_text(obj["model"], 200) if isinstance(obj.get("model"), str) else None)
+    try:
+        content = obj["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return Verdict(None, None, "endpoint reply is not a chat completion (no choices[0].message.content)",
+                       "transport", 1, text, causes=("not_a_completion",), **seen), None
+    raw = content[:2000] if isinstance(content, str) else short_repr(content, 2000)
+    try:
+        score, rationale = parse_reply(content, low, high, placeholders)
+    except ReplyError as exc:
+        return Verdict(None, None, str(exc), "response", 1, raw, causes=(exc.cause,), **seen), \
+            content if isinstance(content, str) else raw
+    return Verdict(score, rationale, None, "ok", 1, raw, **seen), content
 
 
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=:-]+")

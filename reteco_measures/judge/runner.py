@@ -27,18 +27,19 @@ from typing import Any
 
 from ..errors import user_stacklevel
 from .cache import JudgmentCache, cache_key
-from .client import (
-    QUEUEING_MIN_SECONDS,
-    QUEUEING_PARALLELISM,
-    JudgeClient,
-    JudgeFatalError,
-    JudgeQueueingWarning,
-)
+from .client import JudgeClient, JudgeFatalError, JudgeQueueingWarning
 from .prompts import Prompt
 from .replies import Verdict
 
 __all__ = ["JudgeItem", "Outcome", "run_items", "RunStats", "item_key", "ProgressCallback", "cacheable", "cached_verdict",
-           "cache_entry", "split_items", "key_settings_of", "check_queueing"]
+           "cache_entry", "split_items", "key_settings_of", "check_queueing", "QUEUEING_PARALLELISM",
+           "QUEUEING_MIN_SECONDS"]
+
+#: parallelism below which a run with concurrency >= 2 is warned that the server queues requests
+QUEUEING_PARALLELISM = 1.5
+#: answers faster than this (seconds) are not judged for queueing: the client's own overhead then
+#: dominates the measurement, and a queue that short cannot exhaust a deadline
+QUEUEING_MIN_SECONDS = 0.05
 
 
 @dataclass(frozen=True)

@@ -408,3 +408,41 @@ def test_a_400_for_another_reason_is_still_a_request_error(server):
         v = c.judge(msgs, lo, hi)
         assert c.resolved_structured() == "json_schema"
     assert v.kind == "request" and v.attempts == 1 and len(server.requests) == 1
+
+
+def test_a_wait_given_in_retry_after_ms_is_honoured(server):
+    """OpenAI's API also states the wait in milliseconds (``retry-after-ms``); the openai client's
+    own parser reads it, so a 429 carrying only that header waits 0.8 s, not the judge's 0.01 s
+    backoff."""
+    def brain(s, body, nth):
+        return (429, {"retry-after-ms": "800"}, "slow down") if nth == 1 else marker_behaviour(s, body, nth)
+
+    server.behaviour = brain
+    msgs, lo, hi, _ = messages("SCORE=4")
+    with client(retries=1) as c:
+        v = c.judge(msgs, lo, hi)
+    assert (v.score, v.attempts, v.causes) == (4, 2, ("http_429",))
+    gap = server.requests[1]["t"] - server.requests[0]["t"]
+    assert 0.75 <= gap < 2, gap
+
+
+def test_max_wait_above_two_minutes_is_the_cut(server, monkeypatch):
+    """``--max-wait`` is the cut of a ``Retry-After`` also above the 120 s the openai client waits
+    at most by itself: a 503 asking for 150 s with ``max_retry_after=130`` waits 130 s. The wait is
+    read from the client's retry loop (its ``time.sleep``, recorded instead of slept)."""
+    import types
+
+    import openai._base_client as base
+
+    waits: list[float] = []
+    monkeypatch.setattr(base, "time", types.SimpleNamespace(sleep=waits.append, time=time.time))
+
+    def brain(s, body, nth):
+        return (503, {"Retry-After": "150"}, "busy") if nth == 1 else marker_behaviour(s, body, nth)
+
+    server.behaviour = brain
+    msgs, lo, hi, _ = messages("SCORE=2")
+    with client(retries=1, max_retry_after=130) as c:
+        v = c.judge(msgs, lo, hi)
+    assert (v.score, v.causes) == (2, ("http_5xx",))
+    assert waits == [130.0]

@@ -444,3 +444,13 @@ def test_a_gzipped_error_body_is_read_as_text(fault):
     with client(retries=0) as c:
         v = c.judge(*msgs())
     assert v.kind == "transport" and "HTTP 503: upstream overloaded" in v.error, v.error
+
+
+def test_a_body_over_the_size_limit_is_a_failed_attempt(fault):
+    """A 200 whose body is 9 MB (the client reads at most 8 MB of a reply) is cut off: a transport
+    failure of each attempt, never read whole into memory."""
+    fault(lambda req, n: http(200, b"x" * (9 * 1024 * 1024)))
+    with client(unreachable_after=0) as c:
+        v = c.judge(*msgs())
+    assert (v.kind, v.attempts, v.causes) == ("transport", 2, ("too_large", "too_large")), v
+    assert f"reply larger than {8 * 1024 * 1024} bytes" in v.error
