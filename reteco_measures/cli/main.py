@@ -515,7 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 else [getattr(args, k, None)]) if isinstance(v, str)]
             print(f"reteco-measures: error: out of memory while reading or scoring {', '.join(inputs) or 'the input'}: "
                   "free memory or raise the process's memory limit, score a smaller file, lower the reading limits "
-                  "(--max-lines, --max-line-bytes), or use 'eval --stream', which reads a run in blocks",
+                  "(--max-lines, --max-line-bytes), or use --stream ('eval', 'score', 'leaderboard'), which reads a run "
+                  "in blocks",
                   file=sys.stderr)
             return 1
         except (QueryIdMismatchWarning, EmptyInputWarning, InputMismatchError) as exc:
