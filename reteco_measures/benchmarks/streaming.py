@@ -29,8 +29,9 @@ What differs from the in-memory `Score`, by design:
 * ``score.report.run`` keeps, of each query, only the rows that can reach the deepest cutoff of
   the benchmark's measures under some order of tied scores (the top ``k`` and the rows tied with
   the ``k``-th score, compared at single precision as trec_eval compares them): what a
-  leaderboard's tie analysis reads. ``report.rows_kept`` counts every kept row; the whole
-  cleaned run is never held;
+  leaderboard's tie analysis of the official measure reads. A measure without a cutoff (``RR``)
+  is computed block by block on every row, but those rows are not kept. ``report.rows_kept``
+  counts every kept row; the whole cleaned run is never held;
 * ``score.report.errors`` lists the lines' problems first, then each block's problems in the
   contract's order, block after block, then the missing queries (in memory the contract orders
   them by kind over the whole run): the same problems, in another order.
@@ -167,11 +168,9 @@ def _unit_blocks(path: str, unit: Callable | None, block_bytes: int, problems: l
 
 
 def _deepest_cutoff(measures: list) -> int | None:
-    """The largest cutoff of the measures, None when one has none (every row is then kept)."""
+    """The largest cutoff of the measures (None when none has one: every row is then kept)."""
     cutoffs = [(getattr(m, "params", None) or {}).get("cutoff") for m in measures]
-    if not cutoffs or any(c is None for c in cutoffs):
-        return None
-    return max(int(c) for c in cutoffs)
+    return max((int(c) for c in cutoffs if c is not None), default=None)
 
 
 class _Merged:
