@@ -71,16 +71,17 @@ _RUN_COLUMNS = ("query_id", "doc_id", "score", "rank", "line")
 
 def stream_score(bench: Benchmark, run: str | os.PathLike, data: Any = None, split: str | None = None, *,
                  inputs: Inputs | None = None, options: Mapping[str, Any] | None = None,
-                 block_bytes: int = STREAM_BLOCK_BYTES) -> Score:
+                 block_bytes: int | None = None) -> Score:
     """Score the run *file* ``run`` to ``bench`` in blocks of whole queries (module docs): the
-    `Score` of ``bench.score(run, ...)``, value for value. ``block_bytes``: bytes read per block.
+    `Score` of ``bench.score(run, ...)``, value for value. ``block_bytes``: bytes read per block
+    (default `STREAM_BLOCK_BYTES`).
 
     Raises:
         ValueError: the benchmark (or these options) cannot stream, or ``run`` is not a file.
         DataFormatError: a query's rows are not together in the file.
     """
     return score_submission(bench, run, data, split, inputs=inputs, options=options,
-                            evaluate=partial(_evaluate, bench, block_bytes))
+                            evaluate=partial(_evaluate, bench, block_bytes or STREAM_BLOCK_BYTES))
 
 
 def reachable_rows(run: pd.DataFrame, k: int) -> pd.DataFrame:

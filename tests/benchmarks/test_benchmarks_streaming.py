@@ -238,3 +238,32 @@ def test_leaderboard_streamed_equals_in_memory(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot be scored in blocks"):
         c_run, c_data, _, c_kw = _demo("chunqiu")
         rm.leaderboard("chunqiu", [c_run, c_run], data=c_data, stream=True, **c_kw)
+
+
+def test_deep_run_streamed_official_by_pytrec_eval(tmp_path: Path) -> None:
+    """The streamed 1a number against pytrec_eval: the RETECO rules written out here (first
+    occurrence of a repeated document kept, documents outside the corpus dropped, corpus scope
+    'all'), ``ndcg_cut_10`` per query of the qrels (0 for a query without rows), averaged."""
+    import pytrec_eval
+
+    run = _bigger_run(tmp_path, "reteco-1a")
+    _, data, split, kw = _demo("reteco-1a")
+    bench = BENCHMARKS["reteco-1a"]
+    inputs = bench.load_inputs(data, split, **kw)
+    corpus = set(inputs.corpus["doc_id"].astype(str))
+    qrels: dict[str, dict[str, int]] = {}
+    for q, d, r in inputs.qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False):
+        qrels.setdefault(str(q), {})[str(d)] = int(r)
+    rows: dict[str, dict[str, float]] = {}
+    for line in run.read_text(encoding="utf-8").splitlines():
+        q, _, d, _, s, _ = line.split()
+        if d in corpus and d not in rows.get(q, {}):
+            rows.setdefault(q, {})[d] = float(s)
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(
+        {q: r for q, r in rows.items() if q in qrels})
+    expected = sum(per_query.get(q, {"ndcg_cut_10": 0.0})["ndcg_cut_10"] for q in qrels) / len(qrels)
+    streamed = stream_score(bench, run, data, split, options={**kw, "corpus_scope": "all"}, block_bytes=2000)
+    assert streamed.official == pytest.approx(expected, abs=1e-12)
+    by_query = streamed.per_query.set_index("query_id")["nDCG@10"]
+    for q in qrels:
+        assert by_query[q] == pytest.approx(per_query.get(q, {"ndcg_cut_10": 0.0})["ndcg_cut_10"], abs=1e-9)
