@@ -43,7 +43,7 @@ from ..io.memory import lean_allocators
 from ..io.writers import write_trec_run
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, gate_cmd, holes_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
-from .entry import DESCRIPTION
+from .commands import DESCRIPTION
 from .read_limits import add_read_limit_options, read_limits_of
 from .report import OUTPUT_FORMATS, print_frame
 from .score_cmd import add_score_parsers

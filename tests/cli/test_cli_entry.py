@@ -1,5 +1,5 @@
-"""cli/entry.py: ``reteco-measures --help`` answers without pandas, numpy, pyarrow or ir_datasets,
-and prints what the full parser prints."""
+"""cli/entry.py and cli/commands.py: ``reteco-measures --help`` answers without pandas, numpy,
+pyarrow or ir_datasets, and prints what the full parser prints."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from reteco_measures.cli.entry import top_parser
+from reteco_measures.cli.commands import top_parser
 from reteco_measures.cli.main import build_parser
 
 HEAVY = ("pandas", "numpy", "pyarrow", "ir_datasets")
@@ -52,7 +52,7 @@ def _full_help(width: int) -> str:
 
 @pytest.mark.parametrize("width", [60, 100, 200])
 def test_the_light_help_is_the_full_parsers(width: int, monkeypatch) -> None:
-    """A command added to (or reworded in) the full parser must be listed in entry.COMMAND_LINES."""
+    """A command added to (or reworded in) the full parser must be listed in commands.COMMAND_LINES."""
     monkeypatch.setenv("COLUMNS", str(width))
     assert top_parser().format_help() == _full_help(width)
 
