@@ -56,7 +56,7 @@ import pandas as pd
 
 from ..contracts.base import ValidationReport
 from ..errors import DataFormatError, Problem
-from ..scale.stream import iter_query_chunks, parse_block
+from ..scale.stream import iter_query_chunks, parse_block, release_memory
 from .declaration import ENGINE, Benchmark, Inputs
 from .score import Score
 from .scoring import score_submission
@@ -64,7 +64,7 @@ from .scoring import score_submission
 __all__ = ["stream_score", "STREAM_BLOCK_BYTES", "reachable_rows", "stream_unit"]
 
 #: bytes of run file read per block (whole lines; the rows of the last query wait for the next block)
-STREAM_BLOCK_BYTES = 16 * 1024 * 1024
+STREAM_BLOCK_BYTES = 4 * 1024 * 1024
 
 _RUN_COLUMNS = ("query_id", "doc_id", "score", "rank", "line")
 
@@ -122,9 +122,10 @@ def stream_unit(bench: Benchmark, inputs: Inputs, opts: Mapping[str, Any]) -> Ca
                      "--stream")
 
 
-def _keys(ids: pd.Series, unit: Callable | None) -> np.ndarray:
+def _keys(ids: pd.Series, unit: Callable | None) -> pd.Series:
+    """Each row's unit id: its query id (as it is: no Python string per row), or ``unit`` of it."""
     ids = ids.astype(str).reset_index(drop=True)
-    return (ids if unit is None else pd.Series(unit(ids)).astype(str)).to_numpy(dtype=object)
+    return ids if unit is None else pd.Series(unit(ids), dtype="str")
 
 
 def _not_together(name: str, query: str, line: Any) -> DataFormatError:
@@ -142,13 +143,13 @@ def _unit_blocks(path: str, unit: Callable | None, block_bytes: int, problems: l
     finished: set = set()
     pending: pd.DataFrame | None = None
 
-    def emit(frame: pd.DataFrame, keys: np.ndarray) -> pd.DataFrame:
-        heads = pd.unique(keys)
-        again = [k for k in heads.tolist() if k in finished]
+    def emit(frame: pd.DataFrame, keys: pd.Series) -> pd.DataFrame:
+        heads = pd.unique(keys).tolist()  # one Python string per unit, not per row
+        again = [k for k in heads if k in finished]
         if again:
-            row = int(np.flatnonzero(keys == again[0])[0])
+            row = int(np.flatnonzero((keys == again[0]).to_numpy(dtype=bool))[0])
             raise _not_together(path, str(frame["query_id"].iat[row]), frame["line"].iat[row])
-        finished.update(heads.tolist())
+        finished.update(heads)
         return frame
 
     for chunk, fmt, first_line in iter_query_chunks(path, block_bytes, format="trec"):
@@ -160,10 +161,15 @@ def _unit_blocks(path: str, unit: Callable | None, block_bytes: int, problems: l
         if not len(frame):
             continue
         keys = _keys(frame["query_id"], unit)
-        last = keys == keys[-1]
+        last = (keys == keys.iat[-1]).to_numpy(dtype=bool)
         pending = frame[last].reset_index(drop=True)
-        if not last.all():
-            yield emit(frame[~last].reset_index(drop=True), keys[~last])
+        if last.all():
+            continue
+        out, out_keys = frame[~last].reset_index(drop=True), keys[~last].reset_index(drop=True)
+        del frame, keys, last  # one copy of the block while it is scored
+        yield emit(out, out_keys)
+        del out, out_keys
+        release_memory()
     if pending is not None and len(pending):
         yield emit(pending, _keys(pending["query_id"], unit))
 
@@ -230,7 +236,7 @@ class _Merged:
             row = int(np.flatnonzero(cleaned["query_id"].astype(str).to_numpy(dtype=object) == again[0])[0])
             raise _not_together(self.name, again[0], cleaned["line"].iat[row] if "line" in cleaned else None)
         self.seen.update(ids.tolist())
-        units = set(_keys(ids, unit).tolist())
+        units = set(_keys(ids, unit).tolist())  # one per query of the block
         self.values.append(long[long["query_id"].astype(str).isin(units)])
         self.notes += [n for n in long.attrs.get("notes", []) if n not in self.notes]
 

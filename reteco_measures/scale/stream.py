@@ -56,7 +56,7 @@ from ..query_ids import align_query_ids
 from ..side import load_labels, load_topics
 
 __all__ = [
-    "iter_blocks", "iter_query_chunks", "parse_block", "stream_iter_calc", "stream_calc_aggregate", "stream_frame", "unreported_metrics",
+    "iter_blocks", "iter_query_chunks", "parse_block", "release_memory", "stream_iter_calc", "stream_calc_aggregate", "stream_frame", "unreported_metrics",
     "per_query_weights", "aggregate_metrics", "DEFAULT_BLOCK_BYTES", "watch_blocks",
 ]
 
@@ -286,10 +286,10 @@ def iter_blocks(
             _show(frame)
             yield frame
             del frame
-            _release_memory()
+            release_memory()
 
 
-def _release_memory() -> None:
+def release_memory() -> None:
     """Give freed arrow buffers back to the system between blocks (arrow's allocator keeps them)."""
     try:
         import pyarrow as pa
