@@ -9,6 +9,17 @@ larger than memory can be made. ``measure`` evaluates nDCG@10, AP@10, R@10 and R
 two fresh subprocesses (in memory, then streamed), each reporting its peak RSS growth over the
 RSS after loading the qrels (``ru_maxrss``), its time and its values; the values must agree.
 ``--only stream`` skips the in-memory run (for files larger than memory).
+
+    python benchmarks/bench_stream.py score --queries 1000 --depth 1000 --docs 100000 [--block-mb 4]
+
+``score``: the same comparison for ``Benchmark.score`` (``reteco-measures score reteco-1a RUN``
+against ``... --stream``) on the synthetic TEMPO-like release of ``bench_reteco_score.py`` (three
+domains, ``--docs`` documents each, ``--queries`` queries of ``--depth`` documents holding
+repeated documents, documents outside every corpus, of another domain, and ties). Each mode runs in
+a fresh process (allocators set as the command line sets them, `lean_allocators`) that loads the
+release first (``load_inputs``) and scores a small run once; the
+peak resident set is then reset (``/proc/self/clear_refs``) and its growth during the score is
+reported with the time. The two Scores' tables must be equal, value for value.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -88,6 +100,78 @@ def child(mode: str, folder: str, block_mb: int) -> None:
                       "growth_mb": _peak_mb() - base, "values": {str(k): v for k, v in values.items()}}))
 
 
+def _reset_peak() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset the peak resident set (Linux >= 4.0)
+    except OSError:
+        pass
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def score_child(mode: str, root: str, block_mb: int) -> None:
+    """One mode of ``score``: the release loaded, a warm-up score, then the run scored."""
+    import hashlib
+
+    from reteco_measures.benchmarks import BENCHMARKS
+    from reteco_measures.benchmarks.streaming import stream_score
+    from reteco_measures.io.memory import lean_allocators
+
+    lean_allocators()  # as the command line does, in both modes
+    bench = BENCHMARKS["reteco-1a"]
+    inputs = bench.load_inputs(root, "dev")
+    run = os.path.join(root, "run.txt")
+    small = os.path.join(root, "warmup.txt")
+    with open(run, "rb") as src, open(small, "wb") as dst:
+        dst.writelines(line for _, line in zip(range(5000), src))
+
+    def score(path: str):
+        if mode == "stream":
+            return stream_score(bench, path, inputs=inputs, block_bytes=block_mb * 2**20)
+        return bench.score(path, inputs=inputs)
+
+    score(small)
+    _reset_peak()
+    base = _status_mb("VmRSS")
+    t0 = time.perf_counter()
+    result = score(run)
+    seconds = time.perf_counter() - t0
+    growth = _status_mb("VmHWM") - base
+    digest = hashlib.sha256()
+    for frame in (result.summary, result.per_query, *result.by_group.values()):
+        digest.update(frame.to_csv(float_format="%r").encode())
+    print(json.dumps({"mode": mode, "seconds": seconds, "growth_mb": growth, "official": result.official,
+                      "tables_sha256": digest.hexdigest(), "removed": result.removed}))
+
+
+def measure_score(queries: int, depth: int, docs: int, block_mb: int, keep: str | None) -> dict:
+    import tempfile
+
+    from bench_reteco_score import build
+
+    with tempfile.TemporaryDirectory(prefix="bench-stream-score-") as tmp:
+        root = keep or tmp
+        build(Path(root), queries, depth, docs)
+        size = os.path.getsize(os.path.join(root, "run.txt"))
+        out: dict = {"file_mb": size / 2**20, "queries": queries, "depth": depth, "block_mb": block_mb}
+        for mode in ("memory", "stream"):
+            res = subprocess.run([sys.executable, __file__, "score-child", mode, root, str(block_mb)],
+                                 capture_output=True, text=True, check=True)
+            out[mode] = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["memory"]["tables_sha256"] == out["stream"]["tables_sha256"], "the Scores differ"
+    assert out["memory"]["removed"] == out["stream"]["removed"]
+    out["growth_ratio"] = out["stream"]["growth_mb"] / out["memory"]["growth_mb"]
+    print(json.dumps(out, indent=1))
+    return out
+
+
 def measure(folder: str, block_mb: int, only: str | None) -> dict:
     size = os.path.getsize(os.path.join(folder, "run.txt"))
     out = {"file_mb": size / 2**20, "block_mb": block_mb}
@@ -109,6 +193,9 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "child":
         child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "score-child":
+        score_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
@@ -120,9 +207,17 @@ def main() -> None:
     s.add_argument("--block-mb", type=int, default=4)
     s.add_argument("--only", choices=["memory", "stream"])
     s.add_argument("--json", help="write the result here")
+    c = sub.add_parser("score", help="Benchmark.score in memory against stream=True (reteco-1a)")
+    c.add_argument("--queries", type=int, default=1000)
+    c.add_argument("--depth", type=int, default=1000)
+    c.add_argument("--docs", type=int, default=100_000, help="documents per domain")
+    c.add_argument("--block-mb", type=int, default=4)
+    c.add_argument("--keep", help="build the release in this folder and keep it")
     args = ap.parse_args()
     if args.cmd == "make":
         make(args.queries, args.docs, args.out)
+    elif args.cmd == "score":
+        measure_score(args.queries, args.depth, args.docs, args.block_mb, args.keep)
     else:
         res = measure(args.dir, args.block_mb, args.only)
         if args.json:

@@ -24,6 +24,7 @@ Benchmarks: ``reteco-1a``, ``reteco-1b`` (TEMPO), ``reteco-2a`` (RECOR), ``ikat-
   - `.scoring` — the engine: per-query values once (`long_per_query`), everything else
     derived from them (`aggregate`);
   - `.leaderboard` — several submissions ranked with uncertainty (``rm.leaderboard``);
+  - `.streaming` — a run file scored in blocks of whole queries (``score(..., stream=True)``);
 
 - one folder per benchmark, holding everything that benchmark needs: its data loader
   (``data.py``), its ir_datasets registration (``irds.py``), its run contract (``contract.py``)
@@ -44,6 +45,7 @@ from .leaderboard import Leaderboard
 from .registry import BENCHMARKS, benchmark, register
 from .score import Score
 from .scoring import aggregate, long_per_query, removed_counts
+from .streaming import stream_score
 
 # isort: split
 # the benchmarks, one folder each: importing one registers its declaration in BENCHMARKS
@@ -67,4 +69,5 @@ __all__ = [
     "long_per_query",
     "metric_key",
     "removed_counts",
+    "stream_score",
 ]

@@ -28,9 +28,10 @@ from .score import Score
 __all__ = ["Option", "Grouping", "Inputs", "Benchmark", "CliSpec", "TableSpec", "StatsSpec", "RewardSpec", "Loader",
            "Validator", "PerQuery", "ENGINE"]
 
-#: the engine behind `Benchmark.score` (``"score"``: `reteco_measures.benchmarks.scoring.score_submission`)
-#: and `Benchmark.leaderboard` (``"leaderboard"``: `reteco_measures.benchmarks.leaderboard.leaderboard`),
-#: installed by those modules when they are imported
+#: the engine behind `Benchmark.score` (``"score"``: `reteco_measures.benchmarks.scoring.score_submission`;
+#: ``"stream"``: `reteco_measures.benchmarks.streaming.stream_score`) and `Benchmark.leaderboard`
+#: (``"leaderboard"``: `reteco_measures.benchmarks.leaderboard.leaderboard`), installed by those
+#: modules when they are imported
 ENGINE: dict[str, Callable[..., Any]] = {}
 
 
@@ -234,6 +235,12 @@ class Benchmark:
         tables: the layout of the Score (`TableSpec`).
         stats: the statistical unit (`StatsSpec`).
         reward: the reward (`RewardSpec`), None when there is none.
+        stream_unit: how a run *file* is scored in blocks (``score(..., stream=True)``):
+            ``(inputs, options) ->`` None when each block holds whole run queries, a function
+            mapping run query ids (a Series) to the units one block must hold whole (1b: a step
+            topic's query), or a ``str`` saying why a run cannot be streamed under these
+            options. None (the default): the benchmark does not stream (its contract judges the
+            whole submission at once).
     """
 
     name: str
@@ -249,6 +256,7 @@ class Benchmark:
     tables: TableSpec = TableSpec()
     stats: StatsSpec = StatsSpec()
     reward: RewardSpec | None = None
+    stream_unit: Callable[[Inputs, Mapping[str, Any]], Any] | None = None
 
     def statistical_unit(self, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``{"unit", "cluster", "strata"}`` of the official measure under ``options`` (e.g. RECOR's
@@ -290,6 +298,7 @@ class Benchmark:
         split: str | None = None,
         *,
         inputs: Inputs | None = None,
+        stream: bool = False,
         **options: Any,
     ) -> Score:
         """Score one submission officially (the engine: `reteco_measures.benchmarks.scoring`).
@@ -299,11 +308,16 @@ class Benchmark:
             data: the data root (default ``$RETECO_DATA``); ignored when ``inputs`` is given.
             split: the split (default: the benchmark's ``default_split``).
             inputs: reference data already loaded with `load_inputs`.
+            stream: read the run *file* in blocks of whole queries (out of core; the same
+                values: `reteco_measures.benchmarks.streaming`); a benchmark that cannot
+                stream says why (``ValueError``).
             **options: the benchmark's options (see ``CliSpec.options``).
 
         Returns:
             a `Score`.
         """
+        if stream:
+            return ENGINE["stream"](self, run, data, split, inputs=inputs, options=options)
         return ENGINE["score"](self, run, data, split, inputs=inputs, options=options)
 
     def leaderboard(self, runs: Any, data: Any = None, split: str | None = None, **kwargs: Any) -> Any:

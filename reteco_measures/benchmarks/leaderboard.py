@@ -95,6 +95,7 @@ from ..stats.ties import tie_bounds, tie_range
 from .declaration import ENGINE, Benchmark
 from .registry import benchmark
 from .score import Score, unscorable_reason
+from .streaming import stream_unit
 
 __all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals", "unscorable_reason",
            "invalid_reason", "TooFewScoredError",
@@ -274,6 +275,7 @@ def leaderboard(
     human: Any = None,
     calibration: str = "ppi++",
     on_mismatch: str = "error",
+    stream: bool = False,
     **options: Any,
 ) -> Leaderboard:
     """Score every submission and rank them by ``measure`` with confidence intervals, paired tests
@@ -306,6 +308,9 @@ def leaderboard(
             Any other submission that cannot be scored (unreadable, empty, no query id in common
             with the benchmark: `unscorable_reason`) is not ranked: it is listed in ``failed``
             with its reason and an `UnscorableSubmissionWarning` names it.
+        stream: score each run *file* in blocks of whole queries (``Benchmark.score(...,
+            stream=True)``, `reteco_measures.benchmarks.streaming`): the same board, one block
+            of a run in memory at a time.
 
     Raises:
         InputMismatchError: inputs that do not match, unless ``on_mismatch='warn'``.
@@ -322,8 +327,10 @@ def leaderboard(
     opts = bench.resolve_options(options)
     inputs = bench.load(data, split if split is not None else bench.default_split, opts)
     tie_measure = _tie_measure(bench, opts, measure, ties)
-    scores, failed, bounds = _score_board(bench, _run_items(runs), inputs, split, opts, workers, tie_measure,
-                                          on_mismatch)
+    if stream:
+        stream_unit(bench, inputs, opts)  # a benchmark that cannot stream says why, once
+    scores, failed, bounds = _score_board(bench, _run_items(runs), inputs, split, {**opts, "stream": True} if stream
+                                          else opts, workers, tie_measure, on_mismatch)
     first = next(iter(scores.values()))
     label = measure or first.official_measure
     frame, tie_changed = _board_frame(bench, scores, inputs, opts, label, bounds if tie_measure is not None else {})

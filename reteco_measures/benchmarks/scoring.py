@@ -49,16 +49,22 @@ _CHECKED_BEFORE: tuple[type[Warning], ...] = (EmptyInputWarning, QueryIdMismatch
 
 
 def score_submission(bench: Benchmark, run: Any, data: Any = None, split: str | None = None, *,
-                     inputs: Inputs | None = None, options: Mapping[str, Any] | None = None) -> Score:
-    """Score one submission to ``bench`` (see `score`)."""
+                     inputs: Inputs | None = None, options: Mapping[str, Any] | None = None,
+                     evaluate: Callable[..., tuple[ValidationReport, pd.DataFrame, Any]] | None = None) -> Score:
+    """Score one submission to ``bench`` (see `score`). ``evaluate``: ``(run, inputs, options,
+    measures) -> (report, long, extra)`` instead of steps 2 and 3 (the streamed path,
+    `reteco_measures.benchmarks.streaming`)."""
     opts = bench.resolve_options(options)
     tables = bench.tables
     split = split if split is not None else bench.default_split
     if inputs is None:
         inputs = bench.load(data, split, opts)
-    report = bench.validate(run, inputs, opts)
     measures = list(bench.measures(opts))
-    long, extra = bench.per_query(measures, inputs, report, opts)
+    if evaluate is not None:
+        report, long, extra = evaluate(run, inputs, opts, measures)
+    else:
+        report = bench.validate(run, inputs, opts)
+        long, extra = bench.per_query(measures, inputs, report, opts)
     empties = dict(long.attrs.get("empty", {}))
     eval_notes = list(long.attrs.get("notes", []))
     # a benchmark whose official number is not the mean of the per-query values (RETECO's
@@ -232,7 +238,7 @@ def removed_counts(report: ValidationReport) -> dict[str, int]:
         if not counts["unknown_doc"]:
             del counts["unknown_doc"]
         counts["other_domain_doc"] = other
-    counts["rows_kept"] = int(len(report.run))
+    counts["rows_kept"] = report.rows_kept
     return counts
 
 

@@ -1,6 +1,7 @@
-"""The ``reteco-measures`` entry point: ``--version`` answers from the version string alone;
-everything else builds the full command line (`reteco_measures.cli.main`), which imports pandas
-and the benchmarks."""
+"""The ``reteco-measures`` entry point: ``--version`` and ``--help`` (the list of commands,
+`reteco_measures.cli.commands`) answer without pandas, numpy, pyarrow or ir_datasets; everything
+else builds the full command line (`reteco_measures.cli.main`), which imports pandas and the
+benchmarks."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from .._version import __version__
+from .commands import top_parser
 
 __all__ = ["main"]
 
@@ -18,6 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--version"]:
         print(f"reteco-measures {__version__}")
         return 0
+    if args in ([], ["--help"], ["-h"]):
+        top_parser().parse_args(args)  # prints the help (exit 0) or the usage error (exit 2)
     from .main import main as full  # the full parser: pandas, the benchmarks, every sub-command
 
     return full(args)

@@ -39,7 +39,7 @@ from ..errors import InputMismatchError
 from ..report.leaderboard import LEADERBOARD_FORMATS, format_leaderboard
 from .compare_cmd import add_statistics_options, statistics_options
 from .messages import cli_message
-from .score_cmd import add_benchmark_options, benchmark_options
+from .score_cmd import add_benchmark_options, add_stream_option, benchmark_options
 
 __all__ = ["expand_runs", "configure"]
 
@@ -69,7 +69,7 @@ def _cmd_leaderboard(args: argparse.Namespace) -> int:
             warnings.simplefilter("ignore", UnscorableSubmissionWarning)
             board = bench.leaderboard(runs, data=args.data, split=getattr(args, "split", None),
                                       measure=args.measure, ties=not args.no_ties, workers=args.workers,
-                                      on_mismatch="error", **statistics_options(args), **extra,
+                                      on_mismatch="error", stream=args.stream, **statistics_options(args), **extra,
                                       **benchmark_options(args, bench))
     except InputMismatchError as exc:  # never a board ranked on zeros: one line, exit 1
         print(f"reteco-measures: error: {cli_message(exc, args)}", file=sys.stderr)
@@ -125,6 +125,7 @@ def configure(sub: argparse._SubParsersAction) -> None:
                                  "calibrated means beside the raw judge means")
             pp.add_argument("--calibration", default="ppi++", choices=["ppi++", "ppi"],
                             help="calibration estimator with --human (default ppi++)")
+        add_stream_option(pp)
         pp.add_argument("--workers", type=int, default=None,
                         help="processes scoring the submissions (default: one per CPU when there are 8 or more)")
         pp.add_argument("--format", default="table", choices=[*LEADERBOARD_FORMATS, "html"],

@@ -43,6 +43,7 @@ from ..io.memory import lean_allocators
 from ..io.writers import write_trec_run
 from ..kernels.ranking import TIE_BREAKS
 from . import compare_cmd, gate_cmd, holes_cmd, leaderboard_cmd, platform_cmd, rank_agreement_cmd
+from .commands import DESCRIPTION
 from .read_limits import add_read_limit_options, read_limits_of
 from .report import OUTPUT_FORMATS, print_frame
 from .score_cmd import add_score_parsers
@@ -464,10 +465,7 @@ def _add_passthrough(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="reteco-measures",
-        description="Evaluation for RETECO (TEMPO, RECOR), ChunQiu, Spoken-Query and TREC iKAT 2023.",
-    )
+    parser = argparse.ArgumentParser(prog="reteco-measures", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -515,7 +513,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 else [getattr(args, k, None)]) if isinstance(v, str)]
             print(f"reteco-measures: error: out of memory while reading or scoring {', '.join(inputs) or 'the input'}: "
                   "free memory or raise the process's memory limit, score a smaller file, lower the reading limits "
-                  "(--max-lines, --max-line-bytes), or use 'eval --stream', which reads a run in blocks",
+                  "(--max-lines, --max-line-bytes), or use --stream ('eval', 'score', 'leaderboard'), which reads a run "
+                  "in blocks",
                   file=sys.stderr)
             return 1
         except (QueryIdMismatchWarning, EmptyInputWarning, InputMismatchError) as exc:

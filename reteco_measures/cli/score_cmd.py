@@ -23,7 +23,7 @@ from ..report.score import print_checks, render_score
 from .read_limits import add_read_limit_options
 from .report import OUTPUT_FORMATS
 
-__all__ = ["add_score_parsers", "add_benchmark_options", "benchmark_options", "demo_argv", "score_exit_code"]
+__all__ = ["add_score_parsers", "add_benchmark_options", "add_stream_option", "benchmark_options", "demo_argv", "score_exit_code"]
 
 
 def add_benchmark_options(p: argparse.ArgumentParser, bench: Benchmark, *, data: bool = True) -> None:
@@ -51,6 +51,13 @@ def add_benchmark_options(p: argparse.ArgumentParser, bench: Benchmark, *, data:
         p.add_argument(o.cli_flag, **kwargs)
 
 
+def add_stream_option(p: argparse.ArgumentParser) -> None:
+    """``--stream``: score a run file in blocks of whole queries (`Benchmark.score(..., stream=True)`)."""
+    p.add_argument("--stream", action="store_true",
+                   help="read the run file in blocks of whole queries (out of core; the same numbers); a benchmark "
+                        "whose contract judges the whole file says why it cannot")
+
+
 def benchmark_options(args: argparse.Namespace, bench: Benchmark) -> dict[str, Any]:
     """The declared options' values from parsed arguments."""
     return {o.name: getattr(args, o.name) for o in bench.cli.options if hasattr(args, o.name)}
@@ -65,13 +72,16 @@ def score_exit_code(score: Any) -> int:
 def _cmd_score(args: argparse.Namespace) -> int:
     bench = BENCHMARKS[args.bench]
     reward_json = getattr(args, "reward_json", None)
+    if reward_json and args.stream:
+        raise ValueError("--stream and --reward-json: Harbor's verifier reads the upload whole under its own limits; "
+                         "use one or the other")
     if reward_json:
         return _score_harbor(args, bench, reward_json)
     submission = args.submission
     if isinstance(submission, list):
         submission = submission[0] if len(submission) == 1 else submission
     score = bench.score(submission, data=args.data, split=getattr(args, "split", None),
-                        **benchmark_options(args, bench))
+                        stream=args.stream, **benchmark_options(args, bench))
     reason = unscorable_reason(score)
     if reason is not None:  # nothing of the submission was scored: the reason first, no table of zeros
         print(f"reteco-measures: error: {args.submission}: not scored: {reason}", file=sys.stderr)
@@ -109,6 +119,7 @@ def add_score_parsers(sub: argparse._SubParsersAction) -> None:
         pp.add_argument("--limit", type=int, default=50, help="problems listed in table output")
         pp.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
         pp.add_argument("--places", type=int, default=4)
+        add_stream_option(pp)
         if bench.reward is not None:
             pp.add_argument("--reward-json", metavar="PATH",
                             help="write Harbor's reward file {\"reward\": r} here (e.g. /logs/verifier/reward.json) "

@@ -58,6 +58,12 @@ class ValidationReport:
     def __bool__(self) -> bool:
         return self.ok
 
+    @property
+    def rows_kept(self) -> int:
+        """How many rows the contract kept: ``len(run)``, or ``extra["rows_kept"]`` when ``run``
+        holds only some of them (a run scored in blocks keeps the rows that can reach a cutoff)."""
+        return int(self.extra.get("rows_kept", len(self.run)))
+
     def problems_of(self, severity: str) -> list[Problem]:
         """The problems of one severity (``'error'``, ``'warning'`` or ``'note'``), in order."""
         if severity not in SEVERITIES:
@@ -82,7 +88,7 @@ class ValidationReport:
     def as_dict(self, rows_key: str = "rows_kept") -> dict[str, Any]:
         """The report for JSON output: ok, valid, rows kept (under ``rows_key``), problem counts
         by severity and by kind, and every problem as a dict (with its ``severity``)."""
-        return {"ok": self.ok, "valid": self.valid, rows_key: len(self.run),
+        return {"ok": self.ok, "valid": self.valid, rows_key: self.rows_kept,
                 "severity_counts": self.severity_counts(),
                 "problem_counts": self.problem_counts(), "problems": [p.as_dict() for p in self.errors]}
 
@@ -92,7 +98,7 @@ class ValidationReport:
         counts = self.severity_counts()
         tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
         lines = [
-            f"contract {self.contract}: {self.state()}; {len(self.run)} row(s) kept, "
+            f"contract {self.contract}: {self.state()}; {self.rows_kept} row(s) kept, "
             f"{count_problems(self.errors)} problem(s)" + (f" ({tally})" if tally else "")
         ]
         shown = sorted(self.errors, key=lambda p: SEVERITIES.index(p.severity))[:limit]

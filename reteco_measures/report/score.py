@@ -75,7 +75,7 @@ def print_checks(score: Any, *, table: bool, limit: int, out: TextIO, err: TextI
         if not score.valid:
             print(f"\nINVALID batch: {count_problems(report.errors)} violation(s); the official score is 0", file=stream)
         elif table:
-            print(f"\nvalid batch: {len(score.per_query)} queries, {len(report.run)} results", file=stream)
+            print(f"\nvalid batch: {len(score.per_query)} queries, {report.rows_kept} results", file=stream)
     elif score.benchmark == "spoken":
         if report.errors:
             print(f"\n{count_problems(report.errors)} problem(s); {len(report.invalid_queries)} invalid and "
@@ -85,9 +85,9 @@ def print_checks(score: Any, *, table: bool, limit: int, out: TextIO, err: TextI
                  if score.benchmark == "ikat-2023" else None)  # iKAT's topics are turns, its file one JSON
         summary = describe_kinds(report.problem_counts(), names=names)
         state = f" ({'valid' if report.valid else 'INVALID'})" if score.benchmark == "ikat-2023" else ""
-        print(f"\nrun checks{state}: {len(report.run)} {rows} kept; {summary}", file=stream)
+        print(f"\nrun checks{state}: {report.rows_kept} {rows} kept; {summary}", file=stream)
     elif table:
-        print(f"\nrun checks: ok, {len(report.run)} {rows}", file=stream)
+        print(f"\nrun checks: ok, {report.rows_kept} {rows}", file=stream)
     if score.benchmark in ("reteco-1a", "reteco-1b", "reteco-2a") and (report.errors or table):
         print(removed_line(score), file=stream)
     for p in report.errors[:limit]:

@@ -56,7 +56,7 @@ from ..query_ids import align_query_ids
 from ..side import load_labels, load_topics
 
 __all__ = [
-    "iter_blocks", "stream_iter_calc", "stream_calc_aggregate", "stream_frame", "unreported_metrics",
+    "iter_blocks", "iter_query_chunks", "parse_block", "release_memory", "stream_iter_calc", "stream_calc_aggregate", "stream_frame", "unreported_metrics",
     "per_query_weights", "aggregate_metrics", "DEFAULT_BLOCK_BYTES", "watch_blocks",
 ]
 
@@ -159,7 +159,8 @@ def _jsonl_cut(data: bytes) -> int:
     return -1
 
 
-def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[tuple[bytes, str]]:
+def _whole_query_chunks(path: str | os.PathLike, block_bytes: int,
+                        format: str | None = None) -> Iterator[tuple[bytes, str]]:
     """``(bytes, format)`` of a run file cut into chunks of whole lines (TREC: whole queries),
     in file order; the chunks joined are the file as the in-memory reader reads it (same
     decompression, `iter_file_bytes`; same format detection).
@@ -180,7 +181,7 @@ def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[t
                 continue
             joined = b"".join(head)
             head = []
-            fmt = detect_format(path, joined)
+            fmt = format or detect_format(path, joined)
             array = fmt == "jsonl" and joined.removeprefix(_BOM).lstrip()[:1] == b"["
             # the byte-order mark of the file is dropped here, as the reader drops it, so that
             # the first line's query id is compared without it when the blocks are cut
@@ -216,7 +217,35 @@ def _whole_query_chunks(path: str | os.PathLike, block_bytes: int) -> Iterator[t
         pending_qid = qid
     rest = b"".join([*head, *pending, *partial])
     if rest:
-        yield rest, fmt or detect_format(path, rest)
+        yield rest, fmt or format or detect_format(path, rest)
+
+
+def iter_query_chunks(path: str | os.PathLike, block_bytes: int = DEFAULT_BLOCK_BYTES, *,
+                      format: str | None = None) -> Iterator[tuple[bytes, str, int]]:
+    """``(bytes, format, first_line)`` of a run file cut into chunks of whole lines, in file
+    order: TREC files in whole queries (a query's lines are never cut, however long), JSONL files
+    in whole records. ``first_line`` is the file line number of the chunk's first line (give it
+    to `parse_block`). ``format``: ``'trec'`` or ``'jsonl'`` as the caller reads the file
+    (default: the reader's detection). The chunks joined are the file as the in-memory reader
+    reads it (same decompression; the file's byte-order mark dropped)."""
+    line_no = 1
+    for chunk, fmt in _whole_query_chunks(path, block_bytes, format):
+        first_line = line_no
+        line_no += chunk.count(b"\n")
+        yield chunk, fmt, first_line
+
+
+def parse_block(chunk: bytes, path: str | os.PathLike, first_line: int, fmt: str,
+                problems: list[Problem]) -> pd.DataFrame:
+    """The rows of one chunk of `iter_query_chunks` as the run reader reads them (``query_id,
+    doc_id, score`` and the reader's other columns), with ``line`` the *file's* line numbers;
+    the chunk's bad lines are appended to ``problems``, also with their file line numbers and
+    ``path``."""
+    frame = _parse(chunk, os.fspath(path), first_line, fmt, problems)
+    if "line" in frame.columns and len(frame):
+        shift = first_line - (2 if chunk.startswith(_BOM) else 1)
+        frame["line"] = frame["line"].to_numpy() + shift
+    return frame
 
 
 def iter_blocks(
@@ -257,10 +286,10 @@ def iter_blocks(
             _show(frame)
             yield frame
             del frame
-            _release_memory()
+            release_memory()
 
 
-def _release_memory() -> None:
+def release_memory() -> None:
     """Give freed arrow buffers back to the system between blocks (arrow's allocator keeps them)."""
     try:
         import pyarrow as pa

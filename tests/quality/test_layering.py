@@ -60,7 +60,7 @@ LAYERS: dict[str, int] = {
     #    scoring engine, leaderboards, the judged generation tracks
     "benchmarks.registry": 8, "benchmarks.declaration": 8, "benchmarks.score": 8, "benchmarks.scoring": 8,
     "benchmarks.leaderboard": 8, "benchmarks.generation": 8, "benchmarks.gate": 8,
-    "benchmarks.compare": 8,
+    "benchmarks.compare": 8, "benchmarks.streaming": 8,
     # 9: one folder per benchmark (data loader, ir_datasets registration, contract, declaration), the
     #    shared RETECO contract and rules, and the package's face that imports them all
     "benchmarks": 9,

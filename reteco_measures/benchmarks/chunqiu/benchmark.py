@@ -162,6 +162,8 @@ CHUNQIU = register(Benchmark(
     ),
     stats=StatsSpec(unit="query"),
     reward=RewardSpec(_reward),
+    # a run file is not scored in blocks (reteco_measures.benchmarks.streaming): the reason
+    stream_unit=lambda inputs, opts: "a ChunQiu batch is valid or invalid as a whole (every query exactly once; any violation scores 0), and its file is small (at most top_k results per query)",
 ))
 
 

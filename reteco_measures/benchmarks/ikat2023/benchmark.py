@@ -175,6 +175,8 @@ IKAT_2023 = register(Benchmark(
         describe=_describe,
     ),
     stats=StatsSpec(unit="turn"),
+    # a run file is not scored in blocks (reteco_measures.benchmarks.streaming): the reason
+    stream_unit=lambda inputs, opts: "an iKAT 2023 run is one JSON document (turns, passages, PTKB and responses), read whole",
 ))
 
 

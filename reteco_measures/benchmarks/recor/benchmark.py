@@ -198,6 +198,14 @@ def _validate(run: Any, inputs: Inputs, opts: dict) -> ValidationReport:
                                    rules=opts["rules"])
 
 
+def _stream_unit(inputs: Inputs, opts: dict) -> Any:
+    """Runs stream by turn (`reteco_measures.benchmarks.streaming`); the kit's rules refuse (their
+    qrels depend on the whole run's turns)."""
+    if opts.get("rules") == "kit":
+        return "under --rules kit the evaluated turns are those of the whole run"
+    return None
+
+
 def _measures(opts: dict) -> list:
     k = opts["k"]
     official = TurnNDCG @ k if opts["average"] == "turn" else TurnNDCG(average=opts["average"]) @ k
@@ -294,6 +302,7 @@ RETECO_2A = register(Benchmark(
     ),
     stats=StatsSpec(unit="turn", statistics=lambda o: {"unit": "conversation", "cluster": "conversation_id"}
                     if o["average"] == "conversation" else {}),
+    stream_unit=_stream_unit,
 ))
 
 

@@ -121,6 +121,8 @@ SPOKEN = register(Benchmark(
     ),
     stats=StatsSpec(unit="collection x condition cell", strata=("collection", "condition")),
     reward=RewardSpec(_reward),
+    # a run file is not scored in blocks (reteco_measures.benchmarks.streaming): the reason
+    stream_unit=lambda inputs, opts: "Spoken-Query's contract checks the whole results file (every request exactly once), which is small (at most top_k results per request)",
 ))
 
 

@@ -269,6 +269,19 @@ def _per_query_1b(measures: list, inputs: Inputs, report: ValidationReport, opts
     return out, extra
 
 
+def _stream_unit(steps: bool):
+    """How a run streams (`reteco_measures.benchmarks.streaming`): by run query; 1b averaged per
+    query: a query's step topics together (its StepNDCG averages them); the kit's rules refuse
+    (their qrels depend on the whole run's topics)."""
+    def unit(inputs: Inputs, opts: dict) -> Any:
+        if opts.get("rules") == "kit":
+            return "under --rules kit the evaluated topics are those of the whole run"
+        if steps and average_unit(opts) == "query":
+            return lambda ids: step_parents(pd.unique(ids), inputs.topics)[0].reindex(ids.to_numpy()).to_numpy()
+        return None
+    return unit
+
+
 # ------------------------------------------------------------------------------------------------
 # notes and JSON fields
 
@@ -448,6 +461,7 @@ def _tempo_benchmark(steps: bool, *, name: str, title: str, help: str, measures:
         tables=TableSpec(groupings=_GROUPS, per_query_columns=("domain",), per_query_sort=("domain", "query_id"),
                          display=display, aggregation=aggregation, notes=_notes, describe=_describe(steps)),
         stats=StatsSpec(unit=unit, statistics=statistics),
+        stream_unit=_stream_unit(steps),
     ))
 
 
