@@ -50,6 +50,7 @@ from .lines import (
     split_chunk,
     strip_compression_suffix,
 )
+from .memory import trim_heap
 
 __all__ = [
     "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS", "MAX_GRADE",
@@ -229,6 +230,8 @@ def _table_frame(holder: list[pa.Table], names: list[str]) -> pd.DataFrame:
         else:
             columns[name] = (col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)).to_numpy(
                 zero_copy_only=False)
+            if name == "rank":
+                columns[name] = columns[name].astype(np.int64, copy=False)  # parsed as int32
         del col
     return pd.DataFrame(columns, copy=False)
 
@@ -272,8 +275,8 @@ def _valid_utf8(data: bytes) -> bool:
 _ARROW_BLOCK_BYTES = 1 << 20
 
 
-def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, release: bool = False
-                   ) -> pd.DataFrame | None:
+def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, release: bool = False,
+                   rank: bool = True) -> pd.DataFrame | None:
     """The arrow path, in one multi-threaded pass: fields separated by one space (or one tab),
     exactly 6 fields, no blank or comment lines, numeric rank and finite score. Returns None
     when the file needs the checking path, which reads every line the arrow path accepts to the
@@ -281,13 +284,16 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
 
     ``data`` may be a one-item list holding the bytes; with ``release=True`` the list is emptied
     once arrow has parsed them (the caller can read them again: a file), so that the bytes and the
-    parsed table are not both held while the frame is built (peak memory on large files)."""
+    parsed table are not both held while the frame is built (peak memory on large files).
+    ``rank=False``: the rank column is checked (an integer) but not kept."""
     box = data if isinstance(data, list) else [data]
     data = box[0]
     if not data or data.startswith((b"\xef\xbb\xbf", b"\n")) or b"\n\n" in data:
         return None  # a blank line (one memchr-like scan): the checking path, without parsing first
     head = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = b"\t" in head
+    if not tabbed and b"  " in data:
+        return None  # an empty field (the Q0 column, not kept, is not parsed: see below)
     # Each test below is one single-byte scan of the bytes (memchr). Space-separated: any other
     # ASCII whitespace (tab, CR, VT, FF) needs the checking path. An empty field (a doubled,
     # leading or trailing separator in a line that lacks a field) is read as null and sends the
@@ -296,7 +302,7 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
     # parsing. Arrow's integer parser reads hexadecimal ("0x10"), which a rank is not: such
     # files take the checking path too, as do comment lines (a first field starting with '#').
     # Text must be UTF-8 throughout: one validation of the whole buffer, so arrow need not
-    # validate each string column (Q0 is read as bytes, only to see that it is there).
+    # validate each string column (Q0, tab-separated, is read as bytes, only to be checked).
     others = [b"\r", b"\x0b", b"\x0c"] + ([] if tabbed else [b"\t"])
     if (any(c in data for c in others) or ((b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data))
             or not _valid_utf8(data)):
@@ -311,13 +317,17 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
             convert_options=pv.ConvertOptions(
                 # large_string: pandas' str dtype takes it without a copy
                 column_types={"query_id": pa.large_string(), "q0": pa.binary(),
-                              "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
+                              # a rank beyond 32 bits takes the checking path (same values)
+                              "doc_id": pa.large_string(), "rank": pa.int32(), "score": pa.float64(),
                               # a run's few names as codes from the start (4 bytes a row, not a string)
                               "run_id": pa.dictionary(pa.int32(), pa.large_string())},
                 check_utf8=False,  # validated above
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
                 null_values=[""],
+                # space-separated, Q0 is not even parsed: every line still needs its six fields
+                # (arrow counts them), and an empty one was refused above (a doubled space)
+                include_columns=None if tabbed else [c for c in _RUN_NAMES if c != "q0"],
             ),
             memory_pool=_POOL(),
         )
@@ -342,7 +352,7 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
                 return None
     holder = [table]
     del table
-    frame = _table_frame(holder, ["query_id", "doc_id", "score", "rank", "run_id"])
+    frame = _table_frame(holder, ["query_id", "doc_id", "score", *(["rank"] if rank else []), "run_id"])
     if line_numbers:
         frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
     return frame
@@ -520,14 +530,22 @@ def _block_problems(parts: list, path: Any) -> list[Problem]:
     return cap_problems(kept, uncounted, path=path)
 
 
+#: a run file of this many bytes or more hands the free pages of malloc's heaps back once read
+#: (`trim_heap`: a walk over the heaps, worth it for a large file, not for each small block)
+_TRIM_BYTES = 1 << 23
+
+
 def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True, reread_guarded: bool = False,
-                   max_line_bytes: int | None = None) -> tuple[pd.DataFrame, list[Problem]]:
+                   max_line_bytes: int | None = None, rank: bool = True) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
-    lines are parsed (peak memory on large files)."""
+    lines are parsed (peak memory on large files); ``rank=False`` keeps no rank column."""
     is_file = isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source)
     box = [holder.pop()]
-    fast = _fast_trec_run(box, line_numbers, release=is_file)
+    large = len(box[0]) >= _TRIM_BYTES
+    fast = _fast_trec_run(box, line_numbers, release=is_file, rank=rank)
     if fast is not None:
+        if large:
+            trim_heap()  # the parser's small blocks, freed but kept by malloc
         return fast, []
     pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
     path = source_name(source)
@@ -574,7 +592,9 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
     columns: dict[str, Any] = {}
     for name in ("query_id", "doc_id", "score", "rank", "run_id", "line"):
         values = [part[0].pop(name) for part in parts]
-        if name == "run_id":
+        if name == "rank" and not rank:
+            del values
+        elif name == "run_id":
             columns[name] = _label_array(pa.chunked_array(values, pa.string()))
             del values
             pool.release_unused()
@@ -588,6 +608,8 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
     frame = pd.DataFrame(columns, copy=False)
     del columns, parts
     pool.release_unused()  # the blocks' temporaries
+    if large:
+        trim_heap()
     return frame, problems
 
 
@@ -676,11 +698,13 @@ def _short(value: Any, limit: int = 40) -> str:
 
 
 def read_run_with_problems(source: Source, format: Format = "auto", *, line_numbers: bool = True,
-                           max_line_bytes: int | None = None) -> tuple[pd.DataFrame, list[Problem]]:
+                           max_line_bytes: int | None = None, rank: bool = True
+                           ) -> tuple[pd.DataFrame, list[Problem]]:
     """Like `read_run`, returning ``(frame with a 'line' column, problems)``; never raises
     on malformed content (only on a missing file or a folder, a file beyond a reading limit or
     beyond the memory: `InputTooLargeError`). ``line_numbers=False`` may leave
-    the ``line`` column out (it is then dropped if present)."""
+    the ``line`` column out (it is then dropped if present); ``rank=False`` leaves the ``rank``
+    column out (see `read_run`)."""
     long_lines: list[Problem] = []
     try:
         data = read_line_bytes(source, long_lines, max_line_bytes)
@@ -688,9 +712,11 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
         if fmt == "trec":
             holder = [data]
             del data  # the reader frees the bytes once parsed
-            frame, problems = _read_trec_run(source, holder, line_numbers, bool(long_lines), max_line_bytes)
+            frame, problems = _read_trec_run(source, holder, line_numbers, bool(long_lines), max_line_bytes, rank)
         elif fmt == "jsonl":
             frame, problems = _read_jsonl_run(source, data)
+            if not rank:
+                frame = frame.drop(columns="rank")
         else:
             raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
     except MemoryError:
@@ -705,6 +731,7 @@ def read_run(
     on_bad_lines: Literal["warn", "error", "skip"] = "warn",
     line_numbers: bool = False,
     max_line_bytes: int | None = None,
+    rank: bool = True,
 ) -> pd.DataFrame:
     """Read a run: TREC 6-column text or JSONL results.
 
@@ -724,6 +751,9 @@ def read_run(
         max_line_bytes: a line longer than this is a ``long_line`` problem and is skipped without
             being split (None: the limit in force, 1 MiB unless changed with
             ``reteco_measures.io.limits.read_limits``; 0: no limit).
+        rank: keep the ``rank`` column (default). ``False`` leaves it out, 8 bytes a line less:
+            the rank field is still checked (an integer, as trec_eval's format writes it), but
+            an evaluation never reads it (trec_eval ranks by score; `rank_run` computes ranks).
 
     Returns:
         DataFrame with columns ``query_id, doc_id, score, rank, run_id`` (+ ``line``) in file
@@ -732,7 +762,8 @@ def read_run(
         results list and ``run_id`` is empty. Duplicates are
         *not* removed here: that is a run contract's job (`validate_run`).
     """
-    frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers, max_line_bytes=max_line_bytes)
+    frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers, max_line_bytes=max_line_bytes,
+                                             rank=rank)
     report_problems(problems, on_bad_lines, source_name(source) or "run")
     if not line_numbers and "line" in frame.columns:
         frame = frame.drop(columns="line")
