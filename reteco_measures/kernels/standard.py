@@ -237,7 +237,7 @@ def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
     lens = np.diff(offsets)
     with np.errstate(over="ignore"):
         h = out
-        np.take(words, offsets[1:] - base if base else offsets[1:], out=h)  # the 8 bytes ending where the string ends
+        h[:] = words[offsets[1:] - base if base else offsets[1:]]  # the 8 bytes ending where the string ends
         lo = int(lens.min())
         if lo < 8:  # drop the bytes before a short string's start
             shift = ((8 - np.clip(lens, 1, 8)) * 8).astype(np.uint64)
