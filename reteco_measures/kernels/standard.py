@@ -74,7 +74,6 @@ __all__ = [
     "top_rows",
 ]
 
-_MASK32 = np.uint64(0xFFFFFFFF)
 _FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -343,25 +342,32 @@ class PreparedRun:
             # every query has the same number of rows (the usual top-1000 run): sort each
             # query's scores as one row of a matrix, cache-friendly and without a global sort
             width = self.width
-            order = np.argsort(desc.reshape(nq, width), axis=1)
-            order += (np.arange(nq, dtype=np.int64) * width)[:, None]
-            self.perm = order.ravel().astype(idx, copy=False)
+            matrix = desc.reshape(nq, width)
+            self.perm = np.empty(n, dtype=idx)
+            step = max(1, LOOKUP_ROWS // width)  # queries sorted at a time (numpy's argsort gives int64)
+            for a in range(0, nq, step):
+                order = np.argsort(matrix[a: a + step], axis=1)
+                order += (np.arange(a, a + len(order), dtype=np.int64) * width)[:, None]
+                self.perm[a * width: (a + len(order)) * width] = order.ravel()
             del order
             ds = desc[self.perm]
             counts = np.full(nq, width, dtype=np.int64)
             boundary = np.zeros(n, dtype=bool)
             boundary[::width] = True
         else:
-            key = (qcode.astype(np.uint64) << np.uint64(32)) | desc.astype(np.uint64)
+            key = qcode.astype(np.uint64)  # (query code, score bits) in one word, made in place
+            key <<= np.uint64(32)
+            key |= desc
             perm = np.argsort(key)
-            key = key[perm]
+            del key
             self.perm = perm.astype(idx, copy=False)
             del perm
-            ds = (key & _MASK32).astype(np.uint32)
-            qs = (key >> np.uint64(32)).astype(np.int64)
+            ds = desc[self.perm]  # the sorted keys' two halves, gathered from their 4-byte sources
+            qs = qcode[self.perm]
             counts = np.bincount(qs, minlength=nq).astype(np.int64)
             boundary = np.ones(n, dtype=bool)
             boundary[1:] = qs[1:] != qs[:-1]
+            del qs
         self.seg_len = counts
         self.seg_start = (np.cumsum(counts) - counts).astype(np.int64)
         # tie groups: first row of each (query, float32 score) stretch, in score order
