@@ -198,3 +198,56 @@ def test_a_score_with_a_digit_separator_is_named_as_such() -> None:
     assert "not a finite number" not in problems[0].message
     assert "is not a finite number" in problems[1].message
     assert problems[2].message.endswith("is not a number")
+
+
+# --------------------------------------------------------------------------------------------
+# rank=False (what an evaluation reads), Q0 not parsed, ranks beyond 32 bits
+
+
+_RUN = b"q1 Q0 d1 1 2.5 r\nq1 Q0 d2 2 1.5 r\nq2 Q0 d1 1 0.5 r\n"
+
+
+@pytest.mark.parametrize("data", [
+    _RUN,  # the arrow path
+    _RUN + b"q2 Q0 d9 x 0.1 r\n",  # a bad rank: the checking path, the line reported
+    _RUN.replace(b" ", b"\t"),  # tab-separated
+])
+def test_rank_false_leaves_only_the_rank_column_out(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "run.txt"
+    path.write_bytes(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = rm.read_run(path)
+        lean = rm.read_run(path, rank=False)
+    assert list(lean.columns) == ["query_id", "doc_id", "score", "run_id"]
+    pd.testing.assert_frame_equal(lean, full.drop(columns="rank"))
+    assert lean.attrs["problems"] == full.attrs["problems"]
+    assert [p.line for p in full.attrs["problems"]] == ([4] if b" x " in data else [])
+    assert full["rank"].tolist()[:3] == [1, 2, 1] and full["rank"].dtype == "int64"
+
+
+def test_rank_false_on_jsonl_and_in_memory_runs() -> None:
+    from reteco_measures.io.convert import as_run_frame
+
+    text = json.dumps({"query_id": "q1", "results": [{"doc_id": "a", "score": 2}, {"doc_id": "b", "score": 1}]}) + "\n"
+    assert "rank" not in rm.read_run(text, rank=False).columns
+    assert rm.read_run(text)["rank"].tolist() == [1, 2]
+    frame = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0], "rank": [7]})
+    assert list(as_run_frame(frame, rank=False).columns) == ["query_id", "doc_id", "score"]
+    assert as_run_frame(frame)["rank"].tolist() == [7]
+
+
+def test_an_empty_q0_field_is_still_a_line_of_five_fields() -> None:
+    # Q0 is not parsed on the arrow path: a doubled space (an empty field) sends the file on
+    data = _RUN + b"q2  d3 3 0.25 r\n"
+    assert _fast_trec_run(data) is None
+    frame, problems = read_run_with_problems(data)
+    assert frame["doc_id"].tolist() == ["d1", "d2", "d1"]
+    assert [p.line for p in problems] == [4] and "found 5" in problems[0].message
+
+
+def test_ranks_beyond_32_bits_are_read_exactly() -> None:
+    data = b"q1 Q0 d1 3000000000 2.5 r\nq1 Q0 d2 -2147483649 1.5 r\n"
+    frame, problems = read_run_with_problems(data)
+    assert not problems
+    assert frame["rank"].tolist() == [3000000000, -2147483649] and frame["rank"].dtype == "int64"
