@@ -28,9 +28,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pv
 
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None  # type: ignore[assignment]
+
 from ..errors import (
     MAX_PROBLEMS_PER_KIND,
+    DataFormatError,
     InputOutOfMemoryError,
+    InputTooLargeError,
     Problem,
     cap_problems,
     display,
@@ -42,6 +49,7 @@ from .lines import (
     Source,
     ascii_fields,
     comment_mask,
+    has_long_line,
     is_inline_text,
     iter_text_chunks,
     line_blocks,
@@ -286,12 +294,35 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
     once arrow has parsed them (the caller can read them again: a file), so that the bytes and the
     parsed table are not both held while the frame is built (peak memory on large files).
     ``rank=False``: the rank column is checked (an integer) but not kept."""
+    parsed = _fast_trec_table(data, release=release)
+    if parsed is None:
+        return None
+    holder = [parsed[0]]
+    del parsed  # the holder keeps the only reference: the table is freed column by column
+    return _run_table_frame(holder, line_numbers, rank)
+
+
+def _run_table_frame(holder: list[pa.Table], line_numbers: bool, rank: bool) -> pd.DataFrame:
+    """The run frame of the table the arrow path accepted, in the one-item list ``holder``
+    (emptied: the table is released column by column as the frame is built)."""
+    frame = _table_frame(holder, ["query_id", "doc_id", "score", *(["rank"] if rank else []), "run_id"])
+    if line_numbers:
+        frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
+    return frame
+
+
+def _fast_trec_table(data: bytes | list[bytes], *, release: bool = False, tabbed: bool | None = None
+                     ) -> tuple[pa.Table, bool] | None:
+    """The arrow path's parsing and checks (see `_fast_trec_run`): ``(table, tabbed)``, or None.
+    ``tabbed``: the separator (a tab or a space) found by an earlier piece of the same file;
+    None: the first line's."""
     box = data if isinstance(data, list) else [data]
     data = box[0]
     if not data or data.startswith((b"\xef\xbb\xbf", b"\n")) or b"\n\n" in data:
         return None  # a blank line (one memchr-like scan): the checking path, without parsing first
-    head = data[: data.find(b"\n")] if b"\n" in data else data
-    tabbed = b"\t" in head
+    if tabbed is None:
+        head = data[: data.find(b"\n")] if b"\n" in data else data
+        tabbed = b"\t" in head
     if not tabbed and b"  " in data:
         return None  # an empty field (the Q0 column, not kept, is not parsed: see below)
     # Each test below is one single-byte scan of the bytes (memchr). Space-separated: any other
@@ -350,12 +381,64 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
             values = table[c].cast(pa.large_string()) if pa.types.is_dictionary(table[c].type) else table[c]
             if pc.any(pc.match_substring_regex(values, r"[ \t\r\x0b\x0c]")).as_py():
                 return None
-    holder = [table]
-    del table
-    frame = _table_frame(holder, ["query_id", "doc_id", "score", *(["rank"] if rank else []), "run_id"])
-    if line_numbers:
-        frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
-    return frame
+        table = table.drop_columns(["q0"])
+    return table, tabbed
+
+
+#: a run file of at least this many bytes on disk is parsed by the arrow path in pieces of whole
+#: lines of about `_PIECE_BYTES`, one after the other (`_fast_trec_file`)
+_PIECES_FROM_BYTES = 1 << 24
+_PIECE_BYTES = 1 << 23
+
+
+def _address_space_limited() -> bool:
+    """Whether the process runs under an address-space limit (``RLIMIT_AS``). Arrow's parser
+    threads (each reserves a stack) may then fail to start, which arrow cannot always report
+    as an error; the file is then read whole, where running out of memory is reported as such
+    (`out_of_memory`)."""
+    if resource is None:
+        return False
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+
+
+def _fast_trec_file(source: Source, format: Format, line_numbers: bool, rank: bool,
+                    max_line_bytes: int | None) -> pd.DataFrame | bool:
+    """The arrow path for a large file, read in pieces of whole lines (`iter_text_chunks`: the
+    same decompression and reading limits) and parsed piece by piece, so that the file's bytes
+    are never held whole beside the parsed columns (peak memory: one piece instead of the file).
+
+    Every piece must pass the arrow path's checks, with the first piece's separator. Returns the
+    frame; ``False`` when a piece needs the checking path (which reads every line the arrow path
+    accepts to the same values: the caller goes there directly); ``True`` when the file is small,
+    not TREC text, or meets a reading limit or damage: the caller reads it whole, as for any
+    file, and reports what it finds."""
+    if not (isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source)
+            and os.path.getsize(source) >= _PIECES_FROM_BYTES) or _address_space_limited():
+        return True
+    limit = current_limits().max_line_bytes if max_line_bytes is None else (max_line_bytes or None)
+    tables: list[pa.Table] = []
+    tabbed: bool | None = None
+    try:
+        for piece in iter_text_chunks(source, _PIECE_BYTES):
+            if not tables and format == "auto" and detect_format(source, piece) != "trec":
+                return True
+            if limit and len(piece) > limit and has_long_line(piece, limit):
+                return True  # the whole-file reading reports the line (one piece holds it whole, at most)
+            parsed = _fast_trec_table([piece], release=True, tabbed=tabbed)
+            del piece
+            if parsed is None:
+                return False
+            tables.append(parsed[0])
+            tabbed = parsed[1]
+            del parsed
+    except (InputTooLargeError, DataFormatError):
+        return True  # the whole-file reading meets it again and reports it
+
+    if not tables:
+        return True
+    holder = [pa.concat_tables(tables)]
+    del tables  # the holder keeps the only reference to the pieces' columns
+    return _run_table_frame(holder, line_numbers, rank)
 
 
 #: why a line with a carriage return between its fields is refused
@@ -536,13 +619,15 @@ _TRIM_BYTES = 1 << 23
 
 
 def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True, reread_guarded: bool = False,
-                   max_line_bytes: int | None = None, rank: bool = True) -> tuple[pd.DataFrame, list[Problem]]:
+                   max_line_bytes: int | None = None, rank: bool = True, try_fast: bool = True
+                   ) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
-    lines are parsed (peak memory on large files); ``rank=False`` keeps no rank column."""
+    lines are parsed (peak memory on large files); ``rank=False`` keeps no rank column;
+    ``try_fast=False``: straight to the checking path (the arrow path refused a piece already)."""
     is_file = isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source)
     box = [holder.pop()]
     large = len(box[0]) >= _TRIM_BYTES
-    fast = _fast_trec_run(box, line_numbers, release=is_file, rank=rank)
+    fast = _fast_trec_run(box, line_numbers, release=is_file, rank=rank) if try_fast else None
     if fast is not None:
         if large:
             trim_heap()  # the parser's small blocks, freed but kept by malloc
@@ -707,12 +792,17 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
     column out (see `read_run`)."""
     long_lines: list[Problem] = []
     try:
+        pieces = _fast_trec_file(source, format, line_numbers, rank, max_line_bytes) if format != "jsonl" else True
+        if not isinstance(pieces, bool):
+            trim_heap()  # the parser's small blocks, freed but kept by malloc
+            return pieces, []
         data = read_line_bytes(source, long_lines, max_line_bytes)
         fmt = detect_format(source, data) if format == "auto" else format
         if fmt == "trec":
             holder = [data]
             del data  # the reader frees the bytes once parsed
-            frame, problems = _read_trec_run(source, holder, line_numbers, bool(long_lines), max_line_bytes, rank)
+            frame, problems = _read_trec_run(source, holder, line_numbers, bool(long_lines), max_line_bytes, rank,
+                                             try_fast=pieces)
         elif fmt == "jsonl":
             frame, problems = _read_jsonl_run(source, data)
             if not rank:

@@ -7,6 +7,7 @@ value comes from pytrec_eval on the qrels without the refused line.
 
 from __future__ import annotations
 
+import gzip
 import json
 import warnings
 from pathlib import Path
@@ -251,3 +252,47 @@ def test_ranks_beyond_32_bits_are_read_exactly() -> None:
     frame, problems = read_run_with_problems(data)
     assert not problems
     assert frame["rank"].tolist() == [3000000000, -2147483649] and frame["rank"].dtype == "int64"
+
+
+# --------------------------------------------------------------------------------------------
+# a large file is parsed in pieces of whole lines: the same frame and problems as read whole
+
+
+_LINES = [f"q{i // 7} Q0 d{i % 7}-{i} {i % 7 + 1} {1.5 - i / 100:.3f} run".encode() for i in range(60)]
+
+
+@pytest.mark.parametrize("name,data", [
+    ("clean", b"\n".join(_LINES) + b"\n"),
+    ("no final newline", b"\n".join(_LINES)),
+    ("tabs", (b"\n".join(_LINES) + b"\n").replace(b" ", b"\t")),
+    ("tab in a late piece", b"\n".join(_LINES[:50] + [_LINES[50].replace(b" ", b"\t")] + _LINES[51:]) + b"\n"),
+    ("bad rank at the end", b"\n".join(_LINES + [b"q9 Q0 dz 1x 0.5 run"]) + b"\n"),
+    ("blank line between pieces", b"\n".join(_LINES[:30] + [b""] + _LINES[30:]) + b"\n"),
+    ("comment line", b"\n".join(_LINES[:40] + [b"# a comment"] + _LINES[40:]) + b"\n"),
+    ("crlf", b"\r\n".join(_LINES) + b"\r\n"),
+    ("bom", b"\xef\xbb\xbf" + b"\n".join(_LINES) + b"\n"),
+    ("empty q0 field late", b"\n".join(_LINES + [b"q9  dz 1 0.5 run"]) + b"\n"),
+    ("long line", b"\n".join(_LINES[:20] + [b"q9 Q0 " + b"d" * 300 + b" 1 0.5 run"] + _LINES[20:]) + b"\n"),
+    ("jsonl", b'{"query_id": "q1", "results": [{"doc_id": "a", "score": 1}]}\n' * 40),
+    ("gz", gzip.compress(b"\n".join(_LINES) + b"\n")),
+])
+@pytest.mark.parametrize("rank", [True, False])
+def test_a_file_read_in_pieces_reads_as_read_whole(tmp_path: Path, monkeypatch, name: str, data: bytes,
+                                                   rank: bool) -> None:
+    from reteco_measures.io import readers
+    from reteco_measures.io.limits import read_limits
+
+    path = tmp_path / ("run.txt.gz" if name == "gz" else "run.txt")
+    path.write_bytes(data)
+    with read_limits(max_line_bytes=200):
+        whole = read_run_with_problems(path, rank=rank)
+        monkeypatch.setattr(readers, "_PIECES_FROM_BYTES", 1)  # every file, in pieces of about 64 bytes
+        monkeypatch.setattr(readers, "_PIECE_BYTES", 64)
+        calls = []
+        real = readers._fast_trec_table
+        monkeypatch.setattr(readers, "_fast_trec_table", lambda *a, **k: calls.append(1) or real(*a, **k))
+        pieces = read_run_with_problems(path, rank=rank)
+    pd.testing.assert_frame_equal(pieces[0], whole[0])
+    assert [(p.line, p.kind, p.message) for p in pieces[1]] == [(p.line, p.kind, p.message) for p in whole[1]]
+    if name in ("clean", "no final newline", "tabs", "gz"):
+        assert len(calls) > 5 and not whole[1]  # read by the arrow path, piece by piece
