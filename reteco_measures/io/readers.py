@@ -9,7 +9,11 @@ problems are also kept in ``df.attrs["problems"]``.
 A TREC run is read by the first of two paths that accepts it: the arrow path (one multi-threaded
 pass of arrow's CSV reader, for files of single spaces or single tabs, as almost every system
 writes its runs) and the checking path (line by line, every bad line reported). The arrow path
-hands a file it does not accept on whole; both read every accepted line to the same values.
+hands a file it does not accept on whole; both read every accepted line to the same values. A
+file of 16 MiB or more is parsed by the arrow path in pieces of whole lines of about 8 MiB as
+they are read, so that its bytes are never held whole beside the parsed columns (not under an
+address-space limit, where arrow's parser threads may fail to start: the file is then read
+whole, as a smaller one).
 """
 
 from __future__ import annotations
