@@ -800,6 +800,8 @@ def read_run_with_problems(source: Source, format: Format = "auto", *, line_numb
         if not isinstance(pieces, bool):
             trim_heap()  # the parser's small blocks, freed but kept by malloc
             return pieces, []
+        if pieces is False:  # the pieces parsed before the one refused: their memory, back to the system
+            trim_heap()
         data = read_line_bytes(source, long_lines, max_line_bytes)
         fmt = detect_format(source, data) if format == "auto" else format
         if fmt == "trec":
