@@ -1,7 +1,7 @@
 """Peak memory per run line of evaluating a TREC run file: ours (the command line), trec_eval and
 pytrec_eval, each in its own child process.
 
-    python benchmarks/bench_eval_memory.py [--lines 1000000 5000000] [--rounds 3] [--keep DIR] [--markdown FILE]
+    python benchmarks/bench_eval_memory.py [--lines 1000000 10000000] [--rounds 3] [--keep DIR] [--markdown FILE]
 
 For each size, a synthetic run (1,000 documents per query, distinct per query, single spaces)
 and qrels (about 50 judgments per query) are written once; then, round after round and tool after
@@ -101,7 +101,7 @@ def tools(trec_eval: str | None) -> dict[str, tuple]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lines", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    ap.add_argument("--lines", type=int, nargs="+", default=[1_000_000, 10_000_000])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keep", help="folder for the generated files (default: a temporary one)")
     ap.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="trec_eval binary (default: on PATH)")

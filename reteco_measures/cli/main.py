@@ -167,7 +167,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         stream_scope = corpus_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope,
                                domains=TEMPO_DOMAINS)
     else:
-        run = as_run_frame(args.run)
+        run = as_run_frame(args.run, rank=False)  # no measure reads a file's rank column (8 bytes a line)
         note = None
         if len(run):
             corpus, queries, _ = corpus_scope(qrels, args.corpus, args.queries, args.topics, args.corpus_scope,

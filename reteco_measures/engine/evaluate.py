@@ -141,7 +141,7 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     check_modes(tie_break, query_ids)
     measures = parse_measures(measures)
     qrels_in = as_qrels_frame(qrels)
-    run_in = as_run_frame(run)
+    run_in = as_run_frame(run, rank=False)  # a file's rank column is never read (ranks come from scores)
     topics_in = load_topics(topics) if topics is not None else None
     labels_in = load_labels(labels) if labels is not None else None
     # never a silent zero: empty inputs and query ids that do not meet warn (or are mapped)

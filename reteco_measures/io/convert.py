@@ -103,15 +103,16 @@ def _scores(values: Any) -> tuple[np.ndarray, np.ndarray]:
     return num, ~np.isfinite(num)
 
 
-def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd.DataFrame, list[Problem]]:
+def run_frame_with_problems(run: Any, *, line_numbers: bool = False, rank: bool = True
+                            ) -> tuple[pd.DataFrame, list[Problem]]:
     """Like `as_run_frame`, but rows whose score is not a finite number (NaN, ±inf, text,
     None) are dropped and returned as problems (``line`` = row position + 1 for in-memory runs)
     instead of raising. Files are read as `read_run` reads them.
     ``line_numbers``: keep a ``line`` column (a DataFrame's own ``line`` column, else the row
-    position + 1 for in-memory runs)."""
+    position + 1 for in-memory runs); ``rank=False``: no ``rank`` column (see `read_run`)."""
     if is_source(run):
         _check_exists(run, "run")
-        frame, problems = read_run_with_problems(run)
+        frame, problems = read_run_with_problems(run, rank=rank)
         return (frame if line_numbers else frame.drop(columns="line")), problems
     if isinstance(run, pd.DataFrame):
         missing = {"query_id", "doc_id", "score"} - set(run.columns)
@@ -125,7 +126,7 @@ def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd
         # no copy of the columns (arrow strings are shared, numbers taken as they are): the
         # caller's frame and this one hold the same buffers (peak memory on large runs)
         columns = {"query_id": _str_col(run["query_id"]), "doc_id": _str_col(run["doc_id"]), "score": score}
-        for extra in ("rank", "line"):
+        for extra in ("rank", "line") if rank else ("line",):
             if extra in run.columns:
                 columns[extra] = run[extra].reset_index(drop=True)  # shared, copy-on-write
         out = pd.DataFrame(columns, copy=False)
@@ -148,18 +149,19 @@ def run_frame_with_problems(run: Any, *, line_numbers: bool = False) -> tuple[pd
     return out[~bad].reset_index(drop=True), problems
 
 
-def as_run_frame(run: Any) -> pd.DataFrame:
+def as_run_frame(run: Any, *, rank: bool = True) -> pd.DataFrame:
     """A run as a DataFrame with ``query_id, doc_id, score`` (str, str, float64), order kept.
 
-    Files are read by `read_run` (bad lines skipped with a warning). An
+    Files are read by `read_run` (bad lines skipped with a warning); ``rank=False`` leaves
+    out the file's (or a DataFrame's) ``rank`` column, which no evaluation reads. An
     in-memory run (DataFrame, ``{query: {doc: score}}``, scored-document tuples) whose scores
     are not all finite numbers raises `DataFormatError` naming
     every such row: a NaN score has no place in a ranking, and evaluators disagree about it.
     """
     if is_source(run):
         _check_exists(run, "run")
-        return read_run(run)
-    frame, problems = run_frame_with_problems(run)
+        return read_run(run, rank=rank)
+    frame, problems = run_frame_with_problems(run, rank=rank)
     if problems:
         raise DataFormatError(problems)
     return frame

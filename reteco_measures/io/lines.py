@@ -51,6 +51,7 @@ __all__ = [
     "comment_mask",
     "strip_compression_suffix",
     "read_line_bytes",
+    "has_long_line",
     "COMPRESSION_SUFFIXES",
 ]
 
@@ -129,13 +130,13 @@ def read_line_bytes(source: Source, problems: list[Problem], max_line_bytes: int
     that such a line is never held whole."""
     limit = current_limits().max_line_bytes if max_line_bytes is None else (max_line_bytes or None)
     data = read_source_bytes(source)
-    if not limit or len(data) <= limit or not _has_long_line(data, limit):
+    if not limit or len(data) <= limit or not has_long_line(data, limit):
         return data
     windows = (data[i: i + _BLOCK_BYTES] for i in range(0, len(data), _BLOCK_BYTES))
     return b"".join(guard_long_lines(windows, limit, source_name(source), problems))
 
 
-def _has_long_line(data: bytes, limit: int) -> bool:
+def has_long_line(data: bytes, limit: int) -> bool:
     """Whether a line of ``data`` is longer than ``limit`` bytes, without allocating: from each
     line start, the last newline within ``limit`` bytes (a C search) starts the next step, so a
     file is crossed in about ``len(data) / limit`` searches."""

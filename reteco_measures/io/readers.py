@@ -9,7 +9,11 @@ problems are also kept in ``df.attrs["problems"]``.
 A TREC run is read by the first of two paths that accepts it: the arrow path (one multi-threaded
 pass of arrow's CSV reader, for files of single spaces or single tabs, as almost every system
 writes its runs) and the checking path (line by line, every bad line reported). The arrow path
-hands a file it does not accept on whole; both read every accepted line to the same values.
+hands a file it does not accept on whole; both read every accepted line to the same values. A
+file of 16 MiB or more is parsed by the arrow path in pieces of whole lines of about 8 MiB as
+they are read, so that its bytes are never held whole beside the parsed columns (not under an
+address-space limit, where arrow's parser threads may fail to start: the file is then read
+whole, as a smaller one).
 """
 
 from __future__ import annotations
@@ -28,9 +32,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pv
 
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None  # type: ignore[assignment]
+
 from ..errors import (
     MAX_PROBLEMS_PER_KIND,
+    DataFormatError,
     InputOutOfMemoryError,
+    InputTooLargeError,
     Problem,
     cap_problems,
     display,
@@ -42,6 +53,7 @@ from .lines import (
     Source,
     ascii_fields,
     comment_mask,
+    has_long_line,
     is_inline_text,
     iter_text_chunks,
     line_blocks,
@@ -50,6 +62,7 @@ from .lines import (
     split_chunk,
     strip_compression_suffix,
 )
+from .memory import trim_heap
 
 __all__ = [
     "read_run", "read_qrels", "read_run_with_problems", "read_qrels_with_problems", "RUN_COLUMNS", "MAX_GRADE",
@@ -229,6 +242,8 @@ def _table_frame(holder: list[pa.Table], names: list[str]) -> pd.DataFrame:
         else:
             columns[name] = (col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)).to_numpy(
                 zero_copy_only=False)
+            if name == "rank":
+                columns[name] = columns[name].astype(np.int64, copy=False)  # parsed as int32
         del col
     return pd.DataFrame(columns, copy=False)
 
@@ -272,8 +287,8 @@ def _valid_utf8(data: bytes) -> bool:
 _ARROW_BLOCK_BYTES = 1 << 20
 
 
-def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, release: bool = False
-                   ) -> pd.DataFrame | None:
+def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, release: bool = False,
+                   rank: bool = True) -> pd.DataFrame | None:
     """The arrow path, in one multi-threaded pass: fields separated by one space (or one tab),
     exactly 6 fields, no blank or comment lines, numeric rank and finite score. Returns None
     when the file needs the checking path, which reads every line the arrow path accepts to the
@@ -281,13 +296,39 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
 
     ``data`` may be a one-item list holding the bytes; with ``release=True`` the list is emptied
     once arrow has parsed them (the caller can read them again: a file), so that the bytes and the
-    parsed table are not both held while the frame is built (peak memory on large files)."""
+    parsed table are not both held while the frame is built (peak memory on large files).
+    ``rank=False``: the rank column is checked (an integer) but not kept."""
+    parsed = _fast_trec_table(data, release=release)
+    if parsed is None:
+        return None
+    holder = [parsed[0]]
+    del parsed  # the holder keeps the only reference: the table is freed column by column
+    return _run_table_frame(holder, line_numbers, rank)
+
+
+def _run_table_frame(holder: list[pa.Table], line_numbers: bool, rank: bool) -> pd.DataFrame:
+    """The run frame of the table the arrow path accepted, in the one-item list ``holder``
+    (emptied: the table is released column by column as the frame is built)."""
+    frame = _table_frame(holder, ["query_id", "doc_id", "score", *(["rank"] if rank else []), "run_id"])
+    if line_numbers:
+        frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
+    return frame
+
+
+def _fast_trec_table(data: bytes | list[bytes], *, release: bool = False, tabbed: bool | None = None
+                     ) -> tuple[pa.Table, bool] | None:
+    """The arrow path's parsing and checks (see `_fast_trec_run`): ``(table, tabbed)``, or None.
+    ``tabbed``: the separator (a tab or a space) found by an earlier piece of the same file;
+    None: the first line's."""
     box = data if isinstance(data, list) else [data]
     data = box[0]
     if not data or data.startswith((b"\xef\xbb\xbf", b"\n")) or b"\n\n" in data:
         return None  # a blank line (one memchr-like scan): the checking path, without parsing first
-    head = data[: data.find(b"\n")] if b"\n" in data else data
-    tabbed = b"\t" in head
+    if tabbed is None:
+        head = data[: data.find(b"\n")] if b"\n" in data else data
+        tabbed = b"\t" in head
+    if not tabbed and b"  " in data:
+        return None  # an empty field (the Q0 column, not kept, is not parsed: see below)
     # Each test below is one single-byte scan of the bytes (memchr). Space-separated: any other
     # ASCII whitespace (tab, CR, VT, FF) needs the checking path. An empty field (a doubled,
     # leading or trailing separator in a line that lacks a field) is read as null and sends the
@@ -296,7 +337,7 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
     # parsing. Arrow's integer parser reads hexadecimal ("0x10"), which a rank is not: such
     # files take the checking path too, as do comment lines (a first field starting with '#').
     # Text must be UTF-8 throughout: one validation of the whole buffer, so arrow need not
-    # validate each string column (Q0 is read as bytes, only to see that it is there).
+    # validate each string column (Q0, tab-separated, is read as bytes, only to be checked).
     others = [b"\r", b"\x0b", b"\x0c"] + ([] if tabbed else [b"\t"])
     if (any(c in data for c in others) or ((b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data))
             or not _valid_utf8(data)):
@@ -311,13 +352,17 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
             convert_options=pv.ConvertOptions(
                 # large_string: pandas' str dtype takes it without a copy
                 column_types={"query_id": pa.large_string(), "q0": pa.binary(),
-                              "doc_id": pa.large_string(), "rank": pa.int64(), "score": pa.float64(),
+                              # a rank beyond 32 bits takes the checking path (same values)
+                              "doc_id": pa.large_string(), "rank": pa.int32(), "score": pa.float64(),
                               # a run's few names as codes from the start (4 bytes a row, not a string)
                               "run_id": pa.dictionary(pa.int32(), pa.large_string())},
                 check_utf8=False,  # validated above
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
                 null_values=[""],
+                # space-separated, Q0 is not even parsed: every line still needs its six fields
+                # (arrow counts them), and an empty one was refused above (a doubled space)
+                include_columns=None if tabbed else [c for c in _RUN_NAMES if c != "q0"],
             ),
             memory_pool=_POOL(),
         )
@@ -340,12 +385,64 @@ def _fast_trec_run(data: bytes | list[bytes], line_numbers: bool = True, *, rele
             values = table[c].cast(pa.large_string()) if pa.types.is_dictionary(table[c].type) else table[c]
             if pc.any(pc.match_substring_regex(values, r"[ \t\r\x0b\x0c]")).as_py():
                 return None
-    holder = [table]
-    del table
-    frame = _table_frame(holder, ["query_id", "doc_id", "score", "rank", "run_id"])
-    if line_numbers:
-        frame["line"] = np.arange(1, len(frame) + 1, dtype=np.int64)
-    return frame
+        table = table.drop_columns(["q0"])
+    return table, tabbed
+
+
+#: a run file of at least this many bytes on disk is parsed by the arrow path in pieces of whole
+#: lines of about `_PIECE_BYTES`, one after the other (`_fast_trec_file`)
+_PIECES_FROM_BYTES = 1 << 24
+_PIECE_BYTES = 1 << 23
+
+
+def _address_space_limited() -> bool:
+    """Whether the process runs under an address-space limit (``RLIMIT_AS``). Arrow's parser
+    threads (each reserves a stack) may then fail to start, which arrow cannot always report
+    as an error; the file is then read whole, where running out of memory is reported as such
+    (`out_of_memory`)."""
+    if resource is None:
+        return False
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+
+
+def _fast_trec_file(source: Source, format: Format, line_numbers: bool, rank: bool,
+                    max_line_bytes: int | None) -> pd.DataFrame | bool:
+    """The arrow path for a large file, read in pieces of whole lines (`iter_text_chunks`: the
+    same decompression and reading limits) and parsed piece by piece, so that the file's bytes
+    are never held whole beside the parsed columns (peak memory: one piece instead of the file).
+
+    Every piece must pass the arrow path's checks, with the first piece's separator. Returns the
+    frame; ``False`` when a piece needs the checking path (which reads every line the arrow path
+    accepts to the same values: the caller goes there directly); ``True`` when the file is small,
+    not TREC text, or meets a reading limit or damage: the caller reads it whole, as for any
+    file, and reports what it finds."""
+    if not (isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source)
+            and os.path.getsize(source) >= _PIECES_FROM_BYTES) or _address_space_limited():
+        return True
+    limit = current_limits().max_line_bytes if max_line_bytes is None else (max_line_bytes or None)
+    tables: list[pa.Table] = []
+    tabbed: bool | None = None
+    try:
+        for piece in iter_text_chunks(source, _PIECE_BYTES):
+            if not tables and format == "auto" and detect_format(source, piece) != "trec":
+                return True
+            if limit and len(piece) > limit and has_long_line(piece, limit):
+                return True  # the whole-file reading reports the line (one piece holds it whole, at most)
+            parsed = _fast_trec_table([piece], release=True, tabbed=tabbed)
+            del piece
+            if parsed is None:
+                return False
+            tables.append(parsed[0])
+            tabbed = parsed[1]
+            del parsed
+    except (InputTooLargeError, DataFormatError):
+        return True  # the whole-file reading meets it again and reports it
+
+    if not tables:
+        return True
+    holder = [pa.concat_tables(tables)]
+    del tables  # the holder keeps the only reference to the pieces' columns
+    return _run_table_frame(holder, line_numbers, rank)
 
 
 #: why a line with a carriage return between its fields is refused
@@ -520,14 +617,24 @@ def _block_problems(parts: list, path: Any) -> list[Problem]:
     return cap_problems(kept, uncounted, path=path)
 
 
+#: a run file of this many bytes or more hands the free pages of malloc's heaps back once read
+#: (`trim_heap`: a walk over the heaps, worth it for a large file, not for each small block)
+_TRIM_BYTES = 1 << 23
+
+
 def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = True, reread_guarded: bool = False,
-                   max_line_bytes: int | None = None) -> tuple[pd.DataFrame, list[Problem]]:
+                   max_line_bytes: int | None = None, rank: bool = True, try_fast: bool = True
+                   ) -> tuple[pd.DataFrame, list[Problem]]:
     """``holder`` holds the file's bytes and is emptied, so that they are freed as soon as the
-    lines are parsed (peak memory on large files)."""
+    lines are parsed (peak memory on large files); ``rank=False`` keeps no rank column;
+    ``try_fast=False``: straight to the checking path (the arrow path refused a piece already)."""
     is_file = isinstance(source, (str, os.PathLike)) and not is_inline_text(source) and os.path.isfile(source)
     box = [holder.pop()]
-    fast = _fast_trec_run(box, line_numbers, release=is_file)
+    large = len(box[0]) >= _TRIM_BYTES
+    fast = _fast_trec_run(box, line_numbers, release=is_file, rank=rank) if try_fast else None
     if fast is not None:
+        if large:
+            trim_heap()  # the parser's small blocks, freed but kept by malloc
         return fast, []
     pa.default_memory_pool().release_unused()  # what the failed fast attempt allocated
     path = source_name(source)
@@ -574,7 +681,9 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
     columns: dict[str, Any] = {}
     for name in ("query_id", "doc_id", "score", "rank", "run_id", "line"):
         values = [part[0].pop(name) for part in parts]
-        if name == "run_id":
+        if name == "rank" and not rank:
+            del values
+        elif name == "run_id":
             columns[name] = _label_array(pa.chunked_array(values, pa.string()))
             del values
             pool.release_unused()
@@ -588,6 +697,8 @@ def _read_trec_run(source: Source, holder: list[bytes], line_numbers: bool = Tru
     frame = pd.DataFrame(columns, copy=False)
     del columns, parts
     pool.release_unused()  # the blocks' temporaries
+    if large:
+        trim_heap()
     return frame, problems
 
 
@@ -676,21 +787,32 @@ def _short(value: Any, limit: int = 40) -> str:
 
 
 def read_run_with_problems(source: Source, format: Format = "auto", *, line_numbers: bool = True,
-                           max_line_bytes: int | None = None) -> tuple[pd.DataFrame, list[Problem]]:
+                           max_line_bytes: int | None = None, rank: bool = True
+                           ) -> tuple[pd.DataFrame, list[Problem]]:
     """Like `read_run`, returning ``(frame with a 'line' column, problems)``; never raises
     on malformed content (only on a missing file or a folder, a file beyond a reading limit or
     beyond the memory: `InputTooLargeError`). ``line_numbers=False`` may leave
-    the ``line`` column out (it is then dropped if present)."""
+    the ``line`` column out (it is then dropped if present); ``rank=False`` leaves the ``rank``
+    column out (see `read_run`)."""
     long_lines: list[Problem] = []
     try:
+        pieces = _fast_trec_file(source, format, line_numbers, rank, max_line_bytes) if format != "jsonl" else True
+        if not isinstance(pieces, bool):
+            trim_heap()  # the parser's small blocks, freed but kept by malloc
+            return pieces, []
+        if pieces is False:  # the pieces parsed before the one refused: their memory, back to the system
+            trim_heap()
         data = read_line_bytes(source, long_lines, max_line_bytes)
         fmt = detect_format(source, data) if format == "auto" else format
         if fmt == "trec":
             holder = [data]
             del data  # the reader frees the bytes once parsed
-            frame, problems = _read_trec_run(source, holder, line_numbers, bool(long_lines), max_line_bytes)
+            frame, problems = _read_trec_run(source, holder, line_numbers, bool(long_lines), max_line_bytes, rank,
+                                             try_fast=pieces)
         elif fmt == "jsonl":
             frame, problems = _read_jsonl_run(source, data)
+            if not rank:
+                frame = frame.drop(columns="rank")
         else:
             raise ValueError(f"unknown run format {format!r}; use 'auto', 'trec' or 'jsonl'")
     except MemoryError:
@@ -705,6 +827,7 @@ def read_run(
     on_bad_lines: Literal["warn", "error", "skip"] = "warn",
     line_numbers: bool = False,
     max_line_bytes: int | None = None,
+    rank: bool = True,
 ) -> pd.DataFrame:
     """Read a run: TREC 6-column text or JSONL results.
 
@@ -724,6 +847,9 @@ def read_run(
         max_line_bytes: a line longer than this is a ``long_line`` problem and is skipped without
             being split (None: the limit in force, 1 MiB unless changed with
             ``reteco_measures.io.limits.read_limits``; 0: no limit).
+        rank: keep the ``rank`` column (default). ``False`` leaves it out, 8 bytes a line less:
+            the rank field is still checked (an integer, as trec_eval's format writes it), but
+            an evaluation never reads it (trec_eval ranks by score; `rank_run` computes ranks).
 
     Returns:
         DataFrame with columns ``query_id, doc_id, score, rank, run_id`` (+ ``line``) in file
@@ -732,7 +858,8 @@ def read_run(
         results list and ``run_id`` is empty. Duplicates are
         *not* removed here: that is a run contract's job (`validate_run`).
     """
-    frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers, max_line_bytes=max_line_bytes)
+    frame, problems = read_run_with_problems(source, format, line_numbers=line_numbers, max_line_bytes=max_line_bytes,
+                                             rank=rank)
     report_problems(problems, on_bad_lines, source_name(source) or "run")
     if not line_numbers and "line" in frame.columns:
         frame = frame.drop(columns="line")

@@ -74,7 +74,6 @@ __all__ = [
     "top_rows",
 ]
 
-_MASK32 = np.uint64(0xFFFFFFFF)
 _FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -204,16 +203,27 @@ def string_key(values: pa.Array) -> np.ndarray:
 
     Equal strings give equal keys; different strings usually do not (always, up to 8 bytes; doc
     ids mostly differ in their last characters). Callers treat equal keys as *candidates* and
-    confirm them by comparing the strings, so the key only decides speed, never a value. One
-    numpy gather over the arrow buffers and a few multiplies.
+    confirm them by comparing the strings, so the key only decides speed, never a value. A
+    numpy gather over the arrow buffers and a few multiplies, `LOOKUP_ROWS` strings at a time
+    (the temporaries stay a few MB beside the keys themselves).
     """
     values = _large_strings(values, combine=False)
-    if isinstance(values, pa.ChunkedArray):  # key each chunk where it lies
-        return np.concatenate([string_key(c) for c in values.chunks]) if values.num_chunks else \
-            np.zeros(0, dtype=np.uint64)
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]  # each chunk where it lies
+    out = np.empty(len(values), dtype=np.uint64)
+    at = 0
+    for chunk in chunks:
+        for lo in range(0, len(chunk), LOOKUP_ROWS):
+            part = chunk.slice(lo, LOOKUP_ROWS)
+            _string_key_into(part, out[at: at + len(part)])
+            at += len(part)
+    return out
+
+
+def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
+    """`string_key` of the ``large_string`` array ``values`` (not chunked), written to ``out``."""
     n = len(values)
     if n == 0:
-        return np.zeros(0, dtype=np.uint64)
+        return
     buffers = values.buffers()
     offsets = np.frombuffer(buffers[1], dtype=np.int64, count=n + 1, offset=values.offset * 8)
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
@@ -225,19 +235,18 @@ def string_key(values: pa.Array) -> np.ndarray:
     words = np.ndarray(shape=(size + 17,), dtype="<u8", buffer=padded, offset=0, strides=(1,))
     lens = np.diff(offsets)
     with np.errstate(over="ignore"):
-        tail = words[offsets[1:] - base if base else offsets[1:]]  # the 8 bytes ending where the string ends
+        h = out
+        h[:] = words[offsets[1:] - base if base else offsets[1:]]  # the 8 bytes ending where the string ends
         lo = int(lens.min())
         if lo < 8:  # drop the bytes before a short string's start
             shift = ((8 - np.clip(lens, 1, 8)) * 8).astype(np.uint64)
-            tail >>= shift
+            h >>= shift
             if lo == 0:
-                tail[lens == 0] = 0
-        h = tail
+                h[lens == 0] = 0
         h *= np.uint64(0x9E3779B97F4A7C15)
         h += lens.view(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
         h ^= h >> np.uint64(29)
         h *= np.uint64(0x94D049BB133111EB)
-    return h
 
 
 def _desc_bits(s32: np.ndarray) -> np.ndarray:
@@ -261,6 +270,12 @@ def segment_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offs, lengths) + np.arange(total, dtype=np.int64)
 
 
+def index_dtype(n: int) -> type[np.signedinteger]:
+    """The integer type of an array of row numbers, codes or positions below ``n``: ``int32``
+    (4 bytes a row) unless ``n`` needs 64 bits."""
+    return np.int32 if n < np.iinfo(np.int32).max else np.int64
+
+
 # ------------------------------------------------------------------------------------------
 # the prepared run
 
@@ -281,6 +296,7 @@ class PreparedRun:
         score = np.asarray(score, dtype=np.float64)
         n = len(qid)
         self.n = n
+        idx = index_dtype(n)  # row numbers and codes: 4 bytes a row unless the run needs 8
         if n and np.isnan(score).any():
             raise NativeFallback("NaN scores")
         with np.errstate(over="ignore"):  # beyond single precision: ±inf, as trec_eval's (float) cast
@@ -298,14 +314,14 @@ class PreparedRun:
         if grouped:
             self.query_ids = heads
             nq = len(heads)
-            qcode = np.repeat(np.arange(nq, dtype=np.int64), np.diff(np.r_[starts, n]))
+            qcode = np.repeat(np.arange(nq, dtype=idx), np.diff(np.r_[starts, n]))
         else:
             if isinstance(qid, pa.ChunkedArray):
                 qid = qid.combine_chunks()
             enc = pc.dictionary_encode(qid)
             self.query_ids = enc.dictionary.cast(pa.large_string())
             nq = len(self.query_ids)
-            qcode = np.asarray(enc.indices, dtype=np.int64)
+            qcode = np.asarray(enc.indices).astype(idx, copy=False)
         self.nq = nq
         self.qcode = qcode  # query code of each input row
         # the common number of rows per query when the run is grouped and all are equal
@@ -326,31 +342,40 @@ class PreparedRun:
             # every query has the same number of rows (the usual top-1000 run): sort each
             # query's scores as one row of a matrix, cache-friendly and without a global sort
             width = self.width
-            order = np.argsort(desc.reshape(nq, width), axis=1)
-            order += (np.arange(nq, dtype=np.int64) * width)[:, None]
-            self.perm = order.ravel()
+            matrix = desc.reshape(nq, width)
+            self.perm = np.empty(n, dtype=idx)
+            step = max(1, LOOKUP_ROWS // width)  # queries sorted at a time (numpy's argsort gives int64)
+            for a in range(0, nq, step):
+                order = np.argsort(matrix[a: a + step], axis=1)
+                order += (np.arange(a, a + len(order), dtype=np.int64) * width)[:, None]
+                self.perm[a * width: (a + len(order)) * width] = order.ravel()
+            del order
             ds = desc[self.perm]
             counts = np.full(nq, width, dtype=np.int64)
             boundary = np.zeros(n, dtype=bool)
             boundary[::width] = True
         else:
-            key = (qcode.astype(np.uint64) << np.uint64(32)) | desc.astype(np.uint64)
-            self.perm = np.argsort(key)
-            key = key[self.perm]
-            ds = (key & _MASK32).astype(np.uint32)
-            qs = (key >> np.uint64(32)).astype(np.int64)
+            key = qcode.astype(np.uint64)  # (query code, score bits) in one word, made in place
+            key <<= np.uint64(32)
+            key |= desc
+            perm = np.argsort(key)
+            del key
+            self.perm = perm.astype(idx, copy=False)
+            del perm
+            ds = desc[self.perm]  # the sorted keys' two halves, gathered from their 4-byte sources
+            qs = qcode[self.perm]
             counts = np.bincount(qs, minlength=nq).astype(np.int64)
             boundary = np.ones(n, dtype=bool)
             boundary[1:] = qs[1:] != qs[:-1]
+            del qs
         self.seg_len = counts
         self.seg_start = (np.cumsum(counts) - counts).astype(np.int64)
         # tie groups: first row of each (query, float32 score) stretch, in score order
         group_first = boundary
         if n > 1:
             group_first[1:] |= ds[1:] != ds[:-1]
-        self.group_starts = np.flatnonzero(group_first)
+        self.group_starts = np.flatnonzero(group_first).astype(idx, copy=False)
         self.has_ties = len(self.group_starts) < n
-        self._key: np.ndarray | None = None
 
     # -- helpers --------------------------------------------------------------------------
     def orig(self, rows: np.ndarray) -> np.ndarray:
@@ -385,31 +410,61 @@ class PreparedRun:
         codes = np.repeat(np.arange(self.nq, dtype=np.int64), lens)
         return rows, codes
 
+    def row_blocks(self, lo: np.ndarray, hi: np.ndarray, size: int | None = None
+                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """`rows_between` in consecutive pieces of at most ``size`` rows (`LOOKUP_ROWS`), cut
+        anywhere (a query may span two pieces): the pieces joined are `rows_between`'s arrays,
+        and a measure that reads every row holds the per-row arrays of one piece at a time."""
+        size = int(size or LOOKUP_ROWS)
+        lens = np.maximum(hi - lo, 0)
+        ends = np.cumsum(lens)
+        total = int(ends[-1]) if len(ends) else 0
+        if total <= size:
+            if total:
+                yield self.rows_between(lo, hi)
+            return
+        offs = ends - lens
+        for a in range(0, total, size):
+            b = min(a + size, total)
+            q0 = int(np.searchsorted(ends, a, side="right"))  # the first query ending after a
+            q1 = int(np.searchsorted(ends, b, side="left")) + 1  # one past the query holding row b-1
+            first = np.maximum(offs[q0:q1], a)
+            part = np.minimum(ends[q0:q1], b) - first
+            rows = segment_ranges(lo[q0:q1] + (first - offs[q0:q1]), part)
+            yield rows, np.repeat(np.arange(q0, q1, dtype=np.int64), np.maximum(part, 0))
+
     @property
     def keys(self) -> np.ndarray:
-        """uint64 (query code, doc key) of each input row."""
-        if self._key is None:
-            bq = max(1, int(self.nq).bit_length())
-            h = string_key(self.doc)
-            h >>= np.uint64(bq)
-            h |= self.qcode.view(np.uint64) << np.uint64(64 - bq)
-            self._key = h
-        return self._key
+        """uint64 (query code, doc key) of each input row: made at each call, not kept (8 bytes
+        a row); the lookups make the keys of the rows they read (`row_keys`)."""
+        return self.row_keys(None)
+
+    def row_keys(self, rows: np.ndarray | None) -> np.ndarray:
+        """uint64 (query code, doc key) of the input rows ``rows`` (None: every row), equal to
+        ``keys[rows]``: the query code in the top bits, the doc id's `string_key` below."""
+        bq = max(1, int(self.nq).bit_length())
+        if rows is None:
+            h, codes = string_key(self.doc), self.qcode
+        else:
+            h, codes = string_key(self.doc.take(pa.array(rows))), self.qcode[rows]
+        h >>= np.uint64(bq)
+        h |= codes.astype(np.uint64) << np.uint64(64 - bq)
+        return h
 
     def duplicate_rows(self) -> np.ndarray | None:
         """Input rows repeating a (query, doc) pair of a *later* row (to drop: the last score
         wins, as in pytrec_eval's dictionaries), or None when there is no repeated pair."""
         if self.n < 2:
             return None
-        keys = self.keys
+        sk = self.keys  # a fresh array, sorted in place
         if self.width:  # equal-size queries: sort each query's keys as a matrix row
-            sk = np.sort(keys.reshape(-1, self.width), axis=1).ravel()
+            sk.reshape(-1, self.width).sort(axis=1)
         else:
-            sk = np.sort(keys)
+            sk.sort()
         eq = sk[1:] == sk[:-1]
         if not eq.any():
             return None
-        suspects = np.flatnonzero(np.isin(keys, sk[1:][eq]))
+        suspects = np.flatnonzero(np.isin(self.keys, sk[1:][eq]))
         frame = pd.DataFrame(
             {"q": self.qcode[suspects], "d": self.doc.take(pa.array(suspects)).to_numpy(zero_copy_only=False)}
         )
@@ -499,7 +554,7 @@ class _Qrels:
         out = np.full(len(rows_orig), -1, dtype=np.int64)
         if len(self.keys) == 0 or len(rows_orig) == 0:
             return out
-        keys = run.keys[rows_orig]
+        keys = run.row_keys(rows_orig)
         with np.errstate(over="ignore"):
             maybe = np.flatnonzero(self._filter[(keys * _FILTER_MULT) >> self._shift])
         if len(maybe) == 0:
@@ -523,8 +578,12 @@ class _Qrels:
         return out
 
 
-#: run rows looked up in the qrels at a time (see `_Context.grades`)
-_LOOKUP_ROWS = 1 << 16
+#: run rows looked up in the qrels, or read by a measure, at a time (see `_Context.grades` and
+#: `PreparedRun.row_blocks`): the per-row temporaries stay a few MB however deep a run is
+LOOKUP_ROWS = 1 << 16
+
+#: `_Context`'s mark of a row not looked up in the qrels yet
+_UNSEEN = -2
 
 
 class _Context:
@@ -538,23 +597,22 @@ class _Context:
             uniq, inv = np.unique(rel, return_inverse=True)
             rel = np.array([gains.get(int(v), int(v)) for v in uniq.tolist()], dtype=np.int64)[inv]
         self.rel = rel  # grade of each qrels row (after a gains mapping)
-        self._looked = np.zeros(run.n, dtype=bool)
-        self._qrow = np.full(run.n, -1, dtype=np.int64)
+        # the qrels row of each score-order row once looked up (-1: not judged), `_UNSEEN` before
+        self._qrow = np.full(run.n, _UNSEEN, dtype=index_dtype(len(rel)))
         kept = self.q.rows
         self.kept_code = self.q.row_run_code[kept]
         self.kept_rel = rel[kept]
 
     def grades(self, rows: np.ndarray) -> np.ndarray:
         """Grade of each score-order row (-1 when not in the qrels: trec_eval's 'not in pool')."""
-        # the lookups in slices of `_LOOKUP_ROWS` rows: their temporaries (keys, hashes, candidate
+        # the lookups in slices of `LOOKUP_ROWS` rows: their temporaries (keys, hashes, candidate
         # pairs) stay a few MB however many rows a measure reads (peak memory on deep runs)
         out = np.full(len(rows), -1, dtype=np.int64)
-        for lo in range(0, len(rows), _LOOKUP_ROWS):
-            part = rows[lo: lo + _LOOKUP_ROWS]
-            need = part[~self._looked[part]]
+        for lo in range(0, len(rows), LOOKUP_ROWS):
+            part = rows[lo: lo + LOOKUP_ROWS]
+            need = part[self._qrow[part] == _UNSEEN]
             if len(need):
                 self._qrow[need] = self.q.lookup(self.run, self.run.orig(need))
-                self._looked[need] = True
             if len(self.rel):  # empty qrels: nothing is judged (and rel[0] does not exist)
                 qrow = self._qrow[part]
                 out[lo: lo + len(part)] = np.where(qrow >= 0, self.rel[np.maximum(qrow, 0)], -1)
@@ -584,14 +642,19 @@ class _Context:
         """``(query code, exact rank, grade)`` of the rows with ``relevant(grade)`` and rank ≤ k,
         sorted by (query, rank)."""
         run = self.run
-        rows, codes = run.rows_between(run.seg_start, run.depth_end(k))
-        g = self.grades(rows)
-        sel = relevant(g)
-        rows, codes, g = rows[sel], codes[sel], g[sel]
-        ranks = run.tie_ranks(rows, codes)
-        if k is not None:
-            ok = ranks <= k
-            codes, ranks, g = codes[ok], ranks[ok], g[ok]
+        kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for rows, codes in run.row_blocks(run.seg_start, run.depth_end(k)):  # one piece of rows at a time
+            g = self.grades(rows)
+            sel = relevant(g)
+            rows, codes, g = rows[sel], codes[sel], g[sel]
+            ranks = run.tie_ranks(rows, codes)
+            if k is not None:
+                ok = ranks <= k
+                codes, ranks, g = codes[ok], ranks[ok], g[ok]
+            kept.append((codes, ranks, g))
+        if not kept:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        codes, ranks, g = (np.concatenate(c) for c in zip(*kept)) if len(kept) > 1 else kept[0]
         order = np.lexsort((ranks, codes))
         return codes[order], ranks[order], g[order]
 
@@ -599,15 +662,17 @@ class _Context:
         """``(judged, depth)`` per run query: documents with a qrels entry (any grade) among
         the top ``depth`` = min(k, retrieved) ranks (k None: all retrieved)."""
         run = self.run
-        rows, codes = run.rows_between(run.seg_start, run.depth_end(k))
-        self.grades(rows)  # fills the qrels lookup of these rows
-        judged = self._qrow[rows] >= 0
-        rows, codes = rows[judged], codes[judged]
+        count = np.zeros(run.nq, dtype=np.int64)
+        for rows, codes in run.row_blocks(run.seg_start, run.depth_end(k)):
+            self.grades(rows)  # fills the qrels lookup of these rows
+            judged = self._qrow[rows] >= 0
+            rows, codes = rows[judged], codes[judged]
+            if k is not None and len(rows):
+                ok = run.tie_ranks(rows, codes) <= k
+                codes = codes[ok]
+            count += np.bincount(codes, minlength=run.nq)
         depth = run.seg_len if k is None else np.minimum(run.seg_len, k)
-        if k is not None and len(rows):
-            ok = run.tie_ranks(rows, codes) <= k
-            codes = codes[ok]
-        return np.bincount(codes, minlength=run.nq).astype(np.float64), depth.astype(np.float64)
+        return count.astype(np.float64), depth.astype(np.float64)
 
     def first_relevant_rank(self, level: int, k: int | None = None) -> np.ndarray:
         """Rank of the first relevant document per run query (0: none retrieved, or none in
@@ -623,16 +688,14 @@ class _Context:
         while open_q.any():
             last = k is not None and depth >= k
             hi = np.where(open_q, run.depth_end(k if last else depth), lo)
-            rows, codes = run.rows_between(lo, hi)
-            g = self.grades(rows)
-            hit = g >= lvl
-            if hit.any():
-                ranks = run.tie_ranks(rows[hit], codes[hit])
-                mins = np.full(run.nq, np.iinfo(np.int64).max)
-                np.minimum.at(mins, codes[hit], ranks)
-                found = mins < np.iinfo(np.int64).max
-                best[found] = mins[found]
-                open_q &= ~found
+            mins = np.full(run.nq, np.iinfo(np.int64).max)
+            for rows, codes in run.row_blocks(lo, hi):
+                hit = self.grades(rows) >= lvl
+                if hit.any():
+                    np.minimum.at(mins, codes[hit], run.tie_ranks(rows[hit], codes[hit]))
+            found = mins < np.iinfo(np.int64).max
+            best[found] = mins[found]
+            open_q &= ~found
             lo = hi
             open_q &= hi < end
             if last:
@@ -711,10 +774,10 @@ def _judged_subset(run: pd.DataFrame, prepared: PreparedRun, qrels: pd.DataFrame
     """The run restricted to documents with a non-negative judgment (trec_eval ``-J``); the
     order of the kept rows (and so every tie) is unchanged."""
     ctx = _Context(qrels, prepared, gains)
-    rows = np.arange(prepared.n)
-    judged = ctx.grades(rows) >= 0
     keep = np.zeros(prepared.n, dtype=bool)
-    keep[prepared.orig(rows[judged])] = True
+    for lo in range(0, prepared.n, LOOKUP_ROWS):  # the per-row arrays of one piece at a time
+        rows = np.arange(lo, min(lo + LOOKUP_ROWS, prepared.n))
+        keep[prepared.orig(rows[ctx.grades(rows) >= 0])] = True
     sub = run[keep]
     return PreparedRun(sub["query_id"], sub["doc_id"], sub["score"].to_numpy(dtype=np.float64))
 

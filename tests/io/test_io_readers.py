@@ -7,6 +7,7 @@ value comes from pytrec_eval on the qrels without the refused line.
 
 from __future__ import annotations
 
+import gzip
 import json
 import warnings
 from pathlib import Path
@@ -198,3 +199,100 @@ def test_a_score_with_a_digit_separator_is_named_as_such() -> None:
     assert "not a finite number" not in problems[0].message
     assert "is not a finite number" in problems[1].message
     assert problems[2].message.endswith("is not a number")
+
+
+# --------------------------------------------------------------------------------------------
+# rank=False (what an evaluation reads), Q0 not parsed, ranks beyond 32 bits
+
+
+_RUN = b"q1 Q0 d1 1 2.5 r\nq1 Q0 d2 2 1.5 r\nq2 Q0 d1 1 0.5 r\n"
+
+
+@pytest.mark.parametrize("data", [
+    _RUN,  # the arrow path
+    _RUN + b"q2 Q0 d9 x 0.1 r\n",  # a bad rank: the checking path, the line reported
+    _RUN.replace(b" ", b"\t"),  # tab-separated
+])
+def test_rank_false_leaves_only_the_rank_column_out(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "run.txt"
+    path.write_bytes(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = rm.read_run(path)
+        lean = rm.read_run(path, rank=False)
+    assert list(lean.columns) == ["query_id", "doc_id", "score", "run_id"]
+    pd.testing.assert_frame_equal(lean, full.drop(columns="rank"))
+    assert lean.attrs["problems"] == full.attrs["problems"]
+    assert [p.line for p in full.attrs["problems"]] == ([4] if b" x " in data else [])
+    assert full["rank"].tolist()[:3] == [1, 2, 1] and full["rank"].dtype == "int64"
+
+
+def test_rank_false_on_jsonl_and_in_memory_runs() -> None:
+    from reteco_measures.io.convert import as_run_frame
+
+    text = json.dumps({"query_id": "q1", "results": [{"doc_id": "a", "score": 2}, {"doc_id": "b", "score": 1}]}) + "\n"
+    assert "rank" not in rm.read_run(text, rank=False).columns
+    assert rm.read_run(text)["rank"].tolist() == [1, 2]
+    frame = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0], "rank": [7]})
+    assert list(as_run_frame(frame, rank=False).columns) == ["query_id", "doc_id", "score"]
+    assert as_run_frame(frame)["rank"].tolist() == [7]
+
+
+def test_an_empty_q0_field_is_still_a_line_of_five_fields() -> None:
+    # Q0 is not parsed on the arrow path: a doubled space (an empty field) sends the file on
+    data = _RUN + b"q2  d3 3 0.25 r\n"
+    assert _fast_trec_run(data) is None
+    frame, problems = read_run_with_problems(data)
+    assert frame["doc_id"].tolist() == ["d1", "d2", "d1"]
+    assert [p.line for p in problems] == [4] and "found 5" in problems[0].message
+
+
+def test_ranks_beyond_32_bits_are_read_exactly() -> None:
+    data = b"q1 Q0 d1 3000000000 2.5 r\nq1 Q0 d2 -2147483649 1.5 r\n"
+    frame, problems = read_run_with_problems(data)
+    assert not problems
+    assert frame["rank"].tolist() == [3000000000, -2147483649] and frame["rank"].dtype == "int64"
+
+
+# --------------------------------------------------------------------------------------------
+# a large file is parsed in pieces of whole lines: the same frame and problems as read whole
+
+
+_LINES = [f"q{i // 7} Q0 d{i % 7}-{i} {i % 7 + 1} {1.5 - i / 100:.3f} run".encode() for i in range(60)]
+
+
+@pytest.mark.parametrize("name,data", [
+    ("clean", b"\n".join(_LINES) + b"\n"),
+    ("no final newline", b"\n".join(_LINES)),
+    ("tabs", (b"\n".join(_LINES) + b"\n").replace(b" ", b"\t")),
+    ("tab in a late piece", b"\n".join(_LINES[:50] + [_LINES[50].replace(b" ", b"\t")] + _LINES[51:]) + b"\n"),
+    ("bad rank at the end", b"\n".join(_LINES + [b"q9 Q0 dz 1x 0.5 run"]) + b"\n"),
+    ("blank line between pieces", b"\n".join(_LINES[:30] + [b""] + _LINES[30:]) + b"\n"),
+    ("comment line", b"\n".join(_LINES[:40] + [b"# a comment"] + _LINES[40:]) + b"\n"),
+    ("crlf", b"\r\n".join(_LINES) + b"\r\n"),
+    ("bom", b"\xef\xbb\xbf" + b"\n".join(_LINES) + b"\n"),
+    ("empty q0 field late", b"\n".join(_LINES + [b"q9  dz 1 0.5 run"]) + b"\n"),
+    ("long line", b"\n".join(_LINES[:20] + [b"q9 Q0 " + b"d" * 300 + b" 1 0.5 run"] + _LINES[20:]) + b"\n"),
+    ("jsonl", b'{"query_id": "q1", "results": [{"doc_id": "a", "score": 1}]}\n' * 40),
+    ("gz", gzip.compress(b"\n".join(_LINES) + b"\n")),
+])
+@pytest.mark.parametrize("rank", [True, False])
+def test_a_file_read_in_pieces_reads_as_read_whole(tmp_path: Path, monkeypatch, name: str, data: bytes,
+                                                   rank: bool) -> None:
+    from reteco_measures.io import readers
+    from reteco_measures.io.limits import read_limits
+
+    path = tmp_path / ("run.txt.gz" if name == "gz" else "run.txt")
+    path.write_bytes(data)
+    with read_limits(max_line_bytes=200):
+        whole = read_run_with_problems(path, rank=rank)
+        monkeypatch.setattr(readers, "_PIECES_FROM_BYTES", 1)  # every file, in pieces of about 64 bytes
+        monkeypatch.setattr(readers, "_PIECE_BYTES", 64)
+        calls = []
+        real = readers._fast_trec_table
+        monkeypatch.setattr(readers, "_fast_trec_table", lambda *a, **k: calls.append(1) or real(*a, **k))
+        pieces = read_run_with_problems(path, rank=rank)
+    pd.testing.assert_frame_equal(pieces[0], whole[0])
+    assert [(p.line, p.kind, p.message) for p in pieces[1]] == [(p.line, p.kind, p.message) for p in whole[1]]
+    if name in ("clean", "no final newline", "tabs", "gz"):
+        assert len(calls) > 5 and not whole[1]  # read by the arrow path, piece by piece

@@ -297,3 +297,97 @@ def rm_rank(run: dict) -> list[str]:
     from reteco_measures.kernels.ranking import rank_run
 
     return rank_run(as_run_frame(run), "trec_eval")["doc_id"].tolist()
+
+
+# ------------------------------------------------------------------------------------------
+# memory: the prepared run in 4-byte arrays, every row of a deep run read in slices
+
+
+def _deep_case(nq: int, per: int, seed: int, shuffle: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A top-``per`` run of ``nq`` queries (distinct docs per query, random scores) and about 50
+    judgments per query, as `benchmarks/bench_eval_memory.py` writes them."""
+    rng = np.random.default_rng(seed)
+    q = np.repeat(np.array([f"q{i}" for i in range(nq)]), per)
+    d = np.array([f"doc{i:07d}" for i in np.tile(np.arange(per), nq) * 20 + rng.integers(0, 20, nq * per)])
+    run = pd.DataFrame({"query_id": pd.array(q, dtype="str"), "doc_id": pd.array(d, dtype="str"),
+                        "score": rng.random(nq * per)})
+    pick = rng.integers(0, nq * per, nq * 50)
+    qrels = pd.DataFrame({"query_id": pd.array(q[pick], dtype="str"), "doc_id": pd.array(d[pick], dtype="str"),
+                          "relevance": rng.integers(0, 4, len(pick))}).drop_duplicates(["query_id", "doc_id"])
+    if shuffle:
+        run = run.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    return qrels.reset_index(drop=True), run
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_prepared_run_keeps_four_bytes_a_row_per_array(shuffle: bool) -> None:
+    _, run = _deep_case(20, 100, seed=1, shuffle=shuffle)
+    pr = standard.PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy())
+    for name in ("qcode", "perm", "group_starts"):
+        assert getattr(pr, name).dtype == np.int32, name
+    # the keys are made on demand (not held), the same for a few rows as for all of them
+    rows = np.array([5, 0, len(run) - 1, 17])
+    assert np.array_equal(pr.row_keys(rows), pr.keys[rows])
+    # equal (query, doc) pairs, and only those here, share a key
+    pairs = list(zip(run["query_id"], run["doc_id"]))
+    keys = pr.keys.tolist()
+    assert len(set(keys)) == len(set(pairs))
+    assert all(keys[i] == keys[j] for i, j in ((0, 0), (3, 3)))
+
+
+def test_row_blocks_join_to_rows_between() -> None:
+    rng = np.random.default_rng(4)
+    sizes = [0, 1, 5, 13, 2, 0, 9, 1]
+    run = pd.DataFrame({"query_id": pd.array([f"q{i}" for i, k in enumerate(sizes) for _ in range(k)], dtype="str"),
+                        "doc_id": pd.array([f"d{j}" for k in sizes for j in range(k)], dtype="str"),
+                        "score": rng.random(sum(sizes))})
+    pr = standard.PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy())
+    for _ in range(20):
+        lo = pr.seg_start + np.array([rng.integers(0, n + 1) for n in pr.seg_len])
+        hi = np.minimum(lo + rng.integers(0, 8, pr.nq), pr.seg_start + pr.seg_len)
+        expected = [(r, q) for q in range(pr.nq) for r in range(int(lo[q]), int(hi[q]))]  # a plain loop
+        for size in (1, 3, 7, 1000):
+            pieces = list(pr.row_blocks(lo, hi, size))
+            assert all(0 < len(rows) <= size and len(rows) == len(codes) for rows, codes in pieces)
+            got = [(int(r), int(c)) for rows, codes in pieces for r, c in zip(rows, codes)]
+            assert got == expected
+
+
+def test_values_read_in_small_pieces_equal_pytrec_eval(monkeypatch) -> None:
+    # pieces of 7 rows cut through queries and tie groups (scores rounded to 1 decimal)
+    monkeypatch.setattr(standard, "LOOKUP_ROWS", 7)
+    rng = np.random.default_rng(8)
+    run = pd.DataFrame({"query_id": np.repeat([f"q{i}" for i in range(12)], 40),
+                        "doc_id": [f"d{i}" for i in rng.integers(0, 60, 480)],
+                        "score": np.round(rng.random(480), 1)}).sample(frac=1.0, random_state=3)
+    run = run.astype({"query_id": "str", "doc_id": "str"}).reset_index(drop=True)
+    qrels = run.drop_duplicates(["query_id", "doc_id"]).sample(150, random_state=1)[["query_id", "doc_id"]]
+    qrels = qrels.assign(relevance=rng.integers(-1, 4, len(qrels))).reset_index(drop=True)
+    _assert_same(_reference(MEASURES, qrels, run), _native(MEASURES, qrels, run))
+    # Judged@10 (ir_measures' judged provider breaks ties its own way): by hand, in trec_eval's
+    # order (float32 score descending, then doc id descending; a repeated pair keeps its last score)
+    judged = set(zip(qrels["query_id"], qrels["doc_id"]))
+    got = {m.query_id: m.value for m in standard.iter_metrics([ir_measures.Judged @ 10], qrels, run)}
+    for q, rows in run.groupby("query_id", sort=False):
+        last = dict(zip(rows["doc_id"], rows["score"]))
+        order = sorted(sorted(last, reverse=True), key=lambda d: -np.float32(last[d]))  # stable
+        top = order[:10]
+        assert got[q] == pytest.approx(sum((q, d) in judged for d in top) / len(top), abs=1e-12)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_kernels_peak_memory_per_row(shuffle: bool) -> None:
+    import tracemalloc
+
+    # numpy's arrays are traced (arrow's are not); the frame exists before tracing starts. The
+    # kernels hold 32-bit codes, permutation, tie groups and lookups (16 bytes a row) and read
+    # a deep run in slices: about 33-36 bytes a row in all on 300,000 rows, where 64-bit arrays
+    # and whole-run temporaries took 78.
+    qrels, run = _deep_case(300, 1000, seed=5, shuffle=shuffle)
+    tracemalloc.start()
+    try:
+        standard.per_query([nDCG @ 10, AP, RR], qrels, run)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak / len(run) <= 45, f"{peak / len(run):.1f} bytes a row"
