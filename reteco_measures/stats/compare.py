@@ -24,6 +24,7 @@ from ..engine.results import empty_value, metrics_frame
 from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..io.lines import COMPRESSION_SUFFIXES
+from ..kernels.bounds import JudgedQrels, bound_measure
 from ..measures.names import measure_label, measure_name, parse_measures
 from ..query_ids import align_runs, check_on_mismatch, mismatch_policy
 from ..report.plots import plot_comparison
@@ -426,6 +427,11 @@ def per_query_frame(
     order = qrels_order(qrels_df)  # the canonical row order of engine.results.metrics_frame
     by_cols = [by] if isinstance(by, str) else list(by or [])
     parts = []
+    tie_step = ties and tie_break == "trec_eval"
+    # measures whose bounds come from the judged rows (kernels.bounds): the qrels read once for all runs
+    judged = (JudgedQrels(qrels_df) if tie_step and corpus is None and len(qrels_df) and measure_objs
+              and all(bound_measure(m) for m in measure_objs) else None)
+    label_by_id = {id(m): label for m, label in label_of.items()}
     for name, run in items:
         if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
             run = run.compute()
@@ -438,10 +444,13 @@ def per_query_frame(
         part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
         part.insert(0, "run", name)
         part = part[["run", "measure", "query_id", "value", "weight"]]
-        if ties and tie_break == "trec_eval" and has_ties(run_df):
-            bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus)
+        # (with `judged`, tie_bounds finds the ties itself: None when the run has none)
+        if tie_step and (judged is not None or has_ties(run_df)):
+            bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus,
+                                judged=judged)
             if bounds is not None:
-                bounds["measure"] = [label_of.get(m) or measure_label(m) for m in bounds["measure"]]
+                bounds["measure"] = [label_by_id.get(id(m)) or label_of.get(m) or measure_label(m)
+                                     for m in bounds["measure"]]
                 bounds = bounds.drop_duplicates(["measure", "query_id"])
                 part = part.merge(bounds, on=["measure", "query_id"], how="left", sort=False)
                 part["tie_min"], part["tie_max"] = tie_range(part["value"], part["worst"], part["best"])
