@@ -36,10 +36,11 @@ from .tests import (
     Paired,
     adjust,
     bootstrap_counts,
-    build_paired,
     effect_size,
+    paired_rows,
     pairwise_pvalues,
-    run_estimates,
+    row_estimates,
+    unit_codes,
     win_tie_loss,
 )
 from .ties import has_ties, tie_bounds, tie_range
@@ -290,29 +291,44 @@ def compare_frame(
 
     summaries, pairs, design = [], [], []
     kept: dict[tuple, Resamples] = {}
+    # the columns as arrays, once for every measure and group (rows are addressed by position)
+    run_codes, run_names = pd.factorize(frame["run"], sort=False)
+    rcode_all = pd.Index(run_order).get_indexer(pd.Index(np.asarray(run_names, dtype=object)))[run_codes]
+    measure_codes, measure_names = pd.factorize(frame["measure"], sort=False)
+    mcode_all = pd.Index(measure_order).get_indexer(pd.Index(np.asarray(measure_names, dtype=object)))[measure_codes]
+    values_all = frame["value"].to_numpy(dtype=np.float64)
+    weights_all = frame["weight"].to_numpy(dtype=np.float64)
+    ucode_all, unit_names, scode_all, stratum_names = unit_codes(frame)
+    if ties:
+        tie_lo, tie_hi = frame["tie_min"].to_numpy(dtype=np.float64), frame["tie_max"].to_numpy(dtype=np.float64)
     for mi, label in enumerate(measure_order):
-        sub = frame[frame["measure"] == label]
+        rows_m = np.flatnonzero(mcode_all == mi)
         empty = float(empties.get(label, float("nan")))
-        groups: list[tuple[tuple, pd.DataFrame]] = []
+        groups: list[tuple[tuple, np.ndarray]] = []
         if by_cols:
-            for key, part in sub.groupby(by_cols, sort=True):
-                groups.append((key if isinstance(key, tuple) else (key,), part))
-            groups.append((tuple(ALL for _ in by_cols), sub))
+            for key, part in frame.iloc[rows_m].groupby(by_cols, sort=True):
+                groups.append((key if isinstance(key, tuple) else (key,), part.index.to_numpy()))
+            groups.append((tuple(ALL for _ in by_cols), rows_m))
         else:
-            groups.append(((), sub))
-        for gi, (key, part) in enumerate(groups):
+            groups.append(((), rows_m))
+        for gi, (key, rows) in enumerate(groups):
             rng = np.random.default_rng([int(seed), mi, gi])
-            P = build_paired(part, run_order, empty)
+            rcode = rcode_all[rows]
+            if (rcode < 0).any():
+                unknown = sorted(set(frame["run"].to_numpy(dtype=object)[rows[rcode < 0]].tolist()) - set(run_order))
+                raise ValueError(f"per-query rows of runs not in the comparison: {unknown[:5]}")
+            P = paired_rows(run_order, rcode, values_all[rows], weights_all[rows], ucode_all[rows], unit_names,
+                            scode_all[rows], stratum_names, empty)
             if gi == len(groups) - 1:
-                unit, strata = (units or {}).get(label) or _given_units(part)
+                unit, strata = (units or {}).get(label) or _given_units(frame.iloc[rows])
                 design.append({"measure": label, "unit": unit, "strata": strata or "", "n_units": P.n_units})
             s, pw, resamples = _analyse(P, baseline=baseline, test=test, ci=ci, n_resamples=n_resamples, rng=rng,
                                         keep=keep_resamples)
             if resamples is not None:
                 kept[(label, *key)] = resamples
             if ties:
-                s["tie_min"] = run_estimates(part.assign(value=part["tie_min"]), run_order, empty)
-                s["tie_max"] = run_estimates(part.assign(value=part["tie_max"]), run_order, empty)
+                s["tie_min"] = row_estimates(rcode, tie_lo[rows], weights_all[rows], len(run_order), empty)
+                s["tie_max"] = row_estimates(rcode, tie_hi[rows], weights_all[rows], len(run_order), empty)
             if test == "tukey":
                 pw["p_adjusted"] = pw["p_value"]  # already adjusted for every pair of runs
             else:
