@@ -20,7 +20,7 @@ import pandas as pd
 from ..engine.evaluate import check_modes, prepare, qrels_order, values_prepared
 from ..engine.grouping import group_frame, warn_unmatched_groups
 from ..engine.results import ALL as RESULTS_ALL
-from ..engine.results import empty_value, metrics_frame
+from ..engine.results import empty_value, is_sum, metrics_frame
 from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..io.lines import COMPRESSION_SUFFIXES
@@ -201,7 +201,8 @@ def _label_to_name(label: str) -> str:
 
 def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resamples: int,
              rng: np.random.Generator, keep: bool = False
-             ) -> tuple[pd.DataFrame, pd.DataFrame, Resamples | None]:
+             ) -> tuple[dict[str, Any], dict[str, Any], Resamples | None]:
+    """The summary and pairwise columns of one (measure, group), and its resamples if kept."""
     a, b = _pairs(P.runs, baseline)
     start = copy.deepcopy(rng) if keep else None
     # each pair's p-value is the one its two runs get alone (see stats.tests.pairwise_pvalues)
@@ -212,13 +213,13 @@ def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resampl
     hi = np.full(len(P.runs), np.nan)
     if ok.any():
         lo[ok], hi[ok] = np.nanquantile(aggregates[:, ok], [q, 1.0 - q], axis=0)
-    summary = pd.DataFrame({"run": P.runs, "value": P.estimate, "ci_low": lo, "ci_high": hi, "n": P.n})
+    summary = {"run": P.runs, "value": P.estimate, "ci_low": lo, "ci_high": hi, "n": P.n}
     wins, ties, losses = win_tie_loss(P, a, b)
     runs = np.asarray(P.runs, dtype=object)
-    pairwise = pd.DataFrame({
+    pairwise = {
         "run": runs[a], "other": runs[b], "delta": P.estimate[a] - P.estimate[b], "p_value": p,
         "effect_size": effect_size(P, a, b), "wins": wins, "ties": ties, "losses": losses,
-    })
+    }
     kept = Resamples(P, aggregates, start) if start is not None else None
     return summary, pairwise, kept
 
@@ -332,15 +333,15 @@ def compare_frame(
             if test == "tukey":
                 pw["p_adjusted"] = pw["p_value"]  # already adjusted for every pair of runs
             else:
-                pw["p_adjusted"] = adjust(pw["p_value"].to_numpy(), corr)
-            pw["significant"] = pw["p_adjusted"].to_numpy() < alpha
+                pw["p_adjusted"] = adjust(pw["p_value"], corr)
+            pw["significant"] = pw["p_adjusted"] < alpha
             for col, value in zip(by_cols, key):
                 s[col] = value
                 pw[col] = value
             s["measure"] = label
             pw["measure"] = label
-            summaries.append(s)
-            pairs.append(pw)
+            summaries.append(pd.DataFrame(s))  # one frame per (measure, group), scalars broadcast
+            pairs.append(pd.DataFrame(pw))
     sum_cols = [*by_cols, *SUMMARY_COLUMNS]
     summary = pd.concat(summaries, ignore_index=True)
     if ties:
@@ -407,6 +408,29 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
     return items
 
 
+def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], order: pd.Index) -> pd.DataFrame | None:
+    """`metrics_frame`'s frame (labels, canonical order) for values that are already in that order
+    (the native kernels': one block per measure, in the order asked, each with the qrels' queries
+    in ``order``), without sorting or looking up anything; None when they are not (the caller
+    then calls `metrics_frame`)."""
+    n_q, n_m = len(order), len(measures)
+    if not n_q or len(values) != n_q * n_m or ("weight" in values.columns and values["weight"].notna().any()):
+        return None
+    col = values["measure"].to_numpy(dtype=object)
+    ids = np.fromiter(map(id, col), dtype=np.int64, count=len(col)).reshape(n_m, n_q)
+    if not (ids == np.array([id(m) for m in measures], dtype=np.int64)[:, None]).all():
+        return None
+    qids = values["query_id"].to_numpy(dtype=object)
+    if not all(isinstance(q, str) for q in qids[:1]) or not (qids.reshape(n_m, n_q) == order.to_numpy(dtype=object)).all():
+        return None
+    measure_col = np.repeat(np.array(labels, dtype=object), n_q)
+    frame = pd.DataFrame({"query_id": qids, "measure": measure_col, "value": values["value"].to_numpy(dtype=np.float64),
+                          "weight": np.ones(len(qids))})
+    frame.attrs["empty"] = {label: empty_value(m) for m, label in zip(measures, labels)}
+    frame.attrs["sum"] = [label for m, label in zip(measures, labels) if is_sum(m)]
+    return frame
+
+
 def per_query_frame(
     runs: Any,
     qrels: Any,
@@ -457,20 +481,26 @@ def per_query_frame(
             prepared = prepare(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
                                tie_break=tie_break)
             values = values_prepared(prepared)
-        part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
+        part = _canonical_part(values, measure_objs, labels_list, order)
+        if part is None:
+            part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
         part.insert(0, "run", name)
         part = part[["run", "measure", "query_id", "value", "weight"]]
         # (with `judged`, tie_bounds finds the ties itself: None when the run has none)
         if tie_step and (judged is not None or has_ties(run_df)):
             bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus,
                                 judged=judged)
-            if bounds is not None:
+            if bounds is not None and len(bounds):
                 bounds["measure"] = [label_by_id.get(id(m)) or label_of.get(m) or measure_label(m)
                                      for m in bounds["measure"]]
                 bounds = bounds.drop_duplicates(["measure", "query_id"])
-                part = part.merge(bounds, on=["measure", "query_id"], how="left", sort=False)
-                part["tie_min"], part["tie_max"] = tie_range(part["value"], part["worst"], part["best"])
-                part = part.drop(columns=["worst", "best"])
+                # each row's bounds (NaN where it has none): a left join on (measure, query_id)
+                at = pd.MultiIndex.from_arrays([bounds["measure"], bounds["query_id"].astype(str)]).get_indexer(
+                    pd.MultiIndex.from_arrays([part["measure"], part["query_id"].astype(str)]))
+                found = at >= 0
+                worst = np.where(found, bounds["worst"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
+                best = np.where(found, bounds["best"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
+                part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
         parts.append(part)
     frame = pd.concat(parts, ignore_index=True)
     if ties and {"tie_min", "tie_max"} & set(frame.columns):

@@ -395,7 +395,9 @@ def bootstrap_counts(rng: np.random.Generator, strata: np.ndarray, size: int) ->
         idx = draws.astype(np.int64)  # truncation = floor: the draws are ≥ 0
         np.minimum(idx, U - 1, out=idx)
         idx += (np.arange(size, dtype=np.int64) * U)[:, None]
-        return np.bincount(idx.ravel(), minlength=size * U).reshape(size, U).astype(np.float64)
+        out = draws.reshape(-1)  # the draws' memory holds the counts
+        out[:] = np.bincount(idx.ravel(), minlength=size * U)
+        return out.reshape(size, U)
     lengths = np.diff(np.r_[starts, U])
     pos_start = np.repeat(starts, lengths)
     pos_len = np.repeat(lengths, lengths)
@@ -409,9 +411,17 @@ def bootstrap_aggregates(P: Paired, n_resamples: int, rng: np.random.Generator) 
     """(B, R) aggregate of every run in each bootstrap resample of the units."""
     out = np.empty((n_resamples, len(P.runs)))
     start = 0
+    # every weight 1 (a value for every run and unit, unweighted): Σ_u c_u·W[r, u] is the number
+    # of units drawn, an integer computed exactly whatever the order of the sum, so the product
+    # C @ W.T is replaced by the row sums of C (the same numbers, one matrix product fewer)
+    ones = bool(P.W.size) and bool(np.all(P.W == 1.0)) and P.n_units < 2 ** 50
     for size in _chunks(n_resamples, P.n_units):
         C = bootstrap_counts(rng, P.strata, size)
-        out[start:start + size] = P.ratio(C @ P.S.T, C @ P.W.T)
+        if ones:
+            den = np.broadcast_to(C.sum(axis=1)[:, None], (size, len(P.runs)))
+        else:
+            den = C @ P.W.T
+        out[start:start + size] = P.ratio(C @ P.S.T, den)
         start += size
     return out
 
