@@ -81,7 +81,17 @@ class JudgedQrels:
         self.query_ids = pa.array(np.asarray(uniques, dtype=object), type=pa.large_string())
         doc = _strings(qrels["doc_id"])
         rel = np.asarray(qrels["relevance"], dtype=np.int64)
-        last = ~pd.DataFrame({"q": qcode, "d": doc.to_numpy(zero_copy_only=False)}).duplicated(keep="last").to_numpy()
+        # a repeated (query, doc) judgment keeps its last row: pairs with equal 64-bit keys are
+        # the candidates, confirmed by their strings
+        bq = max(1, int(len(uniques)).bit_length())
+        keys = (qcode.astype(np.uint64) << np.uint64(64 - bq)) | (string_key(doc) >> np.uint64(bq))
+        sk = np.sort(keys)
+        last = np.ones(len(keys), dtype=bool)
+        if len(sk) > 1 and bool(np.any(sk[1:] == sk[:-1])):
+            suspects = np.flatnonzero(np.isin(keys, sk[1:][sk[1:] == sk[:-1]]))
+            pairs = pd.DataFrame({"q": qcode[suspects],
+                                  "d": doc.take(pa.array(suspects, type=pa.int64())).to_numpy(zero_copy_only=False)})
+            last[suspects[pairs.duplicated(keep="last").to_numpy()]] = False
         rows = np.flatnonzero(last)
         self.qcode = qcode[rows].astype(np.int64)
         self.doc = doc.take(pa.array(rows, type=pa.int64()))

@@ -24,7 +24,7 @@ from ..engine.results import empty_value, is_sum, metrics_frame
 from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..io.lines import COMPRESSION_SUFFIXES
-from ..kernels.bounds import JudgedQrels, bound_measure
+from ..kernels.bounds import JudgedQrels, bound_measure, tie_order_values
 from ..measures.names import measure_label, measure_name, parse_measures
 from ..query_ids import align_runs, check_on_mismatch, mismatch_policy
 from ..report.plots import plot_comparison
@@ -482,12 +482,24 @@ def per_query_frame(
                                tie_break=tie_break)
             values = values_prepared(prepared)
         part = _canonical_part(values, measure_objs, labels_list, order)
+        canonical = part is not None
         if part is None:
             part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
         part.insert(0, "run", name)
         part = part[["run", "measure", "query_id", "value", "weight"]]
+        tv = tie_order_values(measure_objs, judged, run_df) if judged is not None and canonical else None
+        if tv is not None:
+            # the bounds of the queries with a mixed tie group, written at their rows (measure blocks
+            # of the qrels' queries in `order`); the other rows keep their value
+            if len(tv.query_ids):
+                qpos = order.get_indexer(pd.Index(tv.query_ids.to_numpy(zero_copy_only=False), dtype=object))
+                worst, best = np.full(len(part), np.nan), np.full(len(part), np.nan)
+                for i, m in enumerate(measure_objs):
+                    worst[i * len(order) + qpos] = tv.worst[m]
+                    best[i * len(order) + qpos] = tv.best[m]
+                part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
         # (with `judged`, tie_bounds finds the ties itself: None when the run has none)
-        if tie_step and (judged is not None or has_ties(run_df)):
+        elif tie_step and (judged is not None or has_ties(run_df)):
             bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus,
                                 judged=judged)
             if bounds is not None and len(bounds):
@@ -507,11 +519,17 @@ def per_query_frame(
         for col in ("tie_min", "tie_max"):
             frame[col] = frame[col].where(frame[col].notna(), frame["value"]) if col in frame else frame["value"]
     design = []
-    for m, label in zip(measure_objs, labels_list):
-        rows = frame["measure"] == label
-        cols = unit_columns(m, frame.loc[rows, "query_id"], topics_df)
-        design.append(cols.set_index(frame.index[rows])[["unit", "stratum"]])
-    frame = frame.join(pd.concat(design)) if design else frame
+    if measure_objs and all(unit_kind(m)[0] != "conversation" and unit_kind(m)[1] is None for m in measure_objs):
+        # every measure resamples the query of the row, in one stratum (`unit_columns`' rule)
+        ids = frame["query_id"].astype("str").to_numpy(dtype=object)
+        frame = frame.join(pd.DataFrame({"unit": ids.copy(), "stratum": np.full(len(ids), "", dtype=object)},
+                                        index=frame.index))
+    else:
+        for m, label in zip(measure_objs, labels_list):
+            rows = frame["measure"] == label
+            cols = unit_columns(m, frame.loc[rows, "query_id"], topics_df)
+            design.append(cols.set_index(frame.index[rows])[["unit", "stratum"]])
+        frame = frame.join(pd.concat(design)) if design else frame
     if by_cols:
         groups = group_frame(frame["query_id"], topics_df, by_cols)
         for col in by_cols:
