@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..engine.evaluate import check_modes, prepare, qrels_order, values_prepared
 from ..engine.grouping import group_frame, warn_unmatched_groups
@@ -408,11 +410,12 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
     return items
 
 
-def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], order: pd.Index) -> pd.DataFrame | None:
-    """`metrics_frame`'s frame (labels, canonical order) for values that are already in that order
-    (the native kernels': one block per measure, in the order asked, each with the qrels' queries
-    in ``order``), without sorting or looking up anything; None when they are not (the caller
-    then calls `metrics_frame`)."""
+def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], order: pd.Index,
+                    run: str) -> pd.DataFrame | None:
+    """The run's rows ``run, measure, query_id, value, weight`` as `metrics_frame` orders and names
+    them, for values already in that order (the native kernels': one block per measure, in the
+    order asked, each with the qrels' queries in ``order``), without sorting or looking anything
+    up; None when they are not (the caller then calls `metrics_frame`)."""
     n_q, n_m = len(order), len(measures)
     if not n_q or len(values) != n_q * n_m or ("weight" in values.columns and values["weight"].notna().any()):
         return None
@@ -420,12 +423,17 @@ def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], ord
     ids = np.fromiter(map(id, col), dtype=np.int64, count=len(col)).reshape(n_m, n_q)
     if not (ids == np.array([id(m) for m in measures], dtype=np.int64)[:, None]).all():
         return None
-    qids = values["query_id"].to_numpy(dtype=object)
-    if not all(isinstance(q, str) for q in qids[:1]) or not (qids.reshape(n_m, n_q) == order.to_numpy(dtype=object)).all():
+    qids = values["query_id"]
+    if not pd.api.types.is_string_dtype(qids.dtype) or pd.api.types.is_object_dtype(qids.dtype):
         return None
-    measure_col = np.repeat(np.array(labels, dtype=object), n_q)
-    frame = pd.DataFrame({"query_id": qids, "measure": measure_col, "value": values["value"].to_numpy(dtype=np.float64),
-                          "weight": np.ones(len(qids))})
+    expected = pa.array(order.to_numpy(dtype=object), type=pa.large_string()).take(
+        pa.array(np.tile(np.arange(n_q, dtype=np.int64), n_m)))
+    same = pc.equal(pa.array(qids).cast(pa.large_string()), expected)
+    if same.null_count or not pc.all(same).as_py():
+        return None
+    frame = pd.DataFrame({"run": run, "measure": np.repeat(np.array(labels, dtype=object), n_q),
+                          "query_id": qids.reset_index(drop=True),
+                          "value": values["value"].to_numpy(dtype=np.float64), "weight": np.ones(len(qids))})
     frame.attrs["empty"] = {label: empty_value(m) for m, label in zip(measures, labels)}
     frame.attrs["sum"] = [label for m, label in zip(measures, labels) if is_sum(m)]
     return frame
@@ -481,12 +489,12 @@ def per_query_frame(
             prepared = prepare(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
                                tie_break=tie_break)
             values = values_prepared(prepared)
-        part = _canonical_part(values, measure_objs, labels_list, order)
+        part = _canonical_part(values, measure_objs, labels_list, order, name)
         canonical = part is not None
         if part is None:
             part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
-        part.insert(0, "run", name)
-        part = part[["run", "measure", "query_id", "value", "weight"]]
+            part.insert(0, "run", name)
+            part = part[["run", "measure", "query_id", "value", "weight"]]
         tv = tie_order_values(measure_objs, judged, run_df) if judged is not None and canonical else None
         if tv is not None:
             # the bounds of the queries with a mixed tie group, written at their rows (measure blocks
