@@ -383,28 +383,42 @@ def _chunks(n_resamples: int, n_units: int) -> list[int]:
     return [size] * full + ([rest] if rest else [])
 
 
+#: resample cells counted at a time by `bootstrap_counts` (its temporaries stay in the CPU cache)
+_COUNT_CELLS = 1 << 16
+
+
 def bootstrap_counts(rng: np.random.Generator, strata: np.ndarray, size: int) -> np.ndarray:
     """(size, U) multiplicities of the units in ``size`` bootstrap resamples that draw, within
-    each stratum, as many units as it has (with replacement)."""
+    each stratum, as many units as it has (with replacement): position j of a resample, in a
+    stratum of n units starting at unit s, draws unit s + ⌊r·n⌋ (at most s + n − 1), r being the
+    generator's next ``random()`` value, resample by resample. The draws are made a block of
+    resamples at a time (the generator's stream is the same as in one call)."""
     U = len(strata)
+    out = np.empty((size, U))
+    if not U or not size:
+        return out
     starts = np.r_[0, np.flatnonzero(np.diff(strata)) + 1]
-    if len(starts) == 1 and U:
-        # one stratum: the same draws and arithmetic (r·U, floored, at most U − 1) in fewer passes
-        draws = rng.random((size, U))
-        draws *= U
-        idx = draws.astype(np.int64)  # truncation = floor: the draws are ≥ 0
-        np.minimum(idx, U - 1, out=idx)
-        idx += (np.arange(size, dtype=np.int64) * U)[:, None]
-        out = draws.reshape(-1)  # the draws' memory holds the counts
-        out[:] = np.bincount(idx.ravel(), minlength=size * U)
-        return out.reshape(size, U)
-    lengths = np.diff(np.r_[starts, U])
-    pos_start = np.repeat(starts, lengths)
-    pos_len = np.repeat(lengths, lengths)
-    idx = pos_start + np.floor(rng.random((size, U)) * pos_len).astype(np.int64)
-    idx = np.minimum(idx, pos_start + pos_len - 1)
-    flat = (idx + (np.arange(size) * U)[:, None]).ravel()
-    return np.bincount(flat, minlength=size * U).reshape(size, U).astype(np.float64)
+    one = len(starts) == 1
+    if not one:
+        lengths = np.diff(np.r_[starts, U])
+        pos_start = np.repeat(starts, lengths)
+        pos_len = np.repeat(lengths, lengths)
+        pos_last = pos_start + pos_len - 1
+    rows = max(1, _COUNT_CELLS // U)
+    offsets = (np.arange(min(rows, size), dtype=np.int64) * U)[:, None]
+    for lo in range(0, size, rows):
+        c = min(rows, size - lo)
+        draws = rng.random((c, U))
+        if one:
+            draws *= U
+            idx = draws.astype(np.int64)  # truncation = floor: the draws are ≥ 0
+            np.minimum(idx, U - 1, out=idx)
+        else:
+            idx = pos_start + np.floor(draws * pos_len).astype(np.int64)
+            np.minimum(idx, pos_last, out=idx)
+        idx += offsets[:c]
+        out[lo:lo + c] = np.bincount(idx.ravel(), minlength=c * U).reshape(c, U)
+    return out
 
 
 def bootstrap_aggregates(P: Paired, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
