@@ -159,16 +159,6 @@ def _match(prepared: PreparedRun, judged: JudgedQrels, run_code: np.ndarray) -> 
     return rows[same].astype(np.int64), jrows[same].astype(np.int64)
 
 
-def _within(group: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """0-based offset of each row among the rows of its group, in ``order`` (rows sorted by group)."""
-    g = group[order]
-    first = np.r_[True, g[1:] != g[:-1]] if len(g) else np.zeros(0, dtype=bool)
-    start = np.maximum.accumulate(np.where(first, np.arange(len(g)), 0)) if len(g) else g
-    out = np.empty(len(g), dtype=np.int64)
-    out[order] = np.arange(len(g)) - start
-    return out
-
-
 def _ranked_rows(codes: np.ndarray, ranks: np.ndarray, grades: np.ndarray, keep: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows ``keep`` selects (the arrays are sorted by (query, rank): so are these)."""
@@ -275,10 +265,18 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
     rel = (grade > 0) & hit[code]
     code, grade, first, size = code[rel], grade[rel], first[rel], size[rel]
     above = first - prepared.seg_start[code]  # rows of the query with a strictly higher score
-    _, inv = np.unique(first, return_inverse=True)
-    npos = np.bincount(inv)[inv] if len(first) else first  # relevant rows of each one's group
-    worst_rank = above + (size - npos) + _within(first, np.lexsort((grade, first))) + 1
-    best_rank = above + _within(first, np.lexsort((-grade, first))) + 1
+    # each relevant row's offset among its group's relevant rows sorted by grade ascending; read
+    # backwards it is an order by grade descending (equal grades are interchangeable here)
+    by = np.lexsort((grade, first))
+    g = first[by]
+    head = np.r_[True, g[1:] != g[:-1]] if len(g) else np.zeros(0, dtype=bool)
+    heads = np.flatnonzero(head)
+    npos = np.empty(len(g), dtype=np.int64)
+    npos[by] = np.repeat(np.diff(np.r_[heads, len(g)]), np.diff(np.r_[heads, len(g)]))
+    within = np.empty(len(g), dtype=np.int64)
+    within[by] = np.arange(len(g)) - np.repeat(heads, np.diff(np.r_[heads, len(g)]))
+    worst_rank = above + (size - npos) + within + 1
+    best_rank = above + (npos - 1 - within) + 1
     # from the qrels: ideal DCG and number of relevant documents per run query (kernels' formulas)
     jcode = run_code[judged.qcode]
     kept = jcode >= 0
