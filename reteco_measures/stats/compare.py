@@ -226,6 +226,22 @@ def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resampl
     return summary, pairwise, kept
 
 
+def _groups(frame: pd.DataFrame, rows: np.ndarray, by: list[str]) -> list[tuple[tuple, np.ndarray]]:
+    """The (group key, row positions) of ``frame``'s ``rows`` per value of the ``by`` columns (sorted),
+    then all of them under the key `ALL`; one group ``()`` without ``by``."""
+    if not by:
+        return [((), rows)]
+    groups = [(key if isinstance(key, tuple) else (key,), part.index.to_numpy())
+              for key, part in frame.iloc[rows].groupby(by, sort=True)]
+    return [*groups, (tuple(ALL for _ in by), rows)]
+
+
+def _positions(column: pd.Series, names: list[str]) -> np.ndarray:
+    """The position in ``names`` of each value of ``column`` (-1 when absent)."""
+    codes, uniques = pd.factorize(column, sort=False)
+    return pd.Index(names).get_indexer(pd.Index(np.asarray(uniques, dtype=object)))[codes]
+
+
 def compare_frame(
     per_query: pd.DataFrame,
     *,
@@ -295,10 +311,7 @@ def compare_frame(
     summaries, pairs, design = [], [], []
     kept: dict[tuple, Resamples] = {}
     # the columns as arrays, once for every measure and group (rows are addressed by position)
-    run_codes, run_names = pd.factorize(frame["run"], sort=False)
-    rcode_all = pd.Index(run_order).get_indexer(pd.Index(np.asarray(run_names, dtype=object)))[run_codes]
-    measure_codes, measure_names = pd.factorize(frame["measure"], sort=False)
-    mcode_all = pd.Index(measure_order).get_indexer(pd.Index(np.asarray(measure_names, dtype=object)))[measure_codes]
+    rcode_all, mcode_all = _positions(frame["run"], run_order), _positions(frame["measure"], measure_order)
     values_all = frame["value"].to_numpy(dtype=np.float64)
     weights_all = frame["weight"].to_numpy(dtype=np.float64)
     ucode_all, unit_names, scode_all, stratum_names = unit_codes(frame)
@@ -307,18 +320,12 @@ def compare_frame(
     for mi, label in enumerate(measure_order):
         rows_m = np.flatnonzero(mcode_all == mi)
         empty = float(empties.get(label, float("nan")))
-        groups: list[tuple[tuple, np.ndarray]] = []
-        if by_cols:
-            for key, part in frame.iloc[rows_m].groupby(by_cols, sort=True):
-                groups.append((key if isinstance(key, tuple) else (key,), part.index.to_numpy()))
-            groups.append((tuple(ALL for _ in by_cols), rows_m))
-        else:
-            groups.append(((), rows_m))
+        groups = _groups(frame, rows_m, by_cols)
         for gi, (key, rows) in enumerate(groups):
             rng = np.random.default_rng([int(seed), mi, gi])
             rcode = rcode_all[rows]
             if (rcode < 0).any():
-                unknown = sorted(set(frame["run"].to_numpy(dtype=object)[rows[rcode < 0]].tolist()) - set(run_order))
+                unknown = sorted(set(frame["run"].to_numpy(dtype=object)[rows[rcode < 0]].tolist()))
                 raise ValueError(f"per-query rows of runs not in the comparison: {unknown[:5]}")
             P = paired_rows(run_order, rcode, values_all[rows], weights_all[rows], ucode_all[rows], unit_names,
                             scode_all[rows], stratum_names, empty)
@@ -332,10 +339,8 @@ def compare_frame(
             if ties:
                 s["tie_min"] = row_estimates(rcode, tie_lo[rows], weights_all[rows], len(run_order), empty)
                 s["tie_max"] = row_estimates(rcode, tie_hi[rows], weights_all[rows], len(run_order), empty)
-            if test == "tukey":
-                pw["p_adjusted"] = pw["p_value"]  # already adjusted for every pair of runs
-            else:
-                pw["p_adjusted"] = adjust(pw["p_value"], corr)
+            # 'tukey' is already adjusted for every pair of runs
+            pw["p_adjusted"] = pw["p_value"] if test == "tukey" else adjust(pw["p_value"], corr)
             pw["significant"] = pw["p_adjusted"] < alpha
             for col, value in zip(by_cols, key):
                 s[col] = value
@@ -439,6 +444,55 @@ def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], ord
     return frame
 
 
+def _with_tie_bounds(part: pd.DataFrame, run: pd.DataFrame, qrels: pd.DataFrame, measures: list,
+                     label_of: dict, order: pd.Index, judged: JudgedQrels | None, **side: Any) -> pd.DataFrame:
+    """``part`` (one run's rows) with ``tie_min`` / ``tie_max`` where ties change a value: with
+    ``judged`` (every measure a `bound_measure`, ``part`` in canonical order) from the judged rows
+    (`tie_order_values`), written at their rows; else from `tie_bounds`, joined on (measure,
+    query_id). No columns when no query has a tie group of mixed relevance."""
+    tv = tie_order_values(measures, judged, run) if judged is not None else None
+    if tv is not None:
+        if len(tv.query_ids):  # measure blocks of the qrels' queries in `order`
+            qpos = order.get_indexer(pd.Index(tv.query_ids.to_numpy(zero_copy_only=False), dtype=object))
+            worst, best = np.full(len(part), np.nan), np.full(len(part), np.nan)
+            for i, m in enumerate(measures):
+                worst[i * len(order) + qpos] = tv.worst[m]
+                best[i * len(order) + qpos] = tv.best[m]
+            part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
+        return part
+    if judged is None and not has_ties(run):
+        return part
+    bounds = tie_bounds(qrels, run, measures, judged=judged, **side)
+    if bounds is None or not len(bounds):
+        return part
+    label_by_id = {id(m): label for m, label in label_of.items()}
+    bounds["measure"] = [label_by_id.get(id(m)) or label_of.get(m) or measure_label(m) for m in bounds["measure"]]
+    bounds = bounds.drop_duplicates(["measure", "query_id"])
+    # each row's bounds (NaN where it has none): a left join on (measure, query_id)
+    at = pd.MultiIndex.from_arrays([bounds["measure"], bounds["query_id"].astype(str)]).get_indexer(
+        pd.MultiIndex.from_arrays([part["measure"], part["query_id"].astype(str)]))
+    found = at >= 0
+    worst = np.where(found, bounds["worst"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
+    best = np.where(found, bounds["best"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
+    part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
+    return part
+
+
+def _with_units(frame: pd.DataFrame, measures: list, labels: list[str], topics: pd.DataFrame | None) -> pd.DataFrame:
+    """``frame`` with the ``unit`` and ``stratum`` columns of every row (`unit_columns`)."""
+    if measures and all(unit_kind(m)[0] != "conversation" and unit_kind(m)[1] is None for m in measures):
+        # every measure resamples the query of the row, in one stratum (`unit_columns`' rule)
+        ids = frame["query_id"].astype("str").to_numpy(dtype=object)
+        return frame.join(pd.DataFrame({"unit": ids.copy(), "stratum": np.full(len(ids), "", dtype=object)},
+                                       index=frame.index))
+    design = []
+    for m, label in zip(measures, labels):
+        rows = frame["measure"] == label
+        cols = unit_columns(m, frame.loc[rows, "query_id"], topics)
+        design.append(cols.set_index(frame.index[rows])[["unit", "stratum"]])
+    return frame.join(pd.concat(design)) if design else frame
+
+
 def per_query_frame(
     runs: Any,
     qrels: Any,
@@ -479,7 +533,6 @@ def per_query_frame(
     # measures whose bounds come from the judged rows (kernels.bounds): the qrels read once for all runs
     judged = (JudgedQrels(qrels_df) if tie_step and corpus is None and len(qrels_df) and measure_objs
               and all(bound_measure(m) for m in measure_objs) else None)
-    label_by_id = {id(m): label for m, label in label_of.items()}
     for name, run in items:
         if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
             run = run.compute()
@@ -495,49 +548,15 @@ def per_query_frame(
             part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
             part.insert(0, "run", name)
             part = part[["run", "measure", "query_id", "value", "weight"]]
-        tv = tie_order_values(measure_objs, judged, run_df) if judged is not None and canonical else None
-        if tv is not None:
-            # the bounds of the queries with a mixed tie group, written at their rows (measure blocks
-            # of the qrels' queries in `order`); the other rows keep their value
-            if len(tv.query_ids):
-                qpos = order.get_indexer(pd.Index(tv.query_ids.to_numpy(zero_copy_only=False), dtype=object))
-                worst, best = np.full(len(part), np.nan), np.full(len(part), np.nan)
-                for i, m in enumerate(measure_objs):
-                    worst[i * len(order) + qpos] = tv.worst[m]
-                    best[i * len(order) + qpos] = tv.best[m]
-                part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
-        # (with `judged`, tie_bounds finds the ties itself: None when the run has none)
-        elif tie_step and (judged is not None or has_ties(run_df)):
-            bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus,
-                                judged=judged)
-            if bounds is not None and len(bounds):
-                bounds["measure"] = [label_by_id.get(id(m)) or label_of.get(m) or measure_label(m)
-                                     for m in bounds["measure"]]
-                bounds = bounds.drop_duplicates(["measure", "query_id"])
-                # each row's bounds (NaN where it has none): a left join on (measure, query_id)
-                at = pd.MultiIndex.from_arrays([bounds["measure"], bounds["query_id"].astype(str)]).get_indexer(
-                    pd.MultiIndex.from_arrays([part["measure"], part["query_id"].astype(str)]))
-                found = at >= 0
-                worst = np.where(found, bounds["worst"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
-                best = np.where(found, bounds["best"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
-                part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
+        if tie_step:
+            part = _with_tie_bounds(part, run_df, qrels_df, measure_objs, label_of, order, judged if canonical else None,
+                                    topics=topics_df, labels=labels_df, corpus=corpus)
         parts.append(part)
     frame = pd.concat(parts, ignore_index=True)
     if ties and {"tie_min", "tie_max"} & set(frame.columns):
         for col in ("tie_min", "tie_max"):
             frame[col] = frame[col].where(frame[col].notna(), frame["value"]) if col in frame else frame["value"]
-    design = []
-    if measure_objs and all(unit_kind(m)[0] != "conversation" and unit_kind(m)[1] is None for m in measure_objs):
-        # every measure resamples the query of the row, in one stratum (`unit_columns`' rule)
-        ids = frame["query_id"].astype("str").to_numpy(dtype=object)
-        frame = frame.join(pd.DataFrame({"unit": ids.copy(), "stratum": np.full(len(ids), "", dtype=object)},
-                                        index=frame.index))
-    else:
-        for m, label in zip(measure_objs, labels_list):
-            rows = frame["measure"] == label
-            cols = unit_columns(m, frame.loc[rows, "query_id"], topics_df)
-            design.append(cols.set_index(frame.index[rows])[["unit", "stratum"]])
-        frame = frame.join(pd.concat(design)) if design else frame
+    frame = _with_units(frame, measure_objs, labels_list, topics_df)
     if by_cols:
         groups = group_frame(frame["query_id"], topics_df, by_cols)
         for col in by_cols:
