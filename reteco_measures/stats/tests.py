@@ -52,6 +52,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -149,13 +150,21 @@ def unit_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     column (default: ``query_id``) and the ``stratum`` column (default: one stratum ``""``) as
     strings, each factorised in order of first appearance (names: object arrays)."""
     unit = frame["unit"] if "unit" in frame.columns else frame["query_id"]
-    ucode, units = pd.factorize(unit.astype(str).to_numpy(dtype=object), sort=False)
+    ucode, units = pd.factorize(_as_strings(unit), sort=False)
     if "stratum" in frame.columns:
-        scode, strata = pd.factorize(frame["stratum"].astype(str).to_numpy(dtype=object), sort=False)
+        scode, strata = pd.factorize(_as_strings(frame["stratum"]), sort=False)
     else:
         scode, strata = np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
     return (ucode.astype(np.int64), np.asarray(units, dtype=object), np.asarray(scode, dtype=np.int64),
             np.asarray(strata, dtype=object))
+
+
+def _as_strings(column: pd.Series) -> Any:
+    """The column's values as strings (``astype(str)``), kept in its string dtype when it has one
+    (factorised by arrow, not by Python objects)."""
+    if pd.api.types.is_string_dtype(column.dtype) and not pd.api.types.is_object_dtype(column.dtype):
+        return column.array
+    return column.astype(str).to_numpy(dtype=object)
 
 
 def paired_rows(runs: Sequence[str], rcode: np.ndarray, values: np.ndarray, weights: np.ndarray, ucode: np.ndarray,
