@@ -267,7 +267,7 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
     above = first - prepared.seg_start[code]  # rows of the query with a strictly higher score
     # each relevant row's offset among its group's relevant rows sorted by grade ascending; read
     # backwards it is an order by grade descending (equal grades are interchangeable here)
-    by = np.lexsort((grade, first))
+    by = np.argsort(first * (int(grade.max(initial=0)) + 1) + grade, kind="stable")  # by (group, grade)
     g = first[by]
     head = np.r_[True, g[1:] != g[:-1]] if len(g) else np.zeros(0, dtype=bool)
     heads = np.flatnonzero(head)
@@ -308,7 +308,7 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
     at = run_code[reported]
     out: dict[str, dict] = {"worst": {}, "best": {}}
     for name, ranks in (("worst", worst_rank), ("best", best_rank)):
-        order = np.lexsort((ranks, code))  # by (query, rank), as the kernels sum
+        order = np.argsort(code * (int(ranks.max(initial=0)) + 1) + ranks)  # by (query, rank), as the kernels sum
         c, r, g = code[order], ranks[order], grade[order]
         for m in measures:
             out[name][m] = _measure_values(m, nq, c, r, g, ideal, num_rel)[at]
