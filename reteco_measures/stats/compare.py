@@ -16,14 +16,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..engine.evaluate import check_modes, prepare, qrels_order, values_prepared
 from ..engine.grouping import group_frame, warn_unmatched_groups
 from ..engine.results import ALL as RESULTS_ALL
-from ..engine.results import empty_value, metrics_frame
+from ..engine.results import empty_value, is_sum, metrics_frame
 from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..io.lines import COMPRESSION_SUFFIXES
+from ..kernels.bounds import JudgedQrels, bound_measure, tie_order_values
 from ..measures.names import measure_label, measure_name, parse_measures
 from ..query_ids import align_runs, check_on_mismatch, mismatch_policy
 from ..report.plots import plot_comparison
@@ -35,10 +38,11 @@ from .tests import (
     Paired,
     adjust,
     bootstrap_counts,
-    build_paired,
     effect_size,
+    paired_rows,
     pairwise_pvalues,
-    run_estimates,
+    row_estimates,
+    unit_codes,
     win_tie_loss,
 )
 from .ties import has_ties, tie_bounds, tie_range
@@ -199,7 +203,8 @@ def _label_to_name(label: str) -> str:
 
 def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resamples: int,
              rng: np.random.Generator, keep: bool = False
-             ) -> tuple[pd.DataFrame, pd.DataFrame, Resamples | None]:
+             ) -> tuple[dict[str, Any], dict[str, Any], Resamples | None]:
+    """The summary and pairwise columns of one (measure, group), and its resamples if kept."""
     a, b = _pairs(P.runs, baseline)
     start = copy.deepcopy(rng) if keep else None
     # each pair's p-value is the one its two runs get alone (see stats.tests.pairwise_pvalues)
@@ -210,15 +215,31 @@ def _analyse(P: Paired, *, baseline: str | None, test: str, ci: float, n_resampl
     hi = np.full(len(P.runs), np.nan)
     if ok.any():
         lo[ok], hi[ok] = np.nanquantile(aggregates[:, ok], [q, 1.0 - q], axis=0)
-    summary = pd.DataFrame({"run": P.runs, "value": P.estimate, "ci_low": lo, "ci_high": hi, "n": P.n})
+    summary = {"run": P.runs, "value": P.estimate, "ci_low": lo, "ci_high": hi, "n": P.n}
     wins, ties, losses = win_tie_loss(P, a, b)
     runs = np.asarray(P.runs, dtype=object)
-    pairwise = pd.DataFrame({
+    pairwise = {
         "run": runs[a], "other": runs[b], "delta": P.estimate[a] - P.estimate[b], "p_value": p,
         "effect_size": effect_size(P, a, b), "wins": wins, "ties": ties, "losses": losses,
-    })
+    }
     kept = Resamples(P, aggregates, start) if start is not None else None
     return summary, pairwise, kept
+
+
+def _groups(frame: pd.DataFrame, rows: np.ndarray, by: list[str]) -> list[tuple[tuple, np.ndarray]]:
+    """The (group key, row positions) of ``frame``'s ``rows`` per value of the ``by`` columns (sorted),
+    then all of them under the key `ALL`; one group ``()`` without ``by``."""
+    if not by:
+        return [((), rows)]
+    groups = [(key if isinstance(key, tuple) else (key,), part.index.to_numpy())
+              for key, part in frame.iloc[rows].groupby(by, sort=True)]
+    return [*groups, (tuple(ALL for _ in by), rows)]
+
+
+def _positions(column: pd.Series, names: list[str]) -> np.ndarray:
+    """The position in ``names`` of each value of ``column`` (-1 when absent)."""
+    codes, uniques = pd.factorize(column, sort=False)
+    return pd.Index(names).get_indexer(pd.Index(np.asarray(uniques, dtype=object)))[codes]
 
 
 def compare_frame(
@@ -289,41 +310,45 @@ def compare_frame(
 
     summaries, pairs, design = [], [], []
     kept: dict[tuple, Resamples] = {}
+    # the columns as arrays, once for every measure and group (rows are addressed by position)
+    rcode_all, mcode_all = _positions(frame["run"], run_order), _positions(frame["measure"], measure_order)
+    values_all = frame["value"].to_numpy(dtype=np.float64)
+    weights_all = frame["weight"].to_numpy(dtype=np.float64)
+    ucode_all, unit_names, scode_all, stratum_names = unit_codes(frame)
+    if ties:
+        tie_lo, tie_hi = frame["tie_min"].to_numpy(dtype=np.float64), frame["tie_max"].to_numpy(dtype=np.float64)
     for mi, label in enumerate(measure_order):
-        sub = frame[frame["measure"] == label]
+        rows_m = np.flatnonzero(mcode_all == mi)
         empty = float(empties.get(label, float("nan")))
-        groups: list[tuple[tuple, pd.DataFrame]] = []
-        if by_cols:
-            for key, part in sub.groupby(by_cols, sort=True):
-                groups.append((key if isinstance(key, tuple) else (key,), part))
-            groups.append((tuple(ALL for _ in by_cols), sub))
-        else:
-            groups.append(((), sub))
-        for gi, (key, part) in enumerate(groups):
+        groups = _groups(frame, rows_m, by_cols)
+        for gi, (key, rows) in enumerate(groups):
             rng = np.random.default_rng([int(seed), mi, gi])
-            P = build_paired(part, run_order, empty)
+            rcode = rcode_all[rows]
+            if (rcode < 0).any():
+                unknown = sorted(set(frame["run"].to_numpy(dtype=object)[rows[rcode < 0]].tolist()))
+                raise ValueError(f"per-query rows of runs not in the comparison: {unknown[:5]}")
+            P = paired_rows(run_order, rcode, values_all[rows], weights_all[rows], ucode_all[rows], unit_names,
+                            scode_all[rows], stratum_names, empty)
             if gi == len(groups) - 1:
-                unit, strata = (units or {}).get(label) or _given_units(part)
+                unit, strata = (units or {}).get(label) or _given_units(frame.iloc[rows])
                 design.append({"measure": label, "unit": unit, "strata": strata or "", "n_units": P.n_units})
             s, pw, resamples = _analyse(P, baseline=baseline, test=test, ci=ci, n_resamples=n_resamples, rng=rng,
                                         keep=keep_resamples)
             if resamples is not None:
                 kept[(label, *key)] = resamples
             if ties:
-                s["tie_min"] = run_estimates(part.assign(value=part["tie_min"]), run_order, empty)
-                s["tie_max"] = run_estimates(part.assign(value=part["tie_max"]), run_order, empty)
-            if test == "tukey":
-                pw["p_adjusted"] = pw["p_value"]  # already adjusted for every pair of runs
-            else:
-                pw["p_adjusted"] = adjust(pw["p_value"].to_numpy(), corr)
-            pw["significant"] = pw["p_adjusted"].to_numpy() < alpha
+                s["tie_min"] = row_estimates(rcode, tie_lo[rows], weights_all[rows], len(run_order), empty)
+                s["tie_max"] = row_estimates(rcode, tie_hi[rows], weights_all[rows], len(run_order), empty)
+            # 'tukey' is already adjusted for every pair of runs
+            pw["p_adjusted"] = pw["p_value"] if test == "tukey" else adjust(pw["p_value"], corr)
+            pw["significant"] = pw["p_adjusted"] < alpha
             for col, value in zip(by_cols, key):
                 s[col] = value
                 pw[col] = value
             s["measure"] = label
             pw["measure"] = label
-            summaries.append(s)
-            pairs.append(pw)
+            summaries.append(pd.DataFrame(s))  # one frame per (measure, group), scalars broadcast
+            pairs.append(pd.DataFrame(pw))
     sum_cols = [*by_cols, *SUMMARY_COLUMNS]
     summary = pd.concat(summaries, ignore_index=True)
     if ties:
@@ -390,6 +415,84 @@ def _run_items(runs: Any) -> list[tuple[str, Any]]:
     return items
 
 
+def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], order: pd.Index,
+                    run: str) -> pd.DataFrame | None:
+    """The run's rows ``run, measure, query_id, value, weight`` as `metrics_frame` orders and names
+    them, for values already in that order (the native kernels': one block per measure, in the
+    order asked, each with the qrels' queries in ``order``), without sorting or looking anything
+    up; None when they are not (the caller then calls `metrics_frame`)."""
+    n_q, n_m = len(order), len(measures)
+    if not n_q or len(values) != n_q * n_m or ("weight" in values.columns and values["weight"].notna().any()):
+        return None
+    col = values["measure"].to_numpy(dtype=object)
+    ids = np.fromiter(map(id, col), dtype=np.int64, count=len(col)).reshape(n_m, n_q)
+    if not (ids == np.array([id(m) for m in measures], dtype=np.int64)[:, None]).all():
+        return None
+    qids = values["query_id"]
+    if not pd.api.types.is_string_dtype(qids.dtype) or pd.api.types.is_object_dtype(qids.dtype):
+        return None
+    expected = pa.array(order.to_numpy(dtype=object), type=pa.large_string()).take(
+        pa.array(np.tile(np.arange(n_q, dtype=np.int64), n_m)))
+    same = pc.equal(pa.array(qids).cast(pa.large_string()), expected)
+    if same.null_count or not pc.all(same).as_py():
+        return None
+    frame = pd.DataFrame({"run": run, "measure": np.repeat(np.array(labels, dtype=object), n_q),
+                          "query_id": qids.reset_index(drop=True),
+                          "value": values["value"].to_numpy(dtype=np.float64), "weight": np.ones(len(qids))})
+    frame.attrs["empty"] = {label: empty_value(m) for m, label in zip(measures, labels)}
+    frame.attrs["sum"] = [label for m, label in zip(measures, labels) if is_sum(m)]
+    return frame
+
+
+def _with_tie_bounds(part: pd.DataFrame, run: pd.DataFrame, qrels: pd.DataFrame, measures: list,
+                     label_of: dict, order: pd.Index, judged: JudgedQrels | None, **side: Any) -> pd.DataFrame:
+    """``part`` (one run's rows) with ``tie_min`` / ``tie_max`` where ties change a value: with
+    ``judged`` (every measure a `bound_measure`, ``part`` in canonical order) from the judged rows
+    (`tie_order_values`), written at their rows; else from `tie_bounds`, joined on (measure,
+    query_id). No columns when no query has a tie group of mixed relevance."""
+    tv = tie_order_values(measures, judged, run) if judged is not None else None
+    if tv is not None:
+        if len(tv.query_ids):  # measure blocks of the qrels' queries in `order`
+            qpos = order.get_indexer(pd.Index(tv.query_ids.to_numpy(zero_copy_only=False), dtype=object))
+            worst, best = np.full(len(part), np.nan), np.full(len(part), np.nan)
+            for i, m in enumerate(measures):
+                worst[i * len(order) + qpos] = tv.worst[m]
+                best[i * len(order) + qpos] = tv.best[m]
+            part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
+        return part
+    if judged is None and not has_ties(run):
+        return part
+    bounds = tie_bounds(qrels, run, measures, judged=judged, **side)
+    if bounds is None or not len(bounds):
+        return part
+    label_by_id = {id(m): label for m, label in label_of.items()}
+    bounds["measure"] = [label_by_id.get(id(m)) or label_of.get(m) or measure_label(m) for m in bounds["measure"]]
+    bounds = bounds.drop_duplicates(["measure", "query_id"])
+    # each row's bounds (NaN where it has none): a left join on (measure, query_id)
+    at = pd.MultiIndex.from_arrays([bounds["measure"], bounds["query_id"].astype(str)]).get_indexer(
+        pd.MultiIndex.from_arrays([part["measure"], part["query_id"].astype(str)]))
+    found = at >= 0
+    worst = np.where(found, bounds["worst"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
+    best = np.where(found, bounds["best"].to_numpy(dtype=np.float64)[np.maximum(at, 0)], np.nan)
+    part["tie_min"], part["tie_max"] = tie_range(part["value"], worst, best)
+    return part
+
+
+def _with_units(frame: pd.DataFrame, measures: list, labels: list[str], topics: pd.DataFrame | None) -> pd.DataFrame:
+    """``frame`` with the ``unit`` and ``stratum`` columns of every row (`unit_columns`)."""
+    if measures and all(unit_kind(m)[0] != "conversation" and unit_kind(m)[1] is None for m in measures):
+        # every measure resamples the query of the row, in one stratum (`unit_columns`' rule)
+        ids = frame["query_id"].astype("str").to_numpy(dtype=object)
+        return frame.join(pd.DataFrame({"unit": ids.copy(), "stratum": np.full(len(ids), "", dtype=object)},
+                                       index=frame.index))
+    design = []
+    for m, label in zip(measures, labels):
+        rows = frame["measure"] == label
+        cols = unit_columns(m, frame.loc[rows, "query_id"], topics)
+        design.append(cols.set_index(frame.index[rows])[["unit", "stratum"]])
+    return frame.join(pd.concat(design)) if design else frame
+
+
 def per_query_frame(
     runs: Any,
     qrels: Any,
@@ -426,6 +529,10 @@ def per_query_frame(
     order = qrels_order(qrels_df)  # the canonical row order of engine.results.metrics_frame
     by_cols = [by] if isinstance(by, str) else list(by or [])
     parts = []
+    tie_step = ties and tie_break == "trec_eval"
+    # measures whose bounds come from the judged rows (kernels.bounds): the qrels read once for all runs
+    judged = (JudgedQrels(qrels_df) if tie_step and corpus is None and len(qrels_df) and measure_objs
+              and all(bound_measure(m) for m in measure_objs) else None)
     for name, run in items:
         if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
             run = run.compute()
@@ -435,28 +542,21 @@ def per_query_frame(
             prepared = prepare(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
                                tie_break=tie_break)
             values = values_prepared(prepared)
-        part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
-        part.insert(0, "run", name)
-        part = part[["run", "measure", "query_id", "value", "weight"]]
-        if ties and tie_break == "trec_eval" and has_ties(run_df):
-            bounds = tie_bounds(qrels_df, run_df, measure_objs, topics=topics_df, labels=labels_df, corpus=corpus)
-            if bounds is not None:
-                bounds["measure"] = [label_of.get(m) or measure_label(m) for m in bounds["measure"]]
-                bounds = bounds.drop_duplicates(["measure", "query_id"])
-                part = part.merge(bounds, on=["measure", "query_id"], how="left", sort=False)
-                part["tie_min"], part["tie_max"] = tie_range(part["value"], part["worst"], part["best"])
-                part = part.drop(columns=["worst", "best"])
+        part = _canonical_part(values, measure_objs, labels_list, order, name)
+        canonical = part is not None
+        if part is None:
+            part = metrics_frame(values, measures=measure_objs, label=measure_label, order=order)
+            part.insert(0, "run", name)
+            part = part[["run", "measure", "query_id", "value", "weight"]]
+        if tie_step:
+            part = _with_tie_bounds(part, run_df, qrels_df, measure_objs, label_of, order, judged if canonical else None,
+                                    topics=topics_df, labels=labels_df, corpus=corpus)
         parts.append(part)
     frame = pd.concat(parts, ignore_index=True)
     if ties and {"tie_min", "tie_max"} & set(frame.columns):
         for col in ("tie_min", "tie_max"):
             frame[col] = frame[col].where(frame[col].notna(), frame["value"]) if col in frame else frame["value"]
-    design = []
-    for m, label in zip(measure_objs, labels_list):
-        rows = frame["measure"] == label
-        cols = unit_columns(m, frame.loc[rows, "query_id"], topics_df)
-        design.append(cols.set_index(frame.index[rows])[["unit", "stratum"]])
-    frame = frame.join(pd.concat(design)) if design else frame
+    frame = _with_units(frame, measure_objs, labels_list, topics_df)
     if by_cols:
         groups = group_frame(frame["query_id"], topics_df, by_cols)
         for col in by_cols:

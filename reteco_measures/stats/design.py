@@ -74,10 +74,14 @@ def unit_columns(
     Returns:
         A DataFrame aligned with ``query_ids`` (same length and order).
     """
+    kind, strata = unit_kind(measure)
+    if kind != "conversation" and strata is None:  # the query of the row, one stratum
+        given = query_ids if isinstance(query_ids, pd.Series) else pd.Series(list(query_ids), dtype=object)
+        ids = given.astype("str").to_numpy(dtype=object)
+        return pd.DataFrame({"query_id": ids, "unit": ids.copy(), "stratum": np.full(len(ids), "", dtype=object)})
     qids = pd.Series(list(query_ids), dtype="str").reset_index(drop=True)
     unit = qids.copy()
     stratum = pd.Series(np.full(len(qids), "", dtype=object))
-    kind, strata = unit_kind(measure)
     if kind == "conversation":
         unit = pd.Series(turn_parts(qids, topics)["conversation_id"].to_numpy(dtype=object))
     elif strata is not None:

@@ -52,6 +52,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,9 @@ __all__ = [
     "TIE_TOLERANCE",
     "Paired",
     "build_paired",
+    "paired_rows",
+    "unit_codes",
+    "row_estimates",
     "adjust",
     "paired_t",
     "paired_wilcoxon",
@@ -136,20 +140,58 @@ def build_paired(frame: pd.DataFrame, runs: Sequence[str], empty: float = float(
     """`Paired` sums from per-query rows (``run, query_id, value, weight`` [+ ``unit``,
     ``stratum``]) of one measure. Rows keep their order for the point estimate."""
     runs = list(runs)
-    unit = frame["unit"].astype(str) if "unit" in frame.columns else frame["query_id"].astype(str)
-    stratum = frame["stratum"].astype(str) if "stratum" in frame.columns else pd.Series("", index=frame.index)
-    keys = pd.DataFrame({"stratum": stratum.to_numpy(dtype=object), "unit": unit.to_numpy(dtype=object)})
-    first = keys.drop_duplicates("unit").sort_values(["stratum", "unit"], kind="stable")
-    units = first["unit"].to_numpy(dtype=object)
-    strata = pd.factorize(first["stratum"].to_numpy(dtype=object), sort=False)[0]
-    ucode = pd.Index(units).get_indexer(keys["unit"].to_numpy(dtype=object))
     rcode, values, weights = _run_rows(frame, runs)
+    ucode, units, scode, strata = unit_codes(frame)
+    return paired_rows(runs, rcode, values, weights, ucode, units, scode, strata, empty)
+
+
+def unit_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(unit code, unit names, stratum code, stratum names)`` of per-query rows: the ``unit``
+    column (default: ``query_id``) and the ``stratum`` column (default: one stratum ``""``) as
+    strings, each factorised in order of first appearance (names: object arrays)."""
+    unit = frame["unit"] if "unit" in frame.columns else frame["query_id"]
+    ucode, units = pd.factorize(_as_strings(unit), sort=False)
+    if "stratum" in frame.columns:
+        scode, strata = pd.factorize(_as_strings(frame["stratum"]), sort=False)
+    else:
+        scode, strata = np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
+    return (ucode.astype(np.int64), np.asarray(units, dtype=object), np.asarray(scode, dtype=np.int64),
+            np.asarray(strata, dtype=object))
+
+
+def _as_strings(column: pd.Series) -> Any:
+    """The column's values as strings (``astype(str)``), kept in its string dtype when it has one
+    (factorised by arrow, not by Python objects)."""
+    if pd.api.types.is_string_dtype(column.dtype) and not pd.api.types.is_object_dtype(column.dtype):
+        return column.array
+    return column.astype(str).to_numpy(dtype=object)
+
+
+def paired_rows(runs: Sequence[str], rcode: np.ndarray, values: np.ndarray, weights: np.ndarray, ucode: np.ndarray,
+                unit_names: np.ndarray, scode: np.ndarray, stratum_names: np.ndarray,
+                empty: float = float("nan")) -> Paired:
+    """`build_paired` on arrays: each row's run position in ``runs``, value, weight, unit code into
+    ``unit_names`` and stratum code into ``stratum_names`` (as `unit_codes` gives them; the codes
+    may index longer tables than these rows use). Units are ordered by (stratum name, unit name),
+    a unit's stratum being that of its first row; strata are numbered in that order."""
+    runs = list(runs)
+    local, used = pd.factorize(ucode, sort=False)  # the units of these rows, in order of first appearance
+    first_row = np.unique(local, return_index=True)[1]  # the first row of each unit
+    names = unit_names[used]
+    of_unit = stratum_names[scode[first_row]]
+    by_unit = np.argsort(names, kind="stable")
+    order = by_unit[np.argsort(of_unit[by_unit], kind="stable")] if len(stratum_names) > 1 else by_unit
+    units = names[order]
+    strata = pd.factorize(of_unit[order], sort=False)[0]
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order), dtype=np.int64)
+    uc = position[local]
     ok = ~(np.isnan(values) | np.isnan(weights))
     R, U = len(runs), len(units)
-    flat = rcode[ok] * U + ucode[ok]
+    flat = rcode[ok] * U + uc[ok]
     S = np.bincount(flat, weights=weights[ok] * values[ok], minlength=R * U).reshape(R, U)
     W = np.bincount(flat, weights=weights[ok], minlength=R * U).reshape(R, U)
-    present = np.bincount(rcode * U + ucode, minlength=R * U).reshape(R, U) > 0
+    present = np.bincount(rcode * U + uc, minlength=R * U).reshape(R, U) > 0
     estimate, n = _estimates(rcode, values, weights, R, empty)
     return Paired(runs, units, np.asarray(strata, dtype=np.int64), S, W, estimate, n, empty, present)
 
@@ -184,6 +226,12 @@ def run_estimates(frame: pd.DataFrame, runs: Sequence[str], empty: float = float
     runs = list(runs)
     rcode, values, weights = _run_rows(frame, runs)
     return _estimates(rcode, values, weights, len(runs), empty)[0]
+
+
+def row_estimates(rcode: np.ndarray, values: np.ndarray, weights: np.ndarray, n_runs: int,
+                  empty: float = float("nan")) -> np.ndarray:
+    """`run_estimates` on arrays (each row's run position, value and weight)."""
+    return _estimates(rcode, values, weights, n_runs, empty)[0]
 
 
 # -- corrections ----------------------------------------------------------------------------------
@@ -344,27 +392,59 @@ def _chunks(n_resamples: int, n_units: int) -> list[int]:
     return [size] * full + ([rest] if rest else [])
 
 
+#: resample cells counted at a time by `bootstrap_counts` (its temporaries stay in the CPU cache)
+_COUNT_CELLS = 1 << 16
+
+
 def bootstrap_counts(rng: np.random.Generator, strata: np.ndarray, size: int) -> np.ndarray:
     """(size, U) multiplicities of the units in ``size`` bootstrap resamples that draw, within
-    each stratum, as many units as it has (with replacement)."""
+    each stratum, as many units as it has (with replacement): position j of a resample, in a
+    stratum of n units starting at unit s, draws unit s + ⌊r·n⌋ (at most s + n − 1), r being the
+    generator's next ``random()`` value, resample by resample. The draws are made a block of
+    resamples at a time (the generator's stream is the same as in one call)."""
     U = len(strata)
+    out = np.empty((size, U))
+    if not U or not size:
+        return out
     starts = np.r_[0, np.flatnonzero(np.diff(strata)) + 1]
-    lengths = np.diff(np.r_[starts, U])
-    pos_start = np.repeat(starts, lengths)
-    pos_len = np.repeat(lengths, lengths)
-    idx = pos_start + np.floor(rng.random((size, U)) * pos_len).astype(np.int64)
-    idx = np.minimum(idx, pos_start + pos_len - 1)
-    flat = (idx + (np.arange(size) * U)[:, None]).ravel()
-    return np.bincount(flat, minlength=size * U).reshape(size, U).astype(np.float64)
+    one = len(starts) == 1
+    if not one:
+        lengths = np.diff(np.r_[starts, U])
+        pos_start = np.repeat(starts, lengths)
+        pos_len = np.repeat(lengths, lengths)
+        pos_last = pos_start + pos_len - 1
+    rows = max(1, _COUNT_CELLS // U)
+    offsets = (np.arange(min(rows, size), dtype=np.int64) * U)[:, None]
+    for lo in range(0, size, rows):
+        c = min(rows, size - lo)
+        draws = rng.random((c, U))
+        if one:
+            draws *= U
+            idx = draws.astype(np.int64)  # truncation = floor: the draws are ≥ 0
+            np.minimum(idx, U - 1, out=idx)
+        else:
+            idx = pos_start + np.floor(draws * pos_len).astype(np.int64)
+            np.minimum(idx, pos_last, out=idx)
+        idx += offsets[:c]
+        out[lo:lo + c] = np.bincount(idx.ravel(), minlength=c * U).reshape(c, U)
+    return out
 
 
 def bootstrap_aggregates(P: Paired, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """(B, R) aggregate of every run in each bootstrap resample of the units."""
     out = np.empty((n_resamples, len(P.runs)))
     start = 0
+    # every weight 1 (a value for every run and unit, unweighted): Σ_u c_u·W[r, u] is the number
+    # of units drawn, an integer computed exactly whatever the order of the sum, so the product
+    # C @ W.T is replaced by the row sums of C (the same numbers, one matrix product fewer)
+    ones = bool(P.W.size) and bool(np.all(P.W == 1.0)) and P.n_units < 2 ** 50
     for size in _chunks(n_resamples, P.n_units):
         C = bootstrap_counts(rng, P.strata, size)
-        out[start:start + size] = P.ratio(C @ P.S.T, C @ P.W.T)
+        if ones:
+            den = np.broadcast_to(C.sum(axis=1)[:, None], (size, len(P.runs)))
+        else:
+            den = C @ P.W.T
+        out[start:start + size] = P.ratio(C @ P.S.T, den)
         start += size
     return out
 

@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..api import iter_calc
 from ..io.convert import as_qrels_frame, as_run_frame
+from ..kernels.bounds import JudgedQrels, bound_measure, tie_order_values
 from ..kernels.ranking import duplicate_pairs, rank_run
 from ..kernels.standard import per_query, supports
 from ..kernels.stepwise import step_parents
@@ -141,6 +142,7 @@ def tie_bounds(
     topics: pd.DataFrame | None = None,
     labels: pd.DataFrame | None = None,
     corpus: Sequence[str] | None = None,
+    judged: JudgedQrels | None = None,
 ) -> pd.DataFrame | None:
     """Per-query values of several measures under the worst and the best order of tied scores:
     ``measure`` (the measure object), ``query_id``, ``worst``, ``best``; None when the run has no
@@ -149,8 +151,19 @@ def tie_bounds(
     groups each hold documents of one relevance only has worst = best = trec_eval's order: for
     the standard measures (whose per-query value reads that query's rows only) it is not
     re-evaluated and has no row here (its bounds are its value); reteco-measures' own measures,
-    whose units may span queries, re-evaluate the whole run when any query has such a group."""
+    whose units may span queries, re-evaluate the whole run when any query has such a group.
 
+    When every measure is `reteco_measures.kernels.bounds.bound_measure` (nDCG without ``gains``,
+    AP, P, R, RR; no ``judged_only``) and ``corpus`` is None, the two orders are not evaluated
+    as runs: the ranks of the judged documents in each order are computed from the tie groups
+    (`reteco_measures.kernels.bounds.tie_order_values`), at a cost that grows with the judged
+    rows. ``judged``: the qrels already read by `JudgedQrels` (to share it between the runs of
+    a comparison); built here when None."""
+
+    if corpus is None and measures and all(bound_measure(m) for m in measures) and len(qrels):
+        sparse = _sparse_bounds(qrels, run, measures, judged)
+        if sparse is not None:
+            return sparse if len(sparse) else None
     if corpus is None:
         coded = _coded_bounds(qrels, run, measures)
         if coded is not None:
@@ -207,6 +220,22 @@ def tie_bounds(
     if not parts:
         return None
     return pd.concat(parts, ignore_index=True)
+
+
+def _sparse_bounds(qrels: pd.DataFrame, run: pd.DataFrame, measures: Sequence[Any],
+                   judged: JudgedQrels | None) -> pd.DataFrame | None:
+    """`tie_bounds`' rows from `tie_order_values` (None: NaN scores, the general path runs)."""
+    values = tie_order_values(measures, judged if judged is not None else JudgedQrels(qrels), run)
+    if values is None:
+        return None
+    qv = np.asarray(values.query_ids.to_numpy(zero_copy_only=False), dtype=object)
+    k = len(qv)
+    return pd.DataFrame({
+        "measure": np.repeat(np.array(list(measures) + [None], dtype=object)[:-1], k),
+        "query_id": np.tile(qv, len(measures)),
+        "worst": np.concatenate([values.worst[m] for m in measures]) if k else np.zeros(0),
+        "best": np.concatenate([values.best[m] for m in measures]) if k else np.zeros(0),
+    })
 
 
 def _coded_bounds(qrels: pd.DataFrame, run: pd.DataFrame, measures: Sequence[Any]) -> pd.DataFrame | None:

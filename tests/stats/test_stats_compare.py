@@ -137,3 +137,46 @@ def test_point_estimates_equal_calc_aggregate_bit_for_bit(seed: int) -> None:
     order = list(dict.fromkeys(qrels["query_id"]))
     seen = first[first["measure"] == "nDCG@10"]["query_id"].tolist()
     assert seen == [q for q in order if q in set(seen)]
+
+
+# ------------------------------------------------------------------------------------------------
+# the per-query frame of a comparison: the engine's rows, the general path's tie bounds
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_per_query_frame_is_the_engine_frame_with_the_general_tie_bounds(monkeypatch, seed: int) -> None:
+    """Each run's rows are `metrics_frame` of ``rm.iter_calc`` (canonical order, labels), and
+    ``tie_min`` / ``tie_max`` are trec_eval's value bounded by the worst / best order that the
+    general path computes (the run re-ranked in both orders and evaluated), to the last bit."""
+    from reteco_measures.engine.evaluate import qrels_order
+    from reteco_measures.engine.results import metrics_frame
+    from reteco_measures.measures.names import measure_label, parse_measures
+    from reteco_measures.stats import ties as ties_module
+    from reteco_measures.stats.compare import per_query_frame
+
+    rng = np.random.default_rng(seed)
+    qrels = pd.DataFrame([(f"q{i}", f"d{j}", int(g)) for i in range(30) if i != 4
+                          for j, g in zip(rng.choice(60, 15, replace=False), rng.integers(-1, 4, 15))],
+                         columns=["query_id", "doc_id", "relevance"])
+    runs = {}
+    for r in range(3):
+        rows = [(f"q{i}", f"d{j}", float(np.round(rng.random(), 1))) for i in range(30)
+                for j in rng.choice(60, 40, replace=False)]
+        runs[f"run{r}"] = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    names = ["nDCG@10", "AP", "RR", "R@20", "P@5"]
+    frame, _ = per_query_frame(runs, qrels, names)
+    measures = parse_measures(names)
+    for name, run in runs.items():
+        got = frame[frame["run"] == name].reset_index(drop=True)
+        want = metrics_frame(list(rm.iter_calc(names, qrels, run)), measures=measures, label=measure_label,
+                             order=qrels_order(qrels))
+        pd.testing.assert_frame_equal(got[["query_id", "measure", "value", "weight"]], want, check_exact=True)
+        with monkeypatch.context() as mp:
+            for path in ("_sparse_bounds", "_coded_bounds", "_native_bounds"):
+                mp.setattr(ties_module, path, lambda *a, **k: None)
+            bounds = ties_module.tie_bounds(qrels, run, measures)
+        bounds = bounds.assign(measure=[measure_label(m) for m in bounds["measure"]])
+        merged = want.merge(bounds, on=["measure", "query_id"], how="left")
+        lo, hi = ties_module.tie_range(merged["value"], merged["worst"], merged["best"])
+        assert np.array_equal(got["tie_min"].to_numpy(), lo) and np.array_equal(got["tie_max"].to_numpy(), hi)
+        assert (lo < hi).any()

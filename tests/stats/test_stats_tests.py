@@ -362,3 +362,46 @@ def test_wilcoxon_pairs_grouped_for_scipy_still_get_scipys_own_p_value() -> None
             d = values[b] - values[a]
             expected = 1.0 if np.all(d == 0) else sps.wilcoxon(d).pvalue
             assert pair(c, a, b)["p_value"] == pytest.approx(expected, rel=1e-12), (trial, a, b)
+
+
+def _counts_by_rule(rng: np.random.Generator, strata: np.ndarray, size: int) -> np.ndarray:
+    """The resampling rule written out: in each resample, each unit position of stratum h draws the
+    unit start_h + floor(r·n_h) (r uniform in [0, 1), one draw per position, row by row)."""
+    U = len(strata)
+    out = np.zeros((size, U))
+    r = rng.random((size, U))
+    for b in range(size):
+        for j in range(U):
+            members = np.flatnonzero(strata == strata[j])
+            pick = members[0] + min(math.floor(r[b, j] * len(members)), len(members) - 1)
+            out[b, pick] += 1
+    return out
+
+
+@pytest.mark.parametrize("strata", [np.zeros(37, dtype=np.int64), np.repeat([0, 1, 2], [5, 20, 12])])
+def test_bootstrap_counts_follow_the_draw_rule(strata: np.ndarray) -> None:
+    from reteco_measures.stats.tests import bootstrap_counts
+
+    got = bootstrap_counts(np.random.default_rng(11), strata, 40)
+    want = _counts_by_rule(np.random.default_rng(11), strata, 40)
+    assert np.array_equal(got, want)
+
+
+def test_bootstrap_aggregates_are_the_ratio_of_the_resampled_sums() -> None:
+    """With every weight 1 the denominators are the number of units drawn (no product needed);
+    with weights and undefined units they are C @ W.T: both equal the ratio computed here."""
+    from reteco_measures.stats.tests import bootstrap_aggregates, bootstrap_counts, build_paired
+
+    rng = np.random.default_rng(5)
+    rows = [(f"r{r}", f"q{q}", float(rng.random())) for r in range(3) for q in range(50)]
+    frame = pd.DataFrame(rows, columns=["run", "query_id", "value"])
+    for weights in (np.ones(len(frame)), rng.integers(1, 4, len(frame)).astype(float)):
+        part = frame.assign(weight=weights)
+        part.loc[part.index % 13 == 0, "value"] = np.nan
+        for f in (frame.assign(weight=1.0), part):
+            P = build_paired(f, ["r0", "r1", "r2"])
+            got = bootstrap_aggregates(P, 200, np.random.default_rng(3))
+            C = bootstrap_counts(np.random.default_rng(3), P.strata, 200)
+            num, den = C @ P.S.T, C @ P.W.T
+            want = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+            assert np.array_equal(got, want, equal_nan=True)
