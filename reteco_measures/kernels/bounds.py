@@ -137,10 +137,12 @@ def _match(prepared: PreparedRun, judged: JudgedQrels, run_code: np.ndarray) -> 
     bits = max(16, int(8 * len(keys)).bit_length())
     shift = np.uint64(64 - bits)
     table = np.zeros(1 << bits, dtype=bool)
+    all_keys = prepared.keys  # made at each access: once here
     with np.errstate(over="ignore"):
         table[(keys * _MULT) >> shift] = True
-        maybe = np.flatnonzero(table[(prepared.keys * _MULT) >> shift])
-    run_keys = prepared.keys[maybe]
+        maybe = np.flatnonzero(table[(all_keys * _MULT) >> shift])
+    run_keys = all_keys[maybe]
+    del all_keys
     lo = np.searchsorted(keys, run_keys, side="left")
     if len(keys) > 1 and bool(np.any(keys[1:] == keys[:-1])):  # two docs of a query share a key
         cnt = np.searchsorted(keys, run_keys, side="right") - lo
