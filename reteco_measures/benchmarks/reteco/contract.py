@@ -42,12 +42,13 @@ from ...errors import Problem
 from ...io.convert import is_source, run_frame_with_problems
 from ...io.lines import read_source_bytes, source_name
 from ...io.readers import read_run_with_problems
+from ...kernels.context import RankedRun
 from ...kernels.ranking import row_ranks
 from ...scale.stream import watch_blocks
 from ...side import load_topics
 
 __all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
-           "is_in", "CorpusScope", "corpus_scope", "StreamDiscards"]
+           "is_in", "CorpusScope", "corpus_scope", "StreamDiscards", "ranked_by_contract"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -73,14 +74,52 @@ def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
     return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), size
 
 
-def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None) -> pd.Series:
-    """One int64 per row identifying its (query_id, doc_id) pair: arrow dictionary codes of each
-    column combined (far less memory than hashing the two string columns together); ``q``: the
-    query codes when the caller has them."""
+def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None, doc_pos: np.ndarray | None = None) -> np.ndarray:
+    """One int64 per row identifying its (query_id, doc_id) pair: integer codes of each column
+    combined (far less memory than hashing the two string columns together); ``q``: the query
+    codes when the caller has them; ``doc_pos``: each row's position in the corpus' id index
+    (`id_positions`, -1 = not in the corpus) when the caller has them: those are the documents'
+    codes, and only the documents outside the corpus are encoded here."""
     if q is None:
         q, _ = _column_codes(frame["query_id"])
-    d, n_docs = _column_codes(frame["doc_id"])
-    return pd.Series(q.astype(np.int64) * max(n_docs, 1) + d)
+    if doc_pos is None:
+        d, n_docs = _column_codes(frame["doc_id"])
+    else:
+        d = doc_pos.astype(np.int64, copy=True)
+        outside = np.flatnonzero(d < 0)
+        n_docs = int(d.max()) + 1 if len(d) else 0
+        if len(outside):
+            codes, size = _column_codes(frame["doc_id"].take(outside))
+            if codes.dtype.kind == "f":  # a null id (NaN code): one code of its own
+                codes = np.where(np.isnan(codes), size, codes)
+                size += 1
+            d[outside] = n_docs + codes.astype(np.int64)
+            n_docs += size
+    if q.dtype.kind == "f" or d.dtype.kind == "f":  # a null id: codes as floats, compared as values
+        return pd.Series(q.astype(np.float64) * max(n_docs, 1) + d).to_numpy()
+    return q.astype(np.int64) * max(n_docs, 1) + d.astype(np.int64)
+
+
+def _repeats(pair: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows repeating the pair of an earlier row, the first row of each row's pair), from one
+    hash factorisation: its codes come in order of first appearance, so a row repeats an earlier
+    one iff its code is not above every code before it, and the k-th first occurrence has code k."""
+    codes, _ = pd.factorize(pair, use_na_sentinel=False)  # a null pair (NaN) is a pair too
+    if not len(codes):
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    seen = np.empty(len(codes), dtype=codes.dtype)
+    seen[0] = -1
+    np.maximum.accumulate(codes[:-1], out=seen[1:])
+    dup = codes <= seen
+    return dup, np.flatnonzero(~dup)[codes]
+
+
+def _unique_strings(column: pd.Series) -> pa.Array | np.ndarray:
+    """The distinct values of a text column (an Arrow hash over the column as it is)."""
+    arr = _strings(column)
+    if arr is None:
+        return pd.unique(column.to_numpy(dtype=object))
+    return pc.unique(arr).to_numpy(zero_copy_only=False)
 
 
 def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
@@ -117,6 +156,55 @@ def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20, codes: np.n
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rank[lo:hi] = row_ranks(frame.iloc[lo:hi], "trec_eval")
     return rank
+
+
+def ranked_by_contract(run: pd.DataFrame) -> RankedRun | None:
+    """The contract's cleaned run (``report.run``: ``query_id, doc_id, score`` and its trec_eval
+    ``rank``) as a `RankedRun` for the evaluation, so that the run is ranked once per call.
+
+    ``RankedRun.run`` is ``run[["query_id", "doc_id", "score"]]`` (the frame to evaluate: pass
+    that very object on), ``RankedRun.ranked`` the same rows sorted by query id (byte order) then
+    rank, with the ``rank`` column: what ``rank_run(run, "trec_eval")`` gives, built from the
+    contract's ranks without sorting a string (each row goes to its query's first slot plus its
+    rank). None when the ranks are not 1..n within every query (then the evaluation ranks the run
+    itself)."""
+    cols = ["query_id", "doc_id", "score"]
+    if "rank" not in run.columns or not set(cols) <= set(run.columns):
+        return None
+    frame = run[cols]
+    n = len(frame)
+    rank = run["rank"].to_numpy()
+    if rank.dtype.kind not in "iu":
+        return None
+    if not n:
+        return RankedRun(frame, "trec_eval", frame.assign(rank=np.zeros(0, dtype=np.int64)))
+    values = _strings(frame["query_id"])
+    if values is None:
+        return None
+    encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
+    if values.null_count or rank.min() < 1:
+        return None
+    codes = pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy()
+    dictionary = encoded.chunk(0).dictionary
+    n_queries = len(dictionary)
+    # each query's place in byte order (trec_eval's and `rank_run`'s query order)
+    by_bytes = np.empty(n_queries, dtype=np.int64)
+    by_bytes[pc.sort_indices(dictionary).to_numpy()] = np.arange(n_queries, dtype=np.int64)
+    counts = np.bincount(codes, minlength=n_queries)
+    starts = np.zeros(n_queries, dtype=np.int64)
+    sorted_counts = np.zeros(n_queries, dtype=np.int64)
+    sorted_counts[by_bytes] = counts
+    starts[by_bytes] = np.cumsum(sorted_counts) - sorted_counts
+    r = rank.astype(np.int64, copy=False)
+    if bool(np.any(r > counts[codes])):
+        return None
+    order = np.full(n, -1, dtype=np.int64)
+    order[starts[codes] + r - 1] = np.arange(n, dtype=np.int64)
+    if order.min() < 0:  # two rows of a query share a rank
+        return None
+    ranked = frame.take(order).reset_index(drop=True)
+    ranked["rank"] = r[order]
+    return RankedRun(frame, "trec_eval", ranked)
 
 
 class _Lazy:
@@ -172,14 +260,32 @@ def doc_id_index(corpus: pd.DataFrame) -> pa.Array:
 
 
 def id_positions(values: pd.Series, index: pa.Array) -> np.ndarray:
-    """Each value's position in ``index`` (`doc_id_index`), -1 where absent: one Arrow hash
-    lookup over the whole column (integer codes; no Python object per row)."""
+    """Each value's position in ``index`` (distinct values, as `doc_id_index` gives), -1 where
+    absent: one Arrow hash lookup over the whole column (integer codes; no Python object per row).
+    A few values against a large index (a qrels' gold documents against a corpus) hash the values
+    and scan the index instead, so that the index is not hashed for every call."""
     arr = _strings(values)
     if arr is None:  # not a text column: hash lookups of the objects (a number is no text id)
         return pd.Index(index.to_numpy(zero_copy_only=False), dtype=object).get_indexer(
             values.to_numpy(dtype=object)).astype(np.int64)
-    found = pc.index_in(arr.cast(pa.large_string()), value_set=index).fill_null(-1)
-    return found.to_numpy(zero_copy_only=False).astype(np.int64) if len(values) else np.zeros(0, np.int64)
+    if not len(values):
+        return np.zeros(0, np.int64)
+    arr = arr.cast(pa.large_string())
+    if 8 * len(arr) < len(index):
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        distinct = pc.unique(arr.drop_null())
+        # which index entry holds each distinct value (the first, should the index repeat one)
+        hit = pc.index_in(index.cast(pa.large_string()), value_set=distinct)
+        at = np.flatnonzero(np.asarray(hit.is_valid(), dtype=bool))
+        where = np.full(len(distinct) + 1, -1, dtype=np.int64)  # the last slot: values not found
+        which = hit.filter(hit.is_valid()).to_numpy(zero_copy_only=False).astype(np.int64)
+        _, first = np.unique(which, return_index=True)
+        where[which[first]] = at[first]
+        code = pc.index_in(arr, value_set=distinct).fill_null(len(distinct))
+        return where[code.to_numpy(zero_copy_only=False).astype(np.int64)]
+    found = pc.index_in(arr, value_set=index).fill_null(-1)
+    return found.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def is_in(values: pd.Series, allowed: pd.Series) -> np.ndarray:
@@ -236,7 +342,7 @@ def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -
     (``queries`` serve only the domains here: rows of unknown queries are not counted). Kinds with
     no such row are left out (``{}``: nothing would be discarded).
     """
-    dup = _pair_codes(run).duplicated(keep="first").to_numpy()
+    dup = pd.Series(_pair_codes(run)).duplicated(keep="first").to_numpy()
     counts = {"duplicate": int(dup.sum())}
     known = id_frame(corpus, "doc_id")
     if known is not None:
@@ -248,14 +354,30 @@ def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -
     return {kind: n for kind, n in counts.items() if n}
 
 
+class _RowProblems:
+    """The contract's problem about one run row: a warning (the row is discarded, the rest of the
+    run counts) naming the row's line, query, document and file."""
+
+    def __init__(self, lines: np.ndarray, qids: _Lazy, docs: _Lazy, path: str | None):
+        self.lines, self.qids, self.docs, self.path = lines, qids, docs, path
+
+    def problem(self, message: str, i: int, kind: str) -> Problem:
+        return Problem(message, line=_line(self.lines[i]), query_id=self.qids[i], path=self.path, kind=kind,
+                       doc_id=self.docs[i], severity="warning")
+
+
 def _line(value: Any) -> int | None:
     v = int(value)
     return v if v > 0 else None
 
 
 @contract("reteco")
-def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10) -> ValidationReport:
-    frame, problems, path = load_run_rows(run, "trec")
+def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10,
+                    path: str | None = None) -> ValidationReport:
+    """The ``reteco`` contract (see the module doc). ``path``: the file a run given as a frame was
+    read from (its problems name it; a run given as a file names itself)."""
+    frame, problems, read_path = load_run_rows(run, "trec")
+    path = read_path if read_path is not None else path
     problems = list(problems)
     keep = np.ones(len(frame), dtype=bool)
     # ids are fetched only for the rows a problem names (Python strings for every row of a 5M-row
@@ -263,38 +385,33 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     qids, docs = _Lazy(frame["query_id"]), _Lazy(frame["doc_id"])
     lines = frame["line"].to_numpy()
 
+    said = _RowProblems(lines, qids, docs, path)
     expected = id_frame(queries, "query_id")
     if expected is not None:
         unknown_q = ~is_in(frame["query_id"], expected["query_id"])
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_q))):
-            problems.append(Problem("query id not in the topics; row discarded", line=_line(lines[i]),
-                                    query_id=qids[i], path=path, kind="unknown_query", doc_id=docs[i]))
+            problems.append(said.problem("query id not in the topics; row discarded", i, "unknown_query"))
         keep &= ~unknown_q
-
-    qcodes, _ = _column_codes(frame["query_id"])  # once, for the pairs and the ranking
-    pair = _pair_codes(frame, qcodes)
-    dup = pair.duplicated(keep="first").to_numpy()
-    if dup.any():
-        # the first line of each repeated pair, from the repeated rows only
-        repeated = frame.loc[pair.duplicated(keep=False).to_numpy(), ["query_id", "doc_id", "line"]]
-        first_line = repeated.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])["line"]
-        del repeated
-        for i in qids.fetch(docs.fetch(np.flatnonzero(dup & keep))):
-            first = first_line.get((qids[i], docs[i]))
-            where = f" (first at line {int(first)})" if first is not None and int(first) > 0 else ""
-            problems.append(Problem(f"duplicate document {docs[i]} removed{where}", line=_line(lines[i]),
-                                    query_id=qids[i], path=path, kind="duplicate", doc_id=docs[i]))
-        keep &= ~dup
 
     known = id_frame(corpus, "doc_id")
     doc_pos = None
-    if known is not None:
+    if known is not None:  # each row's position in the corpus' id index: also the document's code
         doc_index, doc_pos = _doc_positions(frame, known, corpus)
+    qcodes, _ = _column_codes(frame["query_id"])  # once, for the pairs and the ranking
+    dup, first_row = _repeats(_pair_codes(frame, qcodes, doc_pos))
+    if dup.any():
+        for i in qids.fetch(docs.fetch(np.flatnonzero(dup & keep))):
+            first = int(lines[first_row[i]])
+            where = f" (first at line {first})" if first > 0 else ""
+            problems.append(said.problem(f"duplicate document {docs[i]} removed{where}", i, "duplicate"))
+        keep &= ~dup
+    del first_row
+
+    if known is not None:
         unknown_d = doc_pos < 0
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
-            problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
-                                    line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
-                                    doc_id=docs[i]))
+            problems.append(said.problem(f"unknown document {docs[i]} discarded (not in the corpus)", i,
+                                         "unknown_doc"))
         keep &= ~unknown_d
         other_d, qdom = _other_domain_docs(frame, known, expected, ~unknown_d)
         if other_d.any():
@@ -302,14 +419,13 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
             rows = np.flatnonzero(other_d & keep)
             qd = _Lazy(qdom)
             for i in qids.fetch(docs.fetch(qd.fetch(rows))):
-                problems.append(Problem(
-                    f"document {docs[i]} of another domain discarded (in the {home.get(docs[i])} corpus, "
-                    f"not in the {qd[i]} corpus)", line=_line(lines[i]), query_id=qids[i], path=path,
-                    kind="other_domain_doc", doc_id=docs[i]))
+                problems.append(said.problem(f"document {docs[i]} of another domain discarded (in the "
+                                             f"{home.get(docs[i])} corpus, not in the {qd[i]} corpus)", i,
+                                             "other_domain_doc"))
             keep &= ~other_d
 
     n_read = len(frame)
-    del qids, docs, pair
+    del qids, docs, said
     cleaned = _take_rows(frame, keep)
     del frame
     # each kept row's position in the corpus' id index, for checks that follow (the domain check)
@@ -318,11 +434,11 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     del qcodes
     missing: list[str] = []
     if expected is not None:
-        present = set(cleaned["query_id"].tolist())
-        missing = [q for q in expected["query_id"].tolist() if q not in present]
+        present = is_in(expected["query_id"], pd.Series(_unique_strings(cleaned["query_id"])))
+        missing = expected["query_id"][~present].tolist()
         for q in missing:
             problems.append(Problem("query missing from the run (scores 0)", query_id=q, path=path,
-                                    kind="missing_query"))
+                                    kind="missing_query", severity="warning"))
     cleaned = cleaned[["query_id", "doc_id", "score", "rank", "line"]]
     problems = with_severity(problems, "warning")
     if not len(cleaned):

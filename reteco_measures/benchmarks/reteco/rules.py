@@ -22,7 +22,7 @@ from .contract import doc_id_index, id_positions, load_run_rows, validate_reteco
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
-           "gold_outside_corpus", "gold_notes", "BASELINES", "BASELINE_SOURCE", "baseline_note",
+           "gold_outside_corpus", "gold_notes", "whole_corpus_topics", "BASELINES", "BASELINE_SOURCE", "baseline_note",
            "missing_release"]
 
 
@@ -36,7 +36,8 @@ def domain_check(
 ) -> tuple[pd.DataFrame, list[Problem], int]:
     """Discard rows whose document is not in the corpus of the topic's own domain.
 
-    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem (a
+    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows (a ``rank`` column,
+    the trec_eval ranks of ``cleaned``, renumbered among the kept rows), one problem (a
     warning: the row is discarded, the rest of the run counts) per
     discarded row (kind ``other_domain_doc`` for a document of another domain's corpus, ``unknown_doc``
     for one in no corpus) and how many of the discarded documents belong to
@@ -46,7 +47,7 @@ def domain_check(
     if not len(cleaned):
         return cleaned, [], 0
     per_topic = topics.drop_duplicates("query_id")
-    docs_index, domains, pair_keys = _corpus_keys(corpus)
+    docs_index, domains, pair_keys, doc_domain = _corpus_keys(corpus)
     # codes by hash lookups over whole columns: row -> topic -> its domain's code; row -> document
     r_topic = positions(cleaned["query_id"], pd.Index(per_topic["query_id"].to_numpy(dtype=object)))
     topic_domain = np.r_[per_topic["domain"].to_numpy(dtype=object), np.array([np.nan], dtype=object)]
@@ -57,10 +58,16 @@ def domain_check(
         r_doc = doc_positions[1]
     else:
         r_doc = id_positions(cleaned["doc_id"], docs_index)
-    key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
-    ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
+    if doc_domain is not None:  # every document in one domain: compare codes
+        ok = (r_doc >= 0) & (r_dom >= 0) & (doc_domain[np.maximum(r_doc, 0)] == r_dom)
+    else:
+        key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
+        ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
     dropped = cleaned[~ok]
     other = int((r_doc[~ok] >= 0).sum())
+    kept = cleaned[ok].reset_index(drop=True)
+    if "rank" in cleaned.columns and len(dropped):
+        kept["rank"] = _renumbered(cleaned["rank"].to_numpy(), r_topic, ok)
     dropped_domain = topic_domain[r_topic[~ok]].tolist()
     in_corpus = (r_doc[~ok] >= 0).tolist()
     problems = [
@@ -69,7 +76,21 @@ def domain_check(
                 **_severity("warning"))
         for row, d, known in zip(dropped.itertuples(index=False), dropped_domain, in_corpus, strict=True)
     ]
-    return cleaned[ok].reset_index(drop=True), problems, other
+    return kept, problems, other
+
+
+def _renumbered(rank: np.ndarray, query: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The kept rows' ranks renumbered among the kept rows: each loses one per removed row of its
+    query ranked above it (``query``: any integer code per row, -1 for rows of no kept query), so
+    trec_eval ranks of the whole run become the trec_eval ranks of the kept run (removing rows
+    changes no other row's order)."""
+    rank = rank.astype(np.int64, copy=False)
+    width = int(rank.max()) + 1 if len(rank) else 1
+    gone = ~keep & (query >= 0)
+    removed = np.sort(query[gone].astype(np.int64) * width + rank[gone])
+    base = query[keep].astype(np.int64) * width
+    above = np.searchsorted(removed, base + rank[keep]) - np.searchsorted(removed, base)
+    return rank[keep] - above
 
 
 def positions(values: pd.Series, index: pd.Index) -> np.ndarray:
@@ -95,9 +116,11 @@ def positions(values: pd.Series, index: pd.Index) -> np.ndarray:
 _CORPUS_KEYS: dict[int, tuple[pd.DataFrame, tuple]] = {}
 
 
-def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray]:
+def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray, np.ndarray | None]:
     """(the corpus' id index `doc_id_index`, domains, ``domain_code * n_docs + doc_code`` of every
-    corpus pair), built once per corpus frame (a leaderboard checks many runs against one corpus)."""
+    corpus pair, sorted and distinct, and - when every document is in one domain only - each
+    indexed document's domain code, else None), built once per corpus frame (a leaderboard checks
+    many runs against one corpus)."""
     cached = _CORPUS_KEYS.get(id(corpus))
     if cached is not None and cached[0] is corpus:
         return cached[1]
@@ -105,11 +128,16 @@ def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray]:
     doms = corpus["domain"].astype(str)
     domains = pd.Index(pd.unique(doms.to_numpy(dtype=object)), dtype=object)
     dom_codes = id_positions(doms, pa.array(domains.to_numpy(), type=pa.large_string()))
-    keys = np.unique(dom_codes * max(len(docs_index), 1) + id_positions(corpus["doc_id"].astype(str), docs_index))
+    width = max(len(docs_index), 1)
+    keys = np.unique(dom_codes * width + id_positions(corpus["doc_id"].astype(str), docs_index))
+    doc_domain = None
+    if len(keys) == len(docs_index):  # as many (domain, document) pairs as documents: one domain each
+        doc_domain = np.empty(len(docs_index), dtype=np.int64)
+        doc_domain[keys % width] = keys // width
     if len(_CORPUS_KEYS) > 8:
         _CORPUS_KEYS.clear()
-    _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys))
-    return docs_index, domains, keys
+    _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys, doc_domain))
+    return docs_index, domains, keys, doc_domain
 
 
 #: id(corpus) -> (the corpus, its ``doc_id`` column alone): one frame per corpus, so that the
@@ -170,17 +198,18 @@ def validate_reteco_domains(
         frame = kit_run(frame)
         n_unknown = int((id_positions(frame["doc_id"].astype(str), doc_id_index(corpus)) < 0).sum()) \
             if len(frame) else 0
-        report = validate_reteco(frame, corpus=None, queries=topics[["query_id", "domain"]], top_k=k)
+        report = validate_reteco(frame, corpus=None, queries=topics[["query_id", "domain"]], top_k=k, path=path)
         # the kit skips a topic absent from the run (the evaluation page scores it 0)
         report.errors = _warnings(read_problems) + [
             replace(p, path=p.path or path, message="topic missing from the run (skipped: kit rules)",
-                    kind="skipped_query") if p.kind == "missing_query" else replace(p, path=p.path or path)
+                    kind="skipped_query") if p.kind == "missing_query" else
+            p if p.path or not path else replace(p, path=path)
             for p in report.errors]
         report.extra["other_domain_doc"] = 0
         report.extra["kit_unknown_doc"] = n_unknown
         return report
     whole = _ids_only(corpus) if (check_all_corpus or corpus_scope == "all") else None
-    report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k)
+    report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k, path=path)
     # the contract's rules: a removed row is a warning, the rest of the run still counts
     problems = _warnings(read_problems) + [replace(p, path=path) if p.path is None else p for p in report.errors]
     cleaned = report.run
@@ -336,7 +365,7 @@ def gold_outside_corpus(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> tup
     rel = qrels[qrels["relevance"] > 0]
     # membership on integer codes against the corpus' id index (built once per corpus frame)
     if "domain" in qrels.columns and "domain" in corpus.columns and corpus["domain"].astype(str).ne("").any():
-        docs_index, domains, pair_keys = _corpus_keys(corpus)
+        docs_index, domains, pair_keys, _ = _corpus_keys(corpus)
         r_doc = id_positions(rel["doc_id"].astype(str), docs_index)
         r_dom = domains.get_indexer(rel["domain"].astype(str).to_numpy(dtype=object))
         key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
@@ -347,6 +376,30 @@ def gold_outside_corpus(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> tup
     kept_topics = set(rel.loc[inside, "query_id"].astype(str).tolist())
     left = [q for q in pd.unique(rel["query_id"].astype(str)) if q not in kept_topics]
     return outside, left
+
+
+def whole_corpus_topics(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> list[tuple[str, str]]:
+    """``(topic, domain)`` pairs whose relevant documents are the whole corpus of their domain (the
+    organisers' public sample: each domain's corpus holds only its topic's gold documents), sorted;
+    empty when the qrels or the corpus carry no ``domain``. On integer codes against the corpus'
+    id index (`doc_id_index`, built once per corpus frame)."""
+    if corpus is None or "domain" not in qrels.columns or "domain" not in corpus.columns or not len(corpus):
+        return []
+    docs_index, domains, pair_keys, _ = _corpus_keys(corpus)
+    width = max(len(docs_index), 1)
+    size = np.bincount(pair_keys // width, minlength=len(domains))  # distinct documents per domain
+    rel = qrels.loc[qrels["relevance"] >= 1, ["query_id", "doc_id", "domain"]]
+    r_doc = id_positions(rel["doc_id"].astype(str), docs_index)
+    r_dom = domains.get_indexer(rel["domain"].astype(str).to_numpy(dtype=object))
+    key = r_dom.astype(np.int64) * width + r_doc
+    inside = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
+    if not inside.any():
+        return []
+    found = pd.DataFrame({"query_id": rel["query_id"].astype(str).to_numpy(dtype=object)[inside],
+                          "domain": domains.to_numpy(dtype=object)[r_dom[inside]], "key": key[inside]})
+    n_rel = found.drop_duplicates().groupby(["query_id", "domain"]).size()
+    need = size[domains.get_indexer(n_rel.index.get_level_values("domain"))]
+    return [(str(q), str(d)) for q, d in n_rel.index[n_rel.to_numpy() >= need]]
 
 
 def gold_notes(qrels: pd.DataFrame, corpus: pd.DataFrame | None, rules: str, unit: str = "topic") -> list[str]:
