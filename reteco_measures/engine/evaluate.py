@@ -45,6 +45,7 @@ from ..errors import DataFormatWarning, user_stacklevel
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..kernels.context import CHECKED_IDS, RANKED_RUN, RankedRun
 from ..kernels.ranking import duplicate_pairs, rank_run
+from ..kernels.standard import UNIQUE_PAIRS
 from ..measures.base import REGISTERED
 from ..measures.names import measure_name, parse_measures
 from ..measures.params import TIE_BREAKS
@@ -128,10 +129,13 @@ class Prepared(NamedTuple):
     ranked: RankedRun | None  # the ranking made for the standard measures, reused by our provider
     corpus: Sequence[str] | None = None
     tie_break: str = "trec_eval"
+    unique_pairs: bool = False  # run_standard holds no repeated (query, doc) pair
 
     def side(self) -> dict[str, Any]:
-        """Extra ``side_info`` entries for our provider: ids checked, the ranking to reuse."""
-        return {CHECKED_IDS: True, **({RANKED_RUN: self.ranked} if self.ranked is not None else {})}
+        """Extra ``side_info`` entries for our provider: ids checked, the ranking to reuse; for
+        the native kernels, the standard run known to hold no repeated pair."""
+        return {CHECKED_IDS: True, **({RANKED_RUN: self.ranked} if self.ranked is not None else {}),
+                **({UNIQUE_PAIRS: self.run_standard} if self.unique_pairs else {})}
 
 
 def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval", corpus: Sequence[str] | None = None,
@@ -165,6 +169,7 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
         ranked.tie_break == tie_break else None
     run_standard = run_in
     shared = None
+    unique = given is not None or (tie_break != "trec_eval" and bool(standard))  # repeated pairs removed
     if given is not None:
         # the caller's ranking of this very run (no repeated pair): no sort to make here; the
         # standard measures read its rows in trec_eval's order (their kernels then sort nothing)
@@ -194,7 +199,7 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     # the native kernels take the frames; providers.native converts the run to a dict
     # (vectorised) and makes the qrels safe for pytrec_eval only for the measures they do not claim
     return Prepared(measures, ours, standard, qrels_in, run_in, run_standard, topics_in, labels_in,
-                    shared, corpus, tie_break)
+                    shared, corpus, tie_break, unique)
 
 
 def _side(p: Prepared):

@@ -48,7 +48,8 @@ from ...scale.stream import watch_blocks
 from ...side import load_topics
 
 __all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
-           "is_in", "CorpusScope", "corpus_scope", "StreamDiscards", "ranked_by_contract"]
+           "is_in", "CorpusScope", "corpus_scope", "StreamDiscards", "ranked_by_contract", "CheckedRows", "check_rows",
+           "reteco_report"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -68,10 +69,17 @@ def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Pr
 def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
     """Arrow dictionary codes of a string column (int32, one per row) and the number of distinct
     values (one dictionary for all chunks)."""
+    codes, dictionary = _column_dictionary(column)
+    return codes, len(dictionary)
+
+
+def _column_dictionary(column: pd.Series) -> tuple[np.ndarray, pa.Array]:
+    """Arrow dictionary codes of a string column (int32, one per row; floats with NaN for a null
+    value) and the distinct values in order of first appearance (one dictionary for all chunks)."""
     values = pa.array(column.array)
     encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
-    size = len(encoded.chunk(0).dictionary) if encoded.num_chunks else 0
-    return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), size
+    dictionary = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], values.type)
+    return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), dictionary
 
 
 def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None, doc_pos: np.ndarray | None = None) -> np.ndarray:
@@ -371,11 +379,27 @@ def _line(value: Any) -> int | None:
     return v if v > 0 else None
 
 
-@contract("reteco")
-def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10,
-                    path: str | None = None) -> ValidationReport:
-    """The ``reteco`` contract (see the module doc). ``path``: the file a run given as a frame was
-    read from (its problems name it; a run given as a file names itself)."""
+class CheckedRows(NamedTuple):
+    """A run's rows read and checked by the ``reteco`` contract, not yet taken or ranked
+    (`check_rows`; `reteco_report` makes the report). The frame is consumed by `reteco_report`."""
+
+    frame: pd.DataFrame  #: every row read, with its ``line``
+    keep: np.ndarray  #: the rows the contract keeps
+    problems: list[Problem]  #: the read problems, then one per discarded row, in the contract's order
+    path: str | None  #: the file the problems name
+    query_codes: np.ndarray  #: each row's query code (position in ``query_values``)
+    query_values: pa.Array  #: the run's distinct query ids, in order of first appearance
+    doc_index: pa.Array | None  #: the corpus' id index (`doc_id_index`), None without a corpus
+    doc_positions: np.ndarray | None  #: each row's position in ``doc_index`` (-1: not in the corpus)
+    expected: pd.DataFrame | None  #: the expected queries (`id_frame`), None without them
+
+
+def check_rows(run: Any, *, corpus: Any = None, queries: Any = None, path: str | None = None) -> CheckedRows:
+    """The ``reteco`` contract's row checks (unknown queries, repeated documents, documents outside
+    the corpus or outside the query's domain corpus), each discarded row reported with its line,
+    without copying or ranking the run: see `validate_reteco`, which is ``reteco_report(check_rows(...))``.
+    A benchmark that discards more rows (the domain check of ``reteco-1a``) passes them to
+    `reteco_report`, so that the run is taken and ranked once."""
     frame, problems, read_path = load_run_rows(run, "trec")
     path = read_path if read_path is not None else path
     problems = list(problems)
@@ -384,8 +408,8 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
     # run would cost more memory than the run itself)
     qids, docs = _Lazy(frame["query_id"]), _Lazy(frame["doc_id"])
     lines = frame["line"].to_numpy()
-
     said = _RowProblems(lines, qids, docs, path)
+
     expected = id_frame(queries, "query_id")
     if expected is not None:
         unknown_q = ~is_in(frame["query_id"], expected["query_id"])
@@ -394,10 +418,10 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
         keep &= ~unknown_q
 
     known = id_frame(corpus, "doc_id")
-    doc_pos = None
+    doc_index = doc_pos = None
     if known is not None:  # each row's position in the corpus' id index: also the document's code
         doc_index, doc_pos = _doc_positions(frame, known, corpus)
-    qcodes, _ = _column_codes(frame["query_id"])  # once, for the pairs and the ranking
+    qcodes, qvalues = _column_dictionary(frame["query_id"])  # once, for the pairs and the ranking
     dup, first_row = _repeats(_pair_codes(frame, qcodes, doc_pos))
     if dup.any():
         for i in qids.fetch(docs.fetch(np.flatnonzero(dup & keep))):
@@ -423,31 +447,63 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
                                              f"{home.get(docs[i])} corpus, not in the {qd[i]} corpus)", i,
                                              "other_domain_doc"))
             keep &= ~other_d
+    return CheckedRows(frame, keep, problems, path, qcodes, qvalues, doc_index, doc_pos, expected)
 
-    n_read = len(frame)
-    del qids, docs, said
-    cleaned = _take_rows(frame, keep)
-    del frame
-    # each kept row's position in the corpus' id index, for checks that follow (the domain check)
-    extra = {"doc_positions": (doc_index, doc_pos[keep])} if doc_pos is not None else {}
-    cleaned["rank"] = _trec_eval_ranks(cleaned, codes=qcodes[keep])
-    del qcodes
+
+def reteco_report(checked: CheckedRows, discard: np.ndarray | None = None) -> ValidationReport:
+    """The ``reteco`` contract's report of `check_rows`' rows: the expected queries without a kept
+    row (they score 0), every problem a warning, the empty-run error, and the kept rows as
+    ``report.run`` (``query_id, doc_id, score, rank, line``, file order) with their trec_eval ranks.
+
+    ``discard``: rows a further check removes (the benchmarks' domain check, which reports them
+    itself): they are neither taken nor ranked, but the missing queries and the empty-run error
+    are those of the rows the contract keeps. The checked frame is consumed (its columns are
+    released as the kept rows are taken)."""
+    keep = checked.keep
+    final = keep & ~discard if discard is not None else keep
+    n_read = len(checked.frame)
+    problems = list(checked.problems)
     missing: list[str] = []
-    if expected is not None:
-        present = is_in(expected["query_id"], pd.Series(_unique_strings(cleaned["query_id"])))
-        missing = expected["query_id"][~present].tolist()
+    if checked.expected is not None:
+        missing = _missing_queries(checked)
         for q in missing:
-            problems.append(Problem("query missing from the run (scores 0)", query_id=q, path=path,
+            problems.append(Problem("query missing from the run (scores 0)", query_id=q, path=checked.path,
                                     kind="missing_query", severity="warning"))
+    # each kept row's position in the corpus' id index, for checks that follow (the domain check)
+    extra = {"doc_positions": (checked.doc_index, checked.doc_positions[final])} \
+        if checked.doc_positions is not None else {}
+    cleaned = _take_rows(checked.frame, final)
+    cleaned["rank"] = _trec_eval_ranks(cleaned, codes=checked.query_codes[final])
     cleaned = cleaned[["query_id", "doc_id", "score", "rank", "line"]]
     problems = with_severity(problems, "warning")
-    if not len(cleaned):
+    if not keep.any():
         what = "every row was removed" if n_read else "the run holds no readable row"
-        problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
+        problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=checked.path,
                                    kind="empty", severity="error"))
     report = ValidationReport("reteco", problems, cleaned, missing_queries=missing)
     report.extra.update(extra)
     return report
+
+
+def _missing_queries(checked: CheckedRows) -> list[str]:
+    """The expected query ids no row kept by the contract names, in the expected order."""
+    codes = checked.query_codes[checked.keep]
+    if codes.dtype.kind in "iu":
+        present = checked.query_values.take(pa.array(np.flatnonzero(
+            np.bincount(codes, minlength=len(checked.query_values))), type=pa.int64()))
+        present = pd.Series(present.to_numpy(zero_copy_only=False), dtype=object)
+    else:  # a null query id (float codes)
+        present = pd.Series(_unique_strings(checked.frame["query_id"][checked.keep]), dtype=object)
+    ids = checked.expected["query_id"]
+    return ids[~is_in(ids, present)].tolist()
+
+
+@contract("reteco")
+def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10,
+                    path: str | None = None) -> ValidationReport:
+    """The ``reteco`` contract (see the module doc): `reteco_report` of `check_rows`. ``path``: the
+    file a run given as a frame was read from (its problems name it; a file names itself)."""
+    return reteco_report(check_rows(run, corpus=corpus, queries=queries, path=path))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ...errors import Problem
 from ...kernels.ranking import TIE_BREAKS
 from ...query_ids import check_query_ids, map_query_ids, match_query_ids
 from ..declaration import Option
-from .contract import doc_id_index, id_positions, load_run_rows, validate_reteco
+from .contract import check_rows, doc_id_index, id_positions, load_run_rows, reteco_report, validate_reteco
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
@@ -46,37 +46,52 @@ def domain_check(
     corpus' own."""
     if not len(cleaned):
         return cleaned, [], 0
+    drop, problems, other, r_topic = _domain_discards(cleaned, np.ones(len(cleaned), dtype=bool), topics, corpus,
+                                                      path, message, doc_positions)
+    kept = cleaned[~drop].reset_index(drop=True)
+    if "rank" in cleaned.columns and drop.any():
+        kept["rank"] = _renumbered(cleaned["rank"].to_numpy(), r_topic, ~drop)
+    return kept, problems, other
+
+
+def _domain_discards(frame: pd.DataFrame, keep: np.ndarray, topics: pd.DataFrame, corpus: pd.DataFrame,
+                     path: str | None, message: str, doc_positions: tuple[pa.Array, np.ndarray] | None = None,
+                     ) -> tuple[np.ndarray, list[Problem], int, np.ndarray]:
+    """The domain check over the rows ``keep`` of ``frame`` (see `domain_check`): (the rows it
+    discards, their problems in row order, how many of them are in another domain's corpus, each
+    row's topic code). ``doc_positions`` are those of every row of ``frame``."""
     per_topic = topics.drop_duplicates("query_id")
     docs_index, domains, pair_keys, doc_domain = _corpus_keys(corpus)
     # codes by hash lookups over whole columns: row -> topic -> its domain's code; row -> document
-    r_topic = positions(cleaned["query_id"], pd.Index(per_topic["query_id"].to_numpy(dtype=object)))
+    r_topic = positions(frame["query_id"], pd.Index(per_topic["query_id"].to_numpy(dtype=object)))
     topic_domain = np.r_[per_topic["domain"].to_numpy(dtype=object), np.array([np.nan], dtype=object)]
     topic_code = domains.get_indexer(topic_domain)  # the last entry stands for "no topic" (index -1)
     r_dom = np.where(r_topic >= 0, topic_code[r_topic], -1)
-    if doc_positions is not None and len(doc_positions[1]) == len(cleaned) and \
+    if doc_positions is not None and doc_positions[1] is not None and len(doc_positions[1]) == len(frame) and \
             (doc_positions[0] is docs_index or doc_positions[0].equals(docs_index)):
         r_doc = doc_positions[1]
     else:
-        r_doc = id_positions(cleaned["doc_id"], docs_index)
+        r_doc = id_positions(frame["doc_id"], docs_index)
     if doc_domain is not None:  # every document in one domain: compare codes
         ok = (r_doc >= 0) & (r_dom >= 0) & (doc_domain[np.maximum(r_doc, 0)] == r_dom)
     else:
         key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
         ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
-    dropped = cleaned[~ok]
-    other = int((r_doc[~ok] >= 0).sum())
-    kept = cleaned[ok].reset_index(drop=True)
-    if "rank" in cleaned.columns and len(dropped):
-        kept["rank"] = _renumbered(cleaned["rank"].to_numpy(), r_topic, ok)
-    dropped_domain = topic_domain[r_topic[~ok]].tolist()
-    in_corpus = (r_doc[~ok] >= 0).tolist()
+    drop = keep & ~ok
+    rows = np.flatnonzero(drop)
+    other = int((r_doc[rows] >= 0).sum())
+    # the discarded rows' values, fetched for those rows only (one take per column)
+    doc_ids = frame["doc_id"].take(rows).tolist() if len(rows) else []
+    query_ids = frame["query_id"].take(rows).tolist() if len(rows) else []
+    lines = frame["line"].to_numpy()[rows].tolist()
+    level = _severity("warning")
     problems = [
-        Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
-                path=path, kind="other_domain_doc" if known else "unknown_doc", doc_id=row.doc_id,
-                **_severity("warning"))
-        for row, d, known in zip(dropped.itertuples(index=False), dropped_domain, in_corpus, strict=True)
+        Problem(message.format(doc=doc, domain=d), line=int(line) or None, query_id=qid, path=path,
+                kind="other_domain_doc" if known else "unknown_doc", doc_id=doc, **level)
+        for doc, qid, line, d, known in zip(doc_ids, query_ids, lines, topic_domain[r_topic[rows]].tolist(),
+                                            (r_doc[rows] >= 0).tolist(), strict=True)
     ]
-    return kept, problems, other
+    return drop, problems, other, r_topic
 
 
 def _renumbered(rank: np.ndarray, query: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -209,20 +224,22 @@ def validate_reteco_domains(
         report.extra["kit_unknown_doc"] = n_unknown
         return report
     whole = _ids_only(corpus) if (check_all_corpus or corpus_scope == "all") else None
-    report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k, path=path)
+    checked = check_rows(frame, corpus=whole, queries=topics[["query_id", "domain"]], path=path)
+    n_kept = int(checked.keep.sum())
+    discard, dom_problems, other = None, [], 0
+    if corpus_scope == "domain" and n_kept:
+        # on the rows the contract keeps, before they are taken: the run is taken and ranked once
+        discard, dom_problems, other, _ = _domain_discards(checked.frame, checked.keep, topics, corpus, path,
+                                                           message, (checked.doc_index, checked.doc_positions))
+    report = reteco_report(checked, discard)
+    report.extra.pop("doc_positions", None)
     # the contract's rules: a removed row is a warning, the rest of the run still counts
     problems = _warnings(read_problems) + [replace(p, path=path) if p.path is None else p for p in report.errors]
-    cleaned = report.run
-    other = 0
-    if corpus_scope == "domain":
-        cleaned, dom_problems, other = domain_check(cleaned, topics, corpus, path, message,
-                                                    report.extra.pop("doc_positions", None))
-        problems += _warnings(dom_problems)
-        if len(report.run) and not len(cleaned):
-            problems.insert(0, Problem("no usable row: every row was removed; there is nothing to score",
-                                       path=path, kind="empty", **_severity("error")))
+    problems += _warnings(dom_problems)
+    if n_kept and not len(report.run):
+        problems.insert(0, Problem("no usable row: every row was removed; there is nothing to score",
+                                   path=path, kind="empty", **_severity("error")))
     report.errors = problems
-    report.run = cleaned
     report.extra["other_domain_doc"] = other
     return report
 
