@@ -43,7 +43,7 @@ from ...io.convert import is_source, run_frame_with_problems
 from ...io.lines import read_source_bytes, source_name
 from ...io.readers import read_run_with_problems
 from ...kernels.context import RankedRun
-from ...kernels.ranking import row_ranks
+from ...kernels.ranking import group_rank, row_ranks
 from ...scale.stream import watch_blocks
 from ...side import load_topics
 
@@ -144,18 +144,60 @@ def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
 
 
 def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20, codes: np.ndarray | None = None) -> np.ndarray:
-    """The trec_eval rank of every row, in row order. When each query's rows are contiguous (a
-    run written query by query), the ranking runs on blocks of whole queries of about
-    ``block_rows`` rows, so that its temporary copies stay small on large runs. ``codes``: each
-    row's query code when the caller has them (any integer codes, one per distinct query id)."""
+    """The trec_eval rank of every row, in row order (score descending at single precision, then
+    doc id descending in byte order, then row order, as `reteco_measures.kernels.ranking`).
+    ``codes``: each row's query code when the caller has them (any integer codes, one per
+    distinct query id).
+
+    One integer sort by (query, score) - no string is compared but within a tie - then the tied
+    rows alone sorted by doc id. Rows whose query id is null fall back to the string sort, cut
+    into blocks of whole queries of about ``block_rows`` rows when the queries are contiguous."""
+    n = len(frame)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    if codes is None or codes.dtype.kind not in "iu":  # (codes with a null id are floats)
+        codes, _ = _column_codes(frame["query_id"])
+    score = frame["score"].to_numpy(dtype=np.float64)
+    if codes.dtype.kind not in "iu" or np.isnan(score).any():
+        return _string_sort_ranks(frame, codes, block_rows)
+    with np.errstate(over="ignore"):  # beyond single precision: ±inf, as trec_eval's (float) cast
+        desc = _descending_bits(score.astype(np.float32))
+    key = (codes.astype(np.uint64) << np.uint64(32)) | desc.astype(np.uint64)
+    order = np.argsort(key, kind="stable")  # equal keys keep row order
+    sk = key[order]
+    same = sk[1:] == sk[:-1]
+    if same.any():  # tie groups: order each by doc id descending (bytes), then row order
+        tied = np.zeros(n, dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        group = np.cumsum(np.r_[True, sk[at[1:]] != sk[at[:-1]]])
+        rows = order[at]
+        docs = pa.array(frame["doc_id"].take(rows).array)
+        table = pa.table({"g": pa.array(group), "d": docs, "p": pa.array(rows)})
+        within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending"), ("p", "ascending")])
+        order[at] = rows[within.to_numpy()]
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = group_rank(codes[order])
+    return rank
+
+
+def _descending_bits(s32: np.ndarray) -> np.ndarray:
+    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 and 0.0
+    equal, as C compares them)."""
+    bits = (s32 + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 == +0.0
+    negative = (bits >> np.uint32(31)).astype(bool)
+    ascending = np.where(negative, ~bits, bits | np.uint32(0x80000000))
+    return ~ascending
+
+
+def _string_sort_ranks(frame: pd.DataFrame, codes: np.ndarray, block_rows: int) -> np.ndarray:
+    """`_trec_eval_ranks` through `row_ranks` (one string sort), in blocks of whole queries when
+    each query's rows are contiguous, so that its temporary copies stay small on large runs."""
     n = len(frame)
     rank = np.zeros(n, dtype=np.int64)
-    if not n:
-        return rank
-    if codes is None or codes.dtype.kind not in "iu":  # (codes with a null id are floats)
-        codes, n_queries = _column_codes(frame["query_id"])
-    else:
-        n_queries = int(np.count_nonzero(np.bincount(codes)))
+    valid = codes[~np.isnan(codes)] if codes.dtype.kind == "f" else codes
+    n_queries = len(np.unique(valid)) + int(len(valid) < n)
     change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, n]
     if len(change) + 1 == n_queries and n > block_rows:  # contiguous queries: cut between them
