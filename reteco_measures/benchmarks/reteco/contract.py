@@ -49,7 +49,7 @@ from ...side import load_topics
 
 __all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
            "is_in", "CorpusScope", "corpus_scope", "StreamDiscards", "ranked_by_contract", "CheckedRows", "check_rows",
-           "reteco_report"]
+           "reteco_report", "corpus_codes", "ids_only"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -285,28 +285,60 @@ def _strings(column: pd.Series | pd.Index) -> pa.Array | pa.ChunkedArray | None:
     return arr if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else None
 
 
-#: id(corpus frame) -> (the frame, its id index): holding the frame keeps its id from being reused
-_ID_INDEX: dict[int, tuple[pd.DataFrame, pa.Array]] = {}
+#: id(corpus frame) -> (the frame, its id index, each corpus row's position in it): holding the
+#: frame keeps its id from being reused
+_ID_INDEX: dict[int, tuple[pd.DataFrame, pa.Array, np.ndarray]] = {}
+
+#: id(frame) -> (the frame, the corpus frame whose ``doc_id`` column it holds): see `ids_only`
+_ID_SOURCE: dict[int, tuple[pd.DataFrame, pd.DataFrame]] = {}
 
 
 def doc_id_index(corpus: pd.DataFrame) -> pa.Array:
     """The corpus' id index: its distinct ``doc_id`` values (as text) in first-appearance order,
     one Arrow string array, built once per corpus frame (a release's corpus is one frame per
     process, see `reteco_measures.benchmarks.tempo.data.load_tempo`)."""
+    return corpus_codes(corpus)[0]
+
+
+def corpus_codes(corpus: pd.DataFrame) -> tuple[pa.Array, np.ndarray]:
+    """(the corpus' id index `doc_id_index`, each corpus row's position in it), from one Arrow
+    dictionary encoding of the ``doc_id`` column, built once per corpus frame (and shared by the
+    frames `ids_only` derives from it)."""
+    source = _ID_SOURCE.get(id(corpus))
+    if source is not None and source[0] is corpus:
+        corpus = source[1]
     hit = _ID_INDEX.get(id(corpus))
     if hit is not None and hit[0] is corpus:
-        return hit[1]
+        return hit[1], hit[2]
     ids = corpus["doc_id"]
     arr = _strings(ids) if isinstance(ids.dtype, pd.StringDtype) else None
     if arr is None:
         arr = pa.array(ids.astype(str).to_numpy(dtype=object), type=pa.large_string())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    index = pc.unique(arr.cast(pa.large_string()))
+    encoded = pc.dictionary_encode(arr.cast(pa.large_string()))  # dictionary: first-appearance order
+    index = encoded.dictionary
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     if len(_ID_INDEX) > 8:
         _ID_INDEX.clear()
-    _ID_INDEX[id(corpus)] = (corpus, index)
-    return index
+    _ID_INDEX[id(corpus)] = (corpus, index, codes)
+    return index, codes
+
+
+def ids_only(corpus: pd.DataFrame) -> pd.DataFrame:
+    """The corpus' ``doc_id`` column alone (a check that must not see the corpus' ``domain``), one
+    frame per corpus frame, whose id index is the corpus' own (built once for both)."""
+    hit = _ID_SOURCE.get(id(corpus))
+    if hit is not None and hit[0] is corpus:  # already the ids of a corpus
+        return corpus
+    for derived, source in list(_ID_SOURCE.values()):
+        if source is corpus:
+            return derived
+    if len(_ID_SOURCE) > 8:
+        _ID_SOURCE.clear()
+    out = corpus[["doc_id"]]
+    _ID_SOURCE[id(out)] = (out, corpus)
+    return out
 
 
 def id_positions(values: pd.Series, index: pa.Array) -> np.ndarray:

@@ -18,7 +18,16 @@ from ...errors import Problem
 from ...kernels.ranking import TIE_BREAKS
 from ...query_ids import check_query_ids, map_query_ids, match_query_ids
 from ..declaration import Option
-from .contract import check_rows, doc_id_index, id_positions, load_run_rows, reteco_report, validate_reteco
+from .contract import (
+    check_rows,
+    corpus_codes,
+    doc_id_index,
+    id_positions,
+    ids_only,
+    load_run_rows,
+    reteco_report,
+    validate_reteco,
+)
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
@@ -131,6 +140,20 @@ def positions(values: pd.Series, index: pd.Index) -> np.ndarray:
 _CORPUS_KEYS: dict[int, tuple[pd.DataFrame, tuple]] = {}
 
 
+def _dictionary(column: pd.Series) -> tuple[np.ndarray, list]:
+    """(each row's code, the distinct values in first-appearance order) of a text column, from one
+    Arrow dictionary encoding."""
+    try:
+        values = pa.array(column.array, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        values = pa.array(column.astype(str).to_numpy(dtype=object), type=pa.large_string())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    encoded = pc.dictionary_encode(values)
+    return (encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64),
+            encoded.dictionary.to_pylist())
+
+
 def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray, np.ndarray | None]:
     """(the corpus' id index `doc_id_index`, domains, ``domain_code * n_docs + doc_code`` of every
     corpus pair, sorted and distinct, and - when every document is in one domain only - each
@@ -139,12 +162,11 @@ def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray, 
     cached = _CORPUS_KEYS.get(id(corpus))
     if cached is not None and cached[0] is corpus:
         return cached[1]
-    docs_index = doc_id_index(corpus)
-    doms = corpus["domain"].astype(str)
-    domains = pd.Index(pd.unique(doms.to_numpy(dtype=object)), dtype=object)
-    dom_codes = id_positions(doms, pa.array(domains.to_numpy(), type=pa.large_string()))
+    docs_index, doc_codes = corpus_codes(corpus)
+    dom_codes, dom_values = _dictionary(corpus["domain"].astype(str))
+    domains = pd.Index(dom_values, dtype=object)
     width = max(len(docs_index), 1)
-    keys = np.unique(dom_codes * width + id_positions(corpus["doc_id"].astype(str), docs_index))
+    keys = np.unique((dom_codes * width + doc_codes)[(doc_codes >= 0) & (dom_codes >= 0)])
     doc_domain = None
     if len(keys) == len(docs_index):  # as many (domain, document) pairs as documents: one domain each
         doc_domain = np.empty(len(docs_index), dtype=np.int64)
@@ -153,22 +175,6 @@ def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray, 
         _CORPUS_KEYS.clear()
     _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys, doc_domain))
     return docs_index, domains, keys, doc_domain
-
-
-#: id(corpus) -> (the corpus, its ``doc_id`` column alone): one frame per corpus, so that the
-#: contract's id index (`doc_id_index`) is built once per corpus
-_IDS_ONLY: dict[int, tuple[pd.DataFrame, pd.DataFrame]] = {}
-
-
-def _ids_only(corpus: pd.DataFrame) -> pd.DataFrame:
-    hit = _IDS_ONLY.get(id(corpus))
-    if hit is not None and hit[0] is corpus:
-        return hit[1]
-    if len(_IDS_ONLY) > 8:
-        _IDS_ONLY.clear()
-    out = corpus[["doc_id"]]
-    _IDS_ONLY[id(corpus)] = (corpus, out)
-    return out
 
 
 def validate_reteco_domains(
@@ -223,7 +229,7 @@ def validate_reteco_domains(
         report.extra["other_domain_doc"] = 0
         report.extra["kit_unknown_doc"] = n_unknown
         return report
-    whole = _ids_only(corpus) if (check_all_corpus or corpus_scope == "all") else None
+    whole = ids_only(corpus) if (check_all_corpus or corpus_scope == "all") else None
     checked = check_rows(frame, corpus=whole, queries=topics[["query_id", "domain"]], path=path)
     n_kept = int(checked.keep.sum())
     discard, dom_problems, other = None, [], 0
