@@ -241,10 +241,9 @@ def ranked_by_contract(run: pd.DataFrame) -> RankedRun | None:
     by_bytes = np.empty(n_queries, dtype=np.int64)
     by_bytes[pc.sort_indices(dictionary).to_numpy()] = np.arange(n_queries, dtype=np.int64)
     counts = np.bincount(codes, minlength=n_queries)
-    starts = np.zeros(n_queries, dtype=np.int64)
     sorted_counts = np.zeros(n_queries, dtype=np.int64)
-    sorted_counts[by_bytes] = counts
-    starts[by_bytes] = np.cumsum(sorted_counts) - sorted_counts
+    sorted_counts[by_bytes] = counts  # rows per query, queries in byte order
+    starts = (np.cumsum(sorted_counts) - sorted_counts)[by_bytes]  # each query's first slot
     r = rank.astype(np.int64, copy=False)
     if bool(np.any(r > counts[codes])):
         return None
