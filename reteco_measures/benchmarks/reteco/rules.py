@@ -166,11 +166,16 @@ def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray, 
     dom_codes, dom_values = _dictionary(corpus["domain"].astype(str))
     domains = pd.Index(dom_values, dtype=object)
     width = max(len(docs_index), 1)
-    keys = np.unique((dom_codes * width + doc_codes)[(doc_codes >= 0) & (dom_codes >= 0)])
-    doc_domain = None
-    if len(keys) == len(docs_index):  # as many (domain, document) pairs as documents: one domain each
-        doc_domain = np.empty(len(docs_index), dtype=np.int64)
-        doc_domain[keys % width] = keys // width
+    valid = (doc_codes >= 0) & (dom_codes >= 0)
+    doc_codes, dom_codes = doc_codes[valid], dom_codes[valid]
+    # the usual corpus: every document in one domain (then no sort of the pairs is needed)
+    doc_domain = np.full(len(docs_index), -1, dtype=np.int64)
+    doc_domain[doc_codes] = dom_codes
+    if len(doc_codes) and bool(np.all(doc_domain[doc_codes] == dom_codes)) and bool(np.all(doc_domain >= 0)):
+        keys = np.sort(doc_domain * width + np.arange(len(docs_index), dtype=np.int64))
+    else:
+        keys = np.unique(dom_codes * width + doc_codes)
+        doc_domain = None
     if len(_CORPUS_KEYS) > 8:
         _CORPUS_KEYS.clear()
     _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys, doc_domain))
