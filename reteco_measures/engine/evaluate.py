@@ -145,7 +145,7 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
 
     ``ranked``: a ranking of ``run`` made before the call (e.g. by a run contract that ranks the
     run it cleans, `reteco_measures.benchmarks.reteco.contract.ranked_by_contract`): its ``run``
-    must be the very object passed as ``run``, hold no repeated (query, doc) pair, and its
+    must be the very DataFrame passed as ``run``, hold no repeated (query, doc) pair, and its
     ``ranked`` be ``rank_run(run, tie_break, corpus=corpus)``. Our measures then read that ranking
     instead of sorting the run again, and the standard measures read its rows in that order (the
     same rows: the values do not change). It is ignored when it was made under another tie
@@ -165,8 +165,8 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     run_in = exclude_judged(qrels_in, run_in, exclude_label)
     ours = [m for m in measures if m.NAME in REGISTERED]
     standard = [m for m in measures if m.NAME not in REGISTERED]
-    given = ranked if ranked is not None and ranked.run is run and run_in is read and \
-        ranked.tie_break == tie_break else None
+    given = ranked if ranked is not None and isinstance(run, pd.DataFrame) and ranked.run is run and \
+        run_in is read and ranked.tie_break == tie_break else None
     run_standard = run_in
     shared = None
     unique = given is not None or (tie_break != "trec_eval" and bool(standard))  # repeated pairs removed
