@@ -109,17 +109,31 @@ def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None, doc_pos: np.nd
 
 
 def _repeats(pair: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(rows repeating the pair of an earlier row, the first row of each row's pair), from one
-    hash factorisation: its codes come in order of first appearance, so a row repeats an earlier
-    one iff its code is not above every code before it, and the k-th first occurrence has code k."""
-    codes, _ = pd.factorize(pair, use_na_sentinel=False)  # a null pair (NaN) is a pair too
-    if not len(codes):
+    """(rows repeating the pair of an earlier row, the first row of each row's pair). Integer
+    pairs: one stable sort puts each pair's rows together in row order, so a row repeats an
+    earlier one iff it equals the row before it in that order, and its first row is the head of
+    its stretch. Float pairs (a null id): one hash factorisation, whose codes come in order of
+    first appearance (a null pair is a pair too)."""
+    n = len(pair)
+    if not n:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
-    seen = np.empty(len(codes), dtype=codes.dtype)
-    seen[0] = -1
-    np.maximum.accumulate(codes[:-1], out=seen[1:])
-    dup = codes <= seen
-    return dup, np.flatnonzero(~dup)[codes]
+    if pair.dtype.kind == "f":
+        codes, _ = pd.factorize(pair, use_na_sentinel=False)
+        seen = np.empty(n, dtype=codes.dtype)
+        seen[0] = -1
+        np.maximum.accumulate(codes[:-1], out=seen[1:])
+        dup = codes <= seen
+        return dup, np.flatnonzero(~dup)[codes]
+    order = np.argsort(pair, kind="stable")
+    ordered = pair[order]
+    same = np.zeros(n, dtype=bool)
+    np.equal(ordered[1:], ordered[:-1], out=same[1:])
+    dup = np.zeros(n, dtype=bool)
+    dup[order[same]] = True
+    heads = order[~same]  # each pair's first row
+    first = np.empty(n, dtype=np.int64)
+    first[order] = heads[np.cumsum(~same) - 1]
+    return dup, first
 
 
 def _unique_strings(column: pd.Series) -> pa.Array | np.ndarray:
@@ -545,7 +559,10 @@ def reteco_report(checked: CheckedRows, discard: np.ndarray | None = None) -> Va
     # each kept row's position in the corpus' id index, for checks that follow (the domain check)
     extra = {"doc_positions": (checked.doc_index, checked.doc_positions[final])} \
         if checked.doc_positions is not None else {}
-    cleaned = _take_rows(checked.frame, final)
+    frame = checked.frame
+    for col in [c for c in frame.columns if c not in ("query_id", "doc_id", "score", "line")]:
+        del frame[col]  # (the file's rank and run name: not copied, the rank is recomputed)
+    cleaned = _take_rows(frame, final)
     cleaned["rank"] = _trec_eval_ranks(cleaned, codes=checked.query_codes[final])
     cleaned = cleaned[["query_id", "doc_id", "score", "rank", "line"]]
     problems = with_severity(problems, "warning")
