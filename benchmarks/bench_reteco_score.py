@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", help="build the release in this folder (kept) instead of a temporary one")
     args = ap.parse_args(argv)
 
+    from reteco_measures.benchmarks.tempo import data as reteco_tempo
     from reteco_measures.cli.main import main as cli
-    from reteco_measures.datasets import reteco_tempo
 
     def quiet(argv: list[str]) -> Callable[[], int]:
         def call() -> int:
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         score = quiet(["score", "reteco-1a", str(run), "--data", str(root), "--split", "dev"])
         evaluate = quiet(["eval", str(qrels), str(run), *STANDARD])
 
-        clear = getattr(reteco_tempo, "clear_corpus_cache", lambda: None)  # (absent before the cache)
+        clear = reteco_tempo.clear_corpus_cache
 
         def cold() -> int:
             clear()

@@ -26,11 +26,12 @@ import pandas as pd
 
 from ..api import iter_calc
 from ..contracts.base import ValidationReport
-from ..engine.evaluate import qrels_order
+from ..engine.evaluate import iter_prepared, prepare, qrels_order
 from ..engine.grouping import group_frame
 from ..engine.results import aggregate, metrics_frame
 from ..errors import DataFormatWarning, EmptyInputWarning, QueryIdMismatchWarning
 from ..io.convert import as_qrels_frame
+from ..kernels.context import RankedRun
 from ..measures.names import measure_label, parse_measures
 from .declaration import ENGINE, Benchmark, Inputs
 from .score import Score
@@ -254,6 +255,7 @@ def long_per_query(
     display: Callable[[Any], str] = measure_label,
     units: Sequence[str] | None = None,
     fill: float | None = 0.0,
+    ranked: RankedRun | None = None,
     **kwargs: Any,
 ) -> pd.DataFrame:
     """Every measure's per-query value in one `reteco_measures.iter_calc` pass, as a long
@@ -263,6 +265,9 @@ def long_per_query(
     ``units``: the evaluated query ids, in order; a (query, measure) pair the evaluation did not
     yield is added with ``fill`` (0: a missing query scores 0), and rows of other ids are
     dropped. Without ``units`` the rows follow the qrels' order of first appearance.
+    ``ranked``: the contract's ranking of ``run`` (a `RankedRun` whose ``run`` is this very
+    frame, see `reteco_measures.engine.evaluate.prepare`): the evaluation reuses it instead of
+    ranking the run again.
     ``kwargs`` go to ``iter_calc`` (``topics``, ``labels``, ``tie_break``, ``corpus``). The
     frame's ``attrs["empty"]`` holds each measure's value on an empty set (NaN or its ``empty``),
     ``attrs["notes"]`` the evaluation's warnings (as text, once each).
@@ -270,7 +275,10 @@ def long_per_query(
     measures = parse_measures(list(measures))  # names as the measure objects the evaluation reports
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        metrics = iter_calc(measures, qrels, run, on_mismatch="warn", **kwargs)  # checked by the contract
+        if ranked is None:
+            metrics = iter_calc(measures, qrels, run, on_mismatch="warn", **kwargs)  # checked by the contract
+        else:  # (on_mismatch="warn" leaves the warnings as they are: nothing to set)
+            metrics = iter_prepared(prepare(measures, qrels, run, ranked=ranked, **kwargs))
     notes: list[str] = []
     for w in caught:
         # the benchmark's contract has already reported an empty or mismatched run (as an error

@@ -45,6 +45,7 @@ from ..errors import DataFormatWarning, user_stacklevel
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..kernels.context import CHECKED_IDS, RANKED_RUN, RankedRun
 from ..kernels.ranking import duplicate_pairs, rank_run
+from ..kernels.standard import UNIQUE_PAIRS
 from ..measures.base import REGISTERED
 from ..measures.names import measure_name, parse_measures
 from ..measures.params import TIE_BREAKS
@@ -128,20 +129,33 @@ class Prepared(NamedTuple):
     ranked: RankedRun | None  # the ranking made for the standard measures, reused by our provider
     corpus: Sequence[str] | None = None
     tie_break: str = "trec_eval"
+    unique_pairs: bool = False  # run_standard holds no repeated (query, doc) pair
 
     def side(self) -> dict[str, Any]:
-        """Extra ``side_info`` entries for our provider: ids checked, the ranking to reuse."""
-        return {CHECKED_IDS: True, **({RANKED_RUN: self.ranked} if self.ranked is not None else {})}
+        """Extra ``side_info`` entries for our provider: ids checked, the ranking to reuse; for
+        the native kernels, the standard run known to hold no repeated pair."""
+        return {CHECKED_IDS: True, **({RANKED_RUN: self.ranked} if self.ranked is not None else {}),
+                **({UNIQUE_PAIRS: self.run_standard} if self.unique_pairs else {})}
 
 
 def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval", corpus: Sequence[str] | None = None,
             topics: Any = None, labels: Any = None, query_ids: str = "exact",
-            exclude_label: int | None = None) -> Prepared:
-    """Parse, read, check and rank once (see the module doc)."""
+            exclude_label: int | None = None, ranked: RankedRun | None = None) -> Prepared:
+    """Parse, read, check and rank once (see the module doc).
+
+    ``ranked``: a ranking of ``run`` made before the call (e.g. by a run contract that ranks the
+    run it cleans, `reteco_measures.benchmarks.reteco.contract.ranked_by_contract`): its ``run``
+    must be the very DataFrame passed as ``run``, hold no repeated (query, doc) pair, and its
+    ``ranked`` be ``rank_run(run, tie_break, corpus=corpus)``. Our measures then read that ranking
+    instead of sorting the run again, and the standard measures read its rows in that order (the
+    same rows: the values do not change). It is ignored when it was made under another tie
+    policy or when the run changes on the way in (ids mapped by ``query_ids='normalize'``,
+    documents removed by ``exclude_label``)."""
     check_modes(tie_break, query_ids)
     measures = parse_measures(measures)
     qrels_in = as_qrels_frame(qrels)
     run_in = as_run_frame(run, rank=False)  # a file's rank column is never read (ranks come from scores)
+    read = run_in
     topics_in = load_topics(topics) if topics is not None else None
     labels_in = load_labels(labels) if labels is not None else None
     # never a silent zero: empty inputs and query ids that do not meet warn (or are mapped)
@@ -151,9 +165,23 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     run_in = exclude_judged(qrels_in, run_in, exclude_label)
     ours = [m for m in measures if m.NAME in REGISTERED]
     standard = [m for m in measures if m.NAME not in REGISTERED]
+    given = ranked if ranked is not None and isinstance(run, pd.DataFrame) and ranked.run is run and \
+        run_in is read and ranked.tie_break == tie_break else None
     run_standard = run_in
     shared = None
-    if tie_break != "trec_eval" and standard:
+    unique = given is not None or (tie_break != "trec_eval" and bool(standard))  # repeated pairs removed
+    if given is not None:
+        # the caller's ranking of this very run (no repeated pair): no sort to make here; the
+        # standard measures read its rows in trec_eval's order (their kernels then sort nothing)
+        order = given.ranked
+        if tie_break == "trec_eval":
+            run_standard = order[["query_id", "doc_id", "score"]]
+        elif standard:
+            run_standard = pd.DataFrame({"query_id": order["query_id"], "doc_id": order["doc_id"],
+                                         "score": -order["rank"].astype(np.float64)})
+        if ours:
+            shared = RankedRun(run_in, tie_break, order)
+    elif tie_break != "trec_eval" and standard:
         # Standard measures are computed in trec_eval's order (native kernels, pytrec_eval).
         # Re-score the run so that trec_eval's order *is* the requested order: score = -rank.
         # A repeated (query, doc) pair keeps its last score (file order) before ranking, as our
@@ -162,16 +190,16 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
         dup = duplicate_pairs(run_in, keep="last")
         if dup.any():
             run_in = run_in[~dup].reset_index(drop=True)
-        ranked = rank_run(run_in, tie_break, corpus=corpus)
+        order = rank_run(run_in, tie_break, corpus=corpus)
         run_standard = pd.DataFrame(
-            {"query_id": ranked["query_id"], "doc_id": ranked["doc_id"], "score": -ranked["rank"].astype(np.float64)}
+            {"query_id": order["query_id"], "doc_id": order["doc_id"], "score": -order["rank"].astype(np.float64)}
         )
         if ours:
-            shared = RankedRun(run_in, tie_break, ranked)
+            shared = RankedRun(run_in, tie_break, order)
     # the native kernels take the frames; providers.native converts the run to a dict
     # (vectorised) and makes the qrels safe for pytrec_eval only for the measures they do not claim
     return Prepared(measures, ours, standard, qrels_in, run_in, run_standard, topics_in, labels_in,
-                    shared, corpus, tie_break)
+                    shared, corpus, tie_break, unique)
 
 
 def _side(p: Prepared):

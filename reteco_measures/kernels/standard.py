@@ -59,6 +59,7 @@ from ir_measures.providers.base import NOT_PROVIDED, Choices
 from ..errors import NativeFallback
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..measures.params import param
+from ..side import current_side_info
 
 __all__ = [
     "SUPPORTED_MEASURES",
@@ -72,7 +73,13 @@ __all__ = [
     "iter_metrics",
     "aggregate",
     "top_rows",
+    "UNIQUE_PAIRS",
 ]
+
+#: ``side_info`` key under which the evaluation engine names a run frame that holds no repeated
+#: (query, doc) pair (a run contract removed them, or the engine did before ranking): `per_query`
+#: skips its duplicate check for that very frame
+UNIQUE_PAIRS = "_reteco_unique_pairs"
 
 _FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -761,6 +768,8 @@ def _frames(qrels: Any, run: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _prepare(run: pd.DataFrame) -> tuple[PreparedRun, pd.DataFrame]:
     """The prepared run and the frame it was built from (repeated pairs: last score kept)."""
     prepared = PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy(dtype=np.float64))
+    if current_side_info().extra.get(UNIQUE_PAIRS) is run:  # no repeated pair, the caller says
+        return prepared, run
     drop = prepared.duplicate_rows()
     if drop is not None:
         keep = np.ones(len(run), dtype=bool)

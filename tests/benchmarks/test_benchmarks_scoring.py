@@ -107,13 +107,16 @@ def test_spoken_equals_calc_aggregate_with_cell_weights():
                                           ("spoken", 1), ("ikat-2023", 3)])
 def test_per_query_values_are_computed_once(name, passes, monkeypatch):
     calls = []
-    real = engine.iter_calc
 
-    def counting(*args, **kwargs):
-        calls.append(args[0])
-        return real(*args, **kwargs)
+    def counting(real):
+        def call(*args, **kwargs):
+            calls.append(args[0])
+            return real(*args, **kwargs)
+        return call
 
-    monkeypatch.setattr(engine, "iter_calc", counting)
+    # an evaluation pass: iter_calc, or iter_prepared on a run the contract ranked already
+    monkeypatch.setattr(engine, "iter_calc", counting(engine.iter_calc))
+    monkeypatch.setattr(engine, "iter_prepared", counting(engine.iter_prepared))
     bench = rm.benchmark(name)
     kw = dict(bench.cli.demo(SAMPLE))
     score = bench.score(kw.pop("run"), data=kw.pop("data", None), split=kw.pop("split", None), **kw)

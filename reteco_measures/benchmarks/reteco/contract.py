@@ -42,12 +42,14 @@ from ...errors import Problem
 from ...io.convert import is_source, run_frame_with_problems
 from ...io.lines import read_source_bytes, source_name
 from ...io.readers import read_run_with_problems
-from ...kernels.ranking import row_ranks
+from ...kernels.context import RankedRun
+from ...kernels.ranking import group_rank, row_ranks
 from ...scale.stream import watch_blocks
 from ...side import load_topics
 
 __all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
-           "is_in", "CorpusScope", "corpus_scope", "StreamDiscards"]
+           "is_in", "CorpusScope", "corpus_scope", "StreamDiscards", "ranked_by_contract", "CheckedRows", "check_rows",
+           "reteco_report", "corpus_codes", "ids_only"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -67,20 +69,79 @@ def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Pr
 def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
     """Arrow dictionary codes of a string column (int32, one per row) and the number of distinct
     values (one dictionary for all chunks)."""
+    codes, dictionary = _column_dictionary(column)
+    return codes, len(dictionary)
+
+
+def _column_dictionary(column: pd.Series) -> tuple[np.ndarray, pa.Array]:
+    """Arrow dictionary codes of a string column (int32, one per row; floats with NaN for a null
+    value) and the distinct values in order of first appearance (one dictionary for all chunks)."""
     values = pa.array(column.array)
     encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
-    size = len(encoded.chunk(0).dictionary) if encoded.num_chunks else 0
-    return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), size
+    dictionary = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], values.type)
+    return pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy(), dictionary
 
 
-def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None) -> pd.Series:
-    """One int64 per row identifying its (query_id, doc_id) pair: arrow dictionary codes of each
-    column combined (far less memory than hashing the two string columns together); ``q``: the
-    query codes when the caller has them."""
+def _pair_codes(frame: pd.DataFrame, q: np.ndarray | None = None, doc_pos: np.ndarray | None = None) -> np.ndarray:
+    """One int64 per row identifying its (query_id, doc_id) pair: integer codes of each column
+    combined (far less memory than hashing the two string columns together); ``q``: the query
+    codes when the caller has them; ``doc_pos``: each row's position in the corpus' id index
+    (`id_positions`, -1 = not in the corpus) when the caller has them: those are the documents'
+    codes, and only the documents outside the corpus are encoded here."""
     if q is None:
         q, _ = _column_codes(frame["query_id"])
-    d, n_docs = _column_codes(frame["doc_id"])
-    return pd.Series(q.astype(np.int64) * max(n_docs, 1) + d)
+    if doc_pos is None:
+        d, n_docs = _column_codes(frame["doc_id"])
+    else:
+        d = doc_pos.astype(np.int64, copy=True)
+        outside = np.flatnonzero(d < 0)
+        n_docs = int(d.max()) + 1 if len(d) else 0
+        if len(outside):
+            codes, size = _column_codes(frame["doc_id"].take(outside))
+            if codes.dtype.kind == "f":  # a null id (NaN code): one code of its own
+                codes = np.where(np.isnan(codes), size, codes)
+                size += 1
+            d[outside] = n_docs + codes.astype(np.int64)
+            n_docs += size
+    if q.dtype.kind == "f" or d.dtype.kind == "f":  # a null id: codes as floats, compared as values
+        return pd.Series(q.astype(np.float64) * max(n_docs, 1) + d).to_numpy()
+    return q.astype(np.int64) * max(n_docs, 1) + d.astype(np.int64)
+
+
+def _repeats(pair: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows repeating the pair of an earlier row, the first row of each row's pair). Integer
+    pairs: one stable sort puts each pair's rows together in row order, so a row repeats an
+    earlier one iff it equals the row before it in that order, and its first row is the head of
+    its stretch. Float pairs (a null id): one hash factorisation, whose codes come in order of
+    first appearance (a null pair is a pair too)."""
+    n = len(pair)
+    if not n:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    if pair.dtype.kind == "f":
+        codes, _ = pd.factorize(pair, use_na_sentinel=False)
+        seen = np.empty(n, dtype=codes.dtype)
+        seen[0] = -1
+        np.maximum.accumulate(codes[:-1], out=seen[1:])
+        dup = codes <= seen
+        return dup, np.flatnonzero(~dup)[codes]
+    order = np.argsort(pair, kind="stable")
+    ordered = pair[order]
+    same = np.zeros(n, dtype=bool)
+    np.equal(ordered[1:], ordered[:-1], out=same[1:])
+    dup = np.zeros(n, dtype=bool)
+    dup[order[same]] = True
+    heads = order[~same]  # each pair's first row
+    first = np.empty(n, dtype=np.int64)
+    first[order] = heads[np.cumsum(~same) - 1]
+    return dup, first
+
+
+def _unique_strings(column: pd.Series) -> pa.Array | np.ndarray:
+    """The distinct values of a text column (an Arrow hash over the column as it is)."""
+    arr = _strings(column)
+    if arr is None:
+        return pd.unique(column.to_numpy(dtype=object))
+    return pc.unique(arr).to_numpy(zero_copy_only=False)
 
 
 def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
@@ -97,18 +158,60 @@ def _take_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
 
 
 def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20, codes: np.ndarray | None = None) -> np.ndarray:
-    """The trec_eval rank of every row, in row order. When each query's rows are contiguous (a
-    run written query by query), the ranking runs on blocks of whole queries of about
-    ``block_rows`` rows, so that its temporary copies stay small on large runs. ``codes``: each
-    row's query code when the caller has them (any integer codes, one per distinct query id)."""
+    """The trec_eval rank of every row, in row order (score descending at single precision, then
+    doc id descending in byte order, then row order, as `reteco_measures.kernels.ranking`).
+    ``codes``: each row's query code when the caller has them (any integer codes, one per
+    distinct query id).
+
+    One integer sort by (query, score) - no string is compared but within a tie - then the tied
+    rows alone sorted by doc id. Rows whose query id is null fall back to the string sort, cut
+    into blocks of whole queries of about ``block_rows`` rows when the queries are contiguous."""
+    n = len(frame)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    if codes is None or codes.dtype.kind not in "iu":  # (codes with a null id are floats)
+        codes, _ = _column_codes(frame["query_id"])
+    score = frame["score"].to_numpy(dtype=np.float64)
+    if codes.dtype.kind not in "iu" or np.isnan(score).any():
+        return _string_sort_ranks(frame, codes, block_rows)
+    with np.errstate(over="ignore"):  # beyond single precision: ±inf, as trec_eval's (float) cast
+        desc = _descending_bits(score.astype(np.float32))
+    key = (codes.astype(np.uint64) << np.uint64(32)) | desc.astype(np.uint64)
+    order = np.argsort(key, kind="stable")  # equal keys keep row order
+    sk = key[order]
+    same = sk[1:] == sk[:-1]
+    if same.any():  # tie groups: order each by doc id descending (bytes), then row order
+        tied = np.zeros(n, dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        group = np.cumsum(np.r_[True, sk[at[1:]] != sk[at[:-1]]])
+        rows = order[at]
+        docs = pa.array(frame["doc_id"].take(rows).array)
+        table = pa.table({"g": pa.array(group), "d": docs, "p": pa.array(rows)})
+        within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending"), ("p", "ascending")])
+        order[at] = rows[within.to_numpy()]
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = group_rank(codes[order])
+    return rank
+
+
+def _descending_bits(s32: np.ndarray) -> np.ndarray:
+    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 and 0.0
+    equal, as C compares them)."""
+    bits = (s32 + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 == +0.0
+    negative = (bits >> np.uint32(31)).astype(bool)
+    ascending = np.where(negative, ~bits, bits | np.uint32(0x80000000))
+    return ~ascending
+
+
+def _string_sort_ranks(frame: pd.DataFrame, codes: np.ndarray, block_rows: int) -> np.ndarray:
+    """`_trec_eval_ranks` through `row_ranks` (one string sort), in blocks of whole queries when
+    each query's rows are contiguous, so that its temporary copies stay small on large runs."""
     n = len(frame)
     rank = np.zeros(n, dtype=np.int64)
-    if not n:
-        return rank
-    if codes is None or codes.dtype.kind not in "iu":  # (codes with a null id are floats)
-        codes, n_queries = _column_codes(frame["query_id"])
-    else:
-        n_queries = int(np.count_nonzero(np.bincount(codes)))
+    valid = codes[~np.isnan(codes)] if codes.dtype.kind == "f" else codes
+    n_queries = len(np.unique(valid)) + int(len(valid) < n)
     change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, n]
     if len(change) + 1 == n_queries and n > block_rows:  # contiguous queries: cut between them
@@ -117,6 +220,54 @@ def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20, codes: np.n
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rank[lo:hi] = row_ranks(frame.iloc[lo:hi], "trec_eval")
     return rank
+
+
+def ranked_by_contract(run: pd.DataFrame) -> RankedRun | None:
+    """The contract's cleaned run (``report.run``: ``query_id, doc_id, score`` and its trec_eval
+    ``rank``) as a `RankedRun` for the evaluation, so that the run is ranked once per call.
+
+    ``RankedRun.run`` is ``run[["query_id", "doc_id", "score"]]`` (the frame to evaluate: pass
+    that very object on), ``RankedRun.ranked`` the same rows sorted by query id (byte order) then
+    rank, with the ``rank`` column: what ``rank_run(run, "trec_eval")`` gives, built from the
+    contract's ranks without sorting a string (each row goes to its query's first slot plus its
+    rank). None when the ranks are not 1..n within every query (then the evaluation ranks the run
+    itself)."""
+    cols = ["query_id", "doc_id", "score"]
+    if "rank" not in run.columns or not set(cols) <= set(run.columns):
+        return None
+    frame = run[cols]
+    n = len(frame)
+    rank = run["rank"].to_numpy()
+    if rank.dtype.kind not in "iu":
+        return None
+    if not n:
+        return RankedRun(frame, "trec_eval", frame.assign(rank=np.zeros(0, dtype=np.int64)))
+    values = _strings(frame["query_id"])
+    if values is None:
+        return None
+    encoded = pc.dictionary_encode(values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values]))
+    if values.null_count or rank.min() < 1:
+        return None
+    codes = pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()).to_numpy()
+    dictionary = encoded.chunk(0).dictionary
+    n_queries = len(dictionary)
+    # each query's place in byte order (trec_eval's and `rank_run`'s query order)
+    by_bytes = np.empty(n_queries, dtype=np.int64)
+    by_bytes[pc.sort_indices(dictionary).to_numpy()] = np.arange(n_queries, dtype=np.int64)
+    counts = np.bincount(codes, minlength=n_queries)
+    sorted_counts = np.zeros(n_queries, dtype=np.int64)
+    sorted_counts[by_bytes] = counts  # rows per query, queries in byte order
+    starts = (np.cumsum(sorted_counts) - sorted_counts)[by_bytes]  # each query's first slot
+    r = rank.astype(np.int64, copy=False)
+    if bool(np.any(r > counts[codes])):
+        return None
+    order = np.full(n, -1, dtype=np.int64)
+    order[starts[codes] + r - 1] = np.arange(n, dtype=np.int64)
+    if order.min() < 0:  # two rows of a query share a rank
+        return None
+    ranked = frame.take(order).reset_index(drop=True)
+    ranked["rank"] = r[order]
+    return RankedRun(frame, "trec_eval", ranked)
 
 
 class _Lazy:
@@ -147,39 +298,89 @@ def _strings(column: pd.Series | pd.Index) -> pa.Array | pa.ChunkedArray | None:
     return arr if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else None
 
 
-#: id(corpus frame) -> (the frame, its id index): holding the frame keeps its id from being reused
-_ID_INDEX: dict[int, tuple[pd.DataFrame, pa.Array]] = {}
+#: id(corpus frame) -> (the frame, its id index, each corpus row's position in it): holding the
+#: frame keeps its id from being reused
+_ID_INDEX: dict[int, tuple[pd.DataFrame, pa.Array, np.ndarray]] = {}
+
+#: id(frame) -> (the frame, the corpus frame whose ``doc_id`` column it holds): see `ids_only`
+_ID_SOURCE: dict[int, tuple[pd.DataFrame, pd.DataFrame]] = {}
 
 
 def doc_id_index(corpus: pd.DataFrame) -> pa.Array:
     """The corpus' id index: its distinct ``doc_id`` values (as text) in first-appearance order,
     one Arrow string array, built once per corpus frame (a release's corpus is one frame per
     process, see `reteco_measures.benchmarks.tempo.data.load_tempo`)."""
+    return corpus_codes(corpus)[0]
+
+
+def corpus_codes(corpus: pd.DataFrame) -> tuple[pa.Array, np.ndarray]:
+    """(the corpus' id index `doc_id_index`, each corpus row's position in it), from one Arrow
+    dictionary encoding of the ``doc_id`` column, built once per corpus frame (and shared by the
+    frames `ids_only` derives from it)."""
+    source = _ID_SOURCE.get(id(corpus))
+    if source is not None and source[0] is corpus:
+        corpus = source[1]
     hit = _ID_INDEX.get(id(corpus))
     if hit is not None and hit[0] is corpus:
-        return hit[1]
+        return hit[1], hit[2]
     ids = corpus["doc_id"]
     arr = _strings(ids) if isinstance(ids.dtype, pd.StringDtype) else None
     if arr is None:
         arr = pa.array(ids.astype(str).to_numpy(dtype=object), type=pa.large_string())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    index = pc.unique(arr.cast(pa.large_string()))
+    encoded = pc.dictionary_encode(arr.cast(pa.large_string()))  # dictionary: first-appearance order
+    index = encoded.dictionary
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     if len(_ID_INDEX) > 8:
         _ID_INDEX.clear()
-    _ID_INDEX[id(corpus)] = (corpus, index)
-    return index
+    _ID_INDEX[id(corpus)] = (corpus, index, codes)
+    return index, codes
+
+
+def ids_only(corpus: pd.DataFrame) -> pd.DataFrame:
+    """The corpus' ``doc_id`` column alone (a check that must not see the corpus' ``domain``), one
+    frame per corpus frame, whose id index is the corpus' own (built once for both)."""
+    hit = _ID_SOURCE.get(id(corpus))
+    if hit is not None and hit[0] is corpus:  # already the ids of a corpus
+        return corpus
+    for derived, source in list(_ID_SOURCE.values()):
+        if source is corpus:
+            return derived
+    if len(_ID_SOURCE) > 8:
+        _ID_SOURCE.clear()
+    out = corpus[["doc_id"]]
+    _ID_SOURCE[id(out)] = (out, corpus)
+    return out
 
 
 def id_positions(values: pd.Series, index: pa.Array) -> np.ndarray:
-    """Each value's position in ``index`` (`doc_id_index`), -1 where absent: one Arrow hash
-    lookup over the whole column (integer codes; no Python object per row)."""
+    """Each value's position in ``index`` (distinct values, as `doc_id_index` gives), -1 where
+    absent: one Arrow hash lookup over the whole column (integer codes; no Python object per row).
+    A few values against a large index (a qrels' gold documents against a corpus) hash the values
+    and scan the index instead, so that the index is not hashed for every call."""
     arr = _strings(values)
     if arr is None:  # not a text column: hash lookups of the objects (a number is no text id)
         return pd.Index(index.to_numpy(zero_copy_only=False), dtype=object).get_indexer(
             values.to_numpy(dtype=object)).astype(np.int64)
-    found = pc.index_in(arr.cast(pa.large_string()), value_set=index).fill_null(-1)
-    return found.to_numpy(zero_copy_only=False).astype(np.int64) if len(values) else np.zeros(0, np.int64)
+    if not len(values):
+        return np.zeros(0, np.int64)
+    arr = arr.cast(pa.large_string())
+    if 8 * len(arr) < len(index):
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        distinct = pc.unique(arr.drop_null())
+        # which index entry holds each distinct value (the first, should the index repeat one)
+        hit = pc.index_in(index.cast(pa.large_string()), value_set=distinct)
+        at = np.flatnonzero(np.asarray(hit.is_valid(), dtype=bool))
+        where = np.full(len(distinct) + 1, -1, dtype=np.int64)  # the last slot: values not found
+        which = hit.filter(hit.is_valid()).to_numpy(zero_copy_only=False).astype(np.int64)
+        _, first = np.unique(which, return_index=True)
+        where[which[first]] = at[first]
+        code = pc.index_in(arr, value_set=distinct).fill_null(len(distinct))
+        return where[code.to_numpy(zero_copy_only=False).astype(np.int64)]
+    found = pc.index_in(arr, value_set=index).fill_null(-1)
+    return found.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def is_in(values: pd.Series, allowed: pd.Series) -> np.ndarray:
@@ -236,7 +437,7 @@ def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -
     (``queries`` serve only the domains here: rows of unknown queries are not counted). Kinds with
     no such row are left out (``{}``: nothing would be discarded).
     """
-    dup = _pair_codes(run).duplicated(keep="first").to_numpy()
+    dup = pd.Series(_pair_codes(run)).duplicated(keep="first").to_numpy()
     counts = {"duplicate": int(dup.sum())}
     known = id_frame(corpus, "doc_id")
     if known is not None:
@@ -248,53 +449,80 @@ def discard_counts(run: pd.DataFrame, corpus: Any = None, queries: Any = None) -
     return {kind: n for kind, n in counts.items() if n}
 
 
+class _RowProblems:
+    """The contract's problem about one run row: a warning (the row is discarded, the rest of the
+    run counts) naming the row's line, query, document and file."""
+
+    def __init__(self, lines: np.ndarray, qids: _Lazy, docs: _Lazy, path: str | None):
+        self.lines, self.qids, self.docs, self.path = lines, qids, docs, path
+
+    def problem(self, message: str, i: int, kind: str) -> Problem:
+        return Problem(message, line=_line(self.lines[i]), query_id=self.qids[i], path=self.path, kind=kind,
+                       doc_id=self.docs[i], severity="warning")
+
+
 def _line(value: Any) -> int | None:
     v = int(value)
     return v if v > 0 else None
 
 
-@contract("reteco")
-def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10) -> ValidationReport:
-    frame, problems, path = load_run_rows(run, "trec")
+class CheckedRows(NamedTuple):
+    """A run's rows read and checked by the ``reteco`` contract, not yet taken or ranked
+    (`check_rows`; `reteco_report` makes the report). The frame is consumed by `reteco_report`."""
+
+    frame: pd.DataFrame  #: every row read, with its ``line``
+    keep: np.ndarray  #: the rows the contract keeps
+    problems: list[Problem]  #: the read problems, then one per discarded row, in the contract's order
+    path: str | None  #: the file the problems name
+    query_codes: np.ndarray  #: each row's query code (position in ``query_values``)
+    query_values: pa.Array  #: the run's distinct query ids, in order of first appearance
+    doc_index: pa.Array | None  #: the corpus' id index (`doc_id_index`), None without a corpus
+    doc_positions: np.ndarray | None  #: each row's position in ``doc_index`` (-1: not in the corpus)
+    expected: pd.DataFrame | None  #: the expected queries (`id_frame`), None without them
+
+
+def check_rows(run: Any, *, corpus: Any = None, queries: Any = None, path: str | None = None) -> CheckedRows:
+    """The ``reteco`` contract's row checks (unknown queries, repeated documents, documents outside
+    the corpus or outside the query's domain corpus), each discarded row reported with its line,
+    without copying or ranking the run: see `validate_reteco`, which is ``reteco_report(check_rows(...))``.
+    A benchmark that discards more rows (the domain check of ``reteco-1a``) passes them to
+    `reteco_report`, so that the run is taken and ranked once."""
+    frame, problems, read_path = load_run_rows(run, "trec")
+    path = read_path if read_path is not None else path
     problems = list(problems)
     keep = np.ones(len(frame), dtype=bool)
     # ids are fetched only for the rows a problem names (Python strings for every row of a 5M-row
     # run would cost more memory than the run itself)
     qids, docs = _Lazy(frame["query_id"]), _Lazy(frame["doc_id"])
     lines = frame["line"].to_numpy()
+    said = _RowProblems(lines, qids, docs, path)
 
     expected = id_frame(queries, "query_id")
     if expected is not None:
         unknown_q = ~is_in(frame["query_id"], expected["query_id"])
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_q))):
-            problems.append(Problem("query id not in the topics; row discarded", line=_line(lines[i]),
-                                    query_id=qids[i], path=path, kind="unknown_query", doc_id=docs[i]))
+            problems.append(said.problem("query id not in the topics; row discarded", i, "unknown_query"))
         keep &= ~unknown_q
 
-    qcodes, _ = _column_codes(frame["query_id"])  # once, for the pairs and the ranking
-    pair = _pair_codes(frame, qcodes)
-    dup = pair.duplicated(keep="first").to_numpy()
-    if dup.any():
-        # the first line of each repeated pair, from the repeated rows only
-        repeated = frame.loc[pair.duplicated(keep=False).to_numpy(), ["query_id", "doc_id", "line"]]
-        first_line = repeated.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])["line"]
-        del repeated
-        for i in qids.fetch(docs.fetch(np.flatnonzero(dup & keep))):
-            first = first_line.get((qids[i], docs[i]))
-            where = f" (first at line {int(first)})" if first is not None and int(first) > 0 else ""
-            problems.append(Problem(f"duplicate document {docs[i]} removed{where}", line=_line(lines[i]),
-                                    query_id=qids[i], path=path, kind="duplicate", doc_id=docs[i]))
-        keep &= ~dup
-
     known = id_frame(corpus, "doc_id")
-    doc_pos = None
-    if known is not None:
+    doc_index = doc_pos = None
+    if known is not None:  # each row's position in the corpus' id index: also the document's code
         doc_index, doc_pos = _doc_positions(frame, known, corpus)
+    qcodes, qvalues = _column_dictionary(frame["query_id"])  # once, for the pairs and the ranking
+    dup, first_row = _repeats(_pair_codes(frame, qcodes, doc_pos))
+    if dup.any():
+        for i in qids.fetch(docs.fetch(np.flatnonzero(dup & keep))):
+            first = int(lines[first_row[i]])
+            where = f" (first at line {first})" if first > 0 else ""
+            problems.append(said.problem(f"duplicate document {docs[i]} removed{where}", i, "duplicate"))
+        keep &= ~dup
+    del first_row
+
+    if known is not None:
         unknown_d = doc_pos < 0
         for i in qids.fetch(docs.fetch(np.flatnonzero(unknown_d & keep))):
-            problems.append(Problem(f"unknown document {docs[i]} discarded (not in the corpus)",
-                                    line=_line(lines[i]), query_id=qids[i], path=path, kind="unknown_doc",
-                                    doc_id=docs[i]))
+            problems.append(said.problem(f"unknown document {docs[i]} discarded (not in the corpus)", i,
+                                         "unknown_doc"))
         keep &= ~unknown_d
         other_d, qdom = _other_domain_docs(frame, known, expected, ~unknown_d)
         if other_d.any():
@@ -302,36 +530,70 @@ def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k:
             rows = np.flatnonzero(other_d & keep)
             qd = _Lazy(qdom)
             for i in qids.fetch(docs.fetch(qd.fetch(rows))):
-                problems.append(Problem(
-                    f"document {docs[i]} of another domain discarded (in the {home.get(docs[i])} corpus, "
-                    f"not in the {qd[i]} corpus)", line=_line(lines[i]), query_id=qids[i], path=path,
-                    kind="other_domain_doc", doc_id=docs[i]))
+                problems.append(said.problem(f"document {docs[i]} of another domain discarded (in the "
+                                             f"{home.get(docs[i])} corpus, not in the {qd[i]} corpus)", i,
+                                             "other_domain_doc"))
             keep &= ~other_d
+    return CheckedRows(frame, keep, problems, path, qcodes, qvalues, doc_index, doc_pos, expected)
 
-    n_read = len(frame)
-    del qids, docs, pair
-    cleaned = _take_rows(frame, keep)
-    del frame
-    # each kept row's position in the corpus' id index, for checks that follow (the domain check)
-    extra = {"doc_positions": (doc_index, doc_pos[keep])} if doc_pos is not None else {}
-    cleaned["rank"] = _trec_eval_ranks(cleaned, codes=qcodes[keep])
-    del qcodes
+
+def reteco_report(checked: CheckedRows, discard: np.ndarray | None = None) -> ValidationReport:
+    """The ``reteco`` contract's report of `check_rows`' rows: the expected queries without a kept
+    row (they score 0), every problem a warning, the empty-run error, and the kept rows as
+    ``report.run`` (``query_id, doc_id, score, rank, line``, file order) with their trec_eval ranks.
+
+    ``discard``: rows a further check removes (the benchmarks' domain check, which reports them
+    itself): they are neither taken nor ranked, but the missing queries and the empty-run error
+    are those of the rows the contract keeps. The checked frame is consumed (its columns are
+    released as the kept rows are taken)."""
+    keep = checked.keep
+    final = keep & ~discard if discard is not None else keep
+    n_read = len(checked.frame)
+    problems = list(checked.problems)
     missing: list[str] = []
-    if expected is not None:
-        present = set(cleaned["query_id"].tolist())
-        missing = [q for q in expected["query_id"].tolist() if q not in present]
+    if checked.expected is not None:
+        missing = _missing_queries(checked)
         for q in missing:
-            problems.append(Problem("query missing from the run (scores 0)", query_id=q, path=path,
-                                    kind="missing_query"))
+            problems.append(Problem("query missing from the run (scores 0)", query_id=q, path=checked.path,
+                                    kind="missing_query", severity="warning"))
+    # each kept row's position in the corpus' id index, for checks that follow (the domain check)
+    extra = {"doc_positions": (checked.doc_index, checked.doc_positions[final])} \
+        if checked.doc_positions is not None else {}
+    frame = checked.frame
+    for col in [c for c in frame.columns if c not in ("query_id", "doc_id", "score", "line")]:
+        del frame[col]  # (the file's rank and run name: not copied, the rank is recomputed)
+    cleaned = _take_rows(frame, final)
+    cleaned["rank"] = _trec_eval_ranks(cleaned, codes=checked.query_codes[final])
     cleaned = cleaned[["query_id", "doc_id", "score", "rank", "line"]]
     problems = with_severity(problems, "warning")
-    if not len(cleaned):
+    if not keep.any():
         what = "every row was removed" if n_read else "the run holds no readable row"
-        problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=path,
+        problems.insert(0, Problem(f"no usable row: {what}; there is nothing to score", path=checked.path,
                                    kind="empty", severity="error"))
     report = ValidationReport("reteco", problems, cleaned, missing_queries=missing)
     report.extra.update(extra)
     return report
+
+
+def _missing_queries(checked: CheckedRows) -> list[str]:
+    """The expected query ids no row kept by the contract names, in the expected order."""
+    codes = checked.query_codes[checked.keep]
+    if codes.dtype.kind in "iu":
+        present = checked.query_values.take(pa.array(np.flatnonzero(
+            np.bincount(codes, minlength=len(checked.query_values))), type=pa.int64()))
+        present = pd.Series(present.to_numpy(zero_copy_only=False), dtype=object)
+    else:  # a null query id (float codes)
+        present = pd.Series(_unique_strings(checked.frame["query_id"][checked.keep]), dtype=object)
+    ids = checked.expected["query_id"]
+    return ids[~is_in(ids, present)].tolist()
+
+
+@contract("reteco")
+def validate_reteco(run: Any, *, corpus: Any = None, queries: Any = None, top_k: int = 10,
+                    path: str | None = None) -> ValidationReport:
+    """The ``reteco`` contract (see the module doc): `reteco_report` of `check_rows`. ``path``: the
+    file a run given as a frame was read from (its problems name it; a file names itself)."""
+    return reteco_report(check_rows(run, corpus=corpus, queries=queries, path=path))
 
 
 # ------------------------------------------------------------------------------------------------

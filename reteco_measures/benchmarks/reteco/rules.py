@@ -18,11 +18,20 @@ from ...errors import Problem
 from ...kernels.ranking import TIE_BREAKS
 from ...query_ids import check_query_ids, map_query_ids, match_query_ids
 from ..declaration import Option
-from .contract import doc_id_index, id_positions, load_run_rows, validate_reteco
+from .contract import (
+    check_rows,
+    corpus_codes,
+    doc_id_index,
+    id_positions,
+    ids_only,
+    load_run_rows,
+    reteco_report,
+    validate_reteco,
+)
 
 __all__ = ["validate_reteco_domains", "COMMON_OPTIONS", "FILE_OPTIONS", "TIE_BREAK_OPTION", "domain_check",
            "explicit_file", "RULES", "RULES_OPTION", "KIT_AGGREGATION", "RULES_TEXT", "kit_run", "kit_qrels", "kit_macro",
-           "gold_outside_corpus", "gold_notes", "BASELINES", "BASELINE_SOURCE", "baseline_note",
+           "gold_outside_corpus", "gold_notes", "whole_corpus_topics", "BASELINES", "BASELINE_SOURCE", "baseline_note",
            "missing_release"]
 
 
@@ -36,7 +45,8 @@ def domain_check(
 ) -> tuple[pd.DataFrame, list[Problem], int]:
     """Discard rows whose document is not in the corpus of the topic's own domain.
 
-    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows, one problem (a
+    ``message`` is formatted with ``doc`` and ``domain``. Returns the kept rows (a ``rank`` column,
+    the trec_eval ranks of ``cleaned``, renumbered among the kept rows), one problem (a
     warning: the row is discarded, the rest of the run counts) per
     discarded row (kind ``other_domain_doc`` for a document of another domain's corpus, ``unknown_doc``
     for one in no corpus) and how many of the discarded documents belong to
@@ -45,31 +55,66 @@ def domain_check(
     corpus' own."""
     if not len(cleaned):
         return cleaned, [], 0
+    drop, problems, other, r_topic = _domain_discards(cleaned, np.ones(len(cleaned), dtype=bool), topics, corpus,
+                                                      path, message, doc_positions)
+    kept = cleaned[~drop].reset_index(drop=True)
+    if "rank" in cleaned.columns and drop.any():
+        kept["rank"] = _renumbered(cleaned["rank"].to_numpy(), r_topic, ~drop)
+    return kept, problems, other
+
+
+def _domain_discards(frame: pd.DataFrame, keep: np.ndarray, topics: pd.DataFrame, corpus: pd.DataFrame,
+                     path: str | None, message: str, doc_positions: tuple[pa.Array, np.ndarray] | None = None,
+                     ) -> tuple[np.ndarray, list[Problem], int, np.ndarray]:
+    """The domain check over the rows ``keep`` of ``frame`` (see `domain_check`): (the rows it
+    discards, their problems in row order, how many of them are in another domain's corpus, each
+    row's topic code). ``doc_positions`` are those of every row of ``frame``."""
     per_topic = topics.drop_duplicates("query_id")
-    docs_index, domains, pair_keys = _corpus_keys(corpus)
+    docs_index, domains, pair_keys, doc_domain = _corpus_keys(corpus)
     # codes by hash lookups over whole columns: row -> topic -> its domain's code; row -> document
-    r_topic = positions(cleaned["query_id"], pd.Index(per_topic["query_id"].to_numpy(dtype=object)))
+    r_topic = positions(frame["query_id"], pd.Index(per_topic["query_id"].to_numpy(dtype=object)))
     topic_domain = np.r_[per_topic["domain"].to_numpy(dtype=object), np.array([np.nan], dtype=object)]
     topic_code = domains.get_indexer(topic_domain)  # the last entry stands for "no topic" (index -1)
     r_dom = np.where(r_topic >= 0, topic_code[r_topic], -1)
-    if doc_positions is not None and len(doc_positions[1]) == len(cleaned) and \
+    if doc_positions is not None and doc_positions[1] is not None and len(doc_positions[1]) == len(frame) and \
             (doc_positions[0] is docs_index or doc_positions[0].equals(docs_index)):
         r_doc = doc_positions[1]
     else:
-        r_doc = id_positions(cleaned["doc_id"], docs_index)
-    key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
-    ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
-    dropped = cleaned[~ok]
-    other = int((r_doc[~ok] >= 0).sum())
-    dropped_domain = topic_domain[r_topic[~ok]].tolist()
-    in_corpus = (r_doc[~ok] >= 0).tolist()
+        r_doc = id_positions(frame["doc_id"], docs_index)
+    if doc_domain is not None:  # every document in one domain: compare codes
+        ok = (r_doc >= 0) & (r_dom >= 0) & (doc_domain[np.maximum(r_doc, 0)] == r_dom)
+    else:
+        key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
+        ok = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
+    drop = keep & ~ok
+    rows = np.flatnonzero(drop)
+    other = int((r_doc[rows] >= 0).sum())
+    # the discarded rows' values, fetched for those rows only (one take per column)
+    doc_ids = frame["doc_id"].take(rows).tolist() if len(rows) else []
+    query_ids = frame["query_id"].take(rows).tolist() if len(rows) else []
+    lines = frame["line"].to_numpy()[rows].tolist()
+    level = _severity("warning")
     problems = [
-        Problem(message.format(doc=row.doc_id, domain=d), line=int(row.line) or None, query_id=row.query_id,
-                path=path, kind="other_domain_doc" if known else "unknown_doc", doc_id=row.doc_id,
-                **_severity("warning"))
-        for row, d, known in zip(dropped.itertuples(index=False), dropped_domain, in_corpus, strict=True)
+        Problem(message.format(doc=doc, domain=d), line=int(line) or None, query_id=qid, path=path,
+                kind="other_domain_doc" if known else "unknown_doc", doc_id=doc, **level)
+        for doc, qid, line, d, known in zip(doc_ids, query_ids, lines, topic_domain[r_topic[rows]].tolist(),
+                                            (r_doc[rows] >= 0).tolist(), strict=True)
     ]
-    return cleaned[ok].reset_index(drop=True), problems, other
+    return drop, problems, other, r_topic
+
+
+def _renumbered(rank: np.ndarray, query: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The kept rows' ranks renumbered among the kept rows: each loses one per removed row of its
+    query ranked above it (``query``: any integer code per row, -1 for rows of no kept query), so
+    trec_eval ranks of the whole run become the trec_eval ranks of the kept run (removing rows
+    changes no other row's order)."""
+    rank = rank.astype(np.int64, copy=False)
+    width = int(rank.max()) + 1 if len(rank) else 1
+    gone = ~keep & (query >= 0)
+    removed = np.sort(query[gone].astype(np.int64) * width + rank[gone])
+    base = query[keep].astype(np.int64) * width
+    above = np.searchsorted(removed, base + rank[keep]) - np.searchsorted(removed, base)
+    return rank[keep] - above
 
 
 def positions(values: pd.Series, index: pd.Index) -> np.ndarray:
@@ -95,37 +140,46 @@ def positions(values: pd.Series, index: pd.Index) -> np.ndarray:
 _CORPUS_KEYS: dict[int, tuple[pd.DataFrame, tuple]] = {}
 
 
-def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray]:
+def _dictionary(column: pd.Series) -> tuple[np.ndarray, list]:
+    """(each row's code, the distinct values in first-appearance order) of a text column, from one
+    Arrow dictionary encoding."""
+    try:
+        values = pa.array(column.array, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        values = pa.array(column.astype(str).to_numpy(dtype=object), type=pa.large_string())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    encoded = pc.dictionary_encode(values)
+    return (encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64),
+            encoded.dictionary.to_pylist())
+
+
+def _corpus_keys(corpus: pd.DataFrame) -> tuple[pa.Array, pd.Index, np.ndarray, np.ndarray | None]:
     """(the corpus' id index `doc_id_index`, domains, ``domain_code * n_docs + doc_code`` of every
-    corpus pair), built once per corpus frame (a leaderboard checks many runs against one corpus)."""
+    corpus pair, sorted and distinct, and - when every document is in one domain only - each
+    indexed document's domain code, else None), built once per corpus frame (a leaderboard checks
+    many runs against one corpus)."""
     cached = _CORPUS_KEYS.get(id(corpus))
     if cached is not None and cached[0] is corpus:
         return cached[1]
-    docs_index = doc_id_index(corpus)
-    doms = corpus["domain"].astype(str)
-    domains = pd.Index(pd.unique(doms.to_numpy(dtype=object)), dtype=object)
-    dom_codes = id_positions(doms, pa.array(domains.to_numpy(), type=pa.large_string()))
-    keys = np.unique(dom_codes * max(len(docs_index), 1) + id_positions(corpus["doc_id"].astype(str), docs_index))
+    docs_index, doc_codes = corpus_codes(corpus)
+    dom_codes, dom_values = _dictionary(corpus["domain"].astype(str))
+    domains = pd.Index(dom_values, dtype=object)
+    width = max(len(docs_index), 1)
+    valid = (doc_codes >= 0) & (dom_codes >= 0)
+    doc_codes, dom_codes = doc_codes[valid], dom_codes[valid]
+    # the usual corpus: every document in one domain (then no sort of the pairs is needed)
+    doc_domain = np.full(len(docs_index), -1, dtype=np.int64)
+    doc_domain[doc_codes] = dom_codes
+    if len(doc_codes) and bool(np.all(doc_domain[doc_codes] == dom_codes)) and bool(np.all(doc_domain >= 0)):
+        keys = np.sort(doc_domain * width + np.arange(len(docs_index), dtype=np.int64))
+    else:
+        keys = np.unique(dom_codes * width + doc_codes)
+        doc_domain = None
     if len(_CORPUS_KEYS) > 8:
         _CORPUS_KEYS.clear()
-    _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys))
-    return docs_index, domains, keys
-
-
-#: id(corpus) -> (the corpus, its ``doc_id`` column alone): one frame per corpus, so that the
-#: contract's id index (`doc_id_index`) is built once per corpus
-_IDS_ONLY: dict[int, tuple[pd.DataFrame, pd.DataFrame]] = {}
-
-
-def _ids_only(corpus: pd.DataFrame) -> pd.DataFrame:
-    hit = _IDS_ONLY.get(id(corpus))
-    if hit is not None and hit[0] is corpus:
-        return hit[1]
-    if len(_IDS_ONLY) > 8:
-        _IDS_ONLY.clear()
-    out = corpus[["doc_id"]]
-    _IDS_ONLY[id(corpus)] = (corpus, out)
-    return out
+    _CORPUS_KEYS[id(corpus)] = (corpus, (docs_index, domains, keys, doc_domain))
+    return docs_index, domains, keys, doc_domain
 
 
 def validate_reteco_domains(
@@ -170,30 +224,33 @@ def validate_reteco_domains(
         frame = kit_run(frame)
         n_unknown = int((id_positions(frame["doc_id"].astype(str), doc_id_index(corpus)) < 0).sum()) \
             if len(frame) else 0
-        report = validate_reteco(frame, corpus=None, queries=topics[["query_id", "domain"]], top_k=k)
+        report = validate_reteco(frame, corpus=None, queries=topics[["query_id", "domain"]], top_k=k, path=path)
         # the kit skips a topic absent from the run (the evaluation page scores it 0)
         report.errors = _warnings(read_problems) + [
             replace(p, path=p.path or path, message="topic missing from the run (skipped: kit rules)",
-                    kind="skipped_query") if p.kind == "missing_query" else replace(p, path=p.path or path)
+                    kind="skipped_query") if p.kind == "missing_query" else
+            p if p.path or not path else replace(p, path=path)
             for p in report.errors]
         report.extra["other_domain_doc"] = 0
         report.extra["kit_unknown_doc"] = n_unknown
         return report
-    whole = _ids_only(corpus) if (check_all_corpus or corpus_scope == "all") else None
-    report = validate_reteco(frame, corpus=whole, queries=topics[["query_id", "domain"]], top_k=k)
+    whole = ids_only(corpus) if (check_all_corpus or corpus_scope == "all") else None
+    checked = check_rows(frame, corpus=whole, queries=topics[["query_id", "domain"]], path=path)
+    n_kept = int(checked.keep.sum())
+    discard, dom_problems, other = None, [], 0
+    if corpus_scope == "domain" and n_kept:
+        # on the rows the contract keeps, before they are taken: the run is taken and ranked once
+        discard, dom_problems, other, _ = _domain_discards(checked.frame, checked.keep, topics, corpus, path,
+                                                           message, (checked.doc_index, checked.doc_positions))
+    report = reteco_report(checked, discard)
+    report.extra.pop("doc_positions", None)
     # the contract's rules: a removed row is a warning, the rest of the run still counts
     problems = _warnings(read_problems) + [replace(p, path=path) if p.path is None else p for p in report.errors]
-    cleaned = report.run
-    other = 0
-    if corpus_scope == "domain":
-        cleaned, dom_problems, other = domain_check(cleaned, topics, corpus, path, message,
-                                                    report.extra.pop("doc_positions", None))
-        problems += _warnings(dom_problems)
-        if len(report.run) and not len(cleaned):
-            problems.insert(0, Problem("no usable row: every row was removed; there is nothing to score",
-                                       path=path, kind="empty", **_severity("error")))
+    problems += _warnings(dom_problems)
+    if n_kept and not len(report.run):
+        problems.insert(0, Problem("no usable row: every row was removed; there is nothing to score",
+                                   path=path, kind="empty", **_severity("error")))
     report.errors = problems
-    report.run = cleaned
     report.extra["other_domain_doc"] = other
     return report
 
@@ -336,7 +393,7 @@ def gold_outside_corpus(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> tup
     rel = qrels[qrels["relevance"] > 0]
     # membership on integer codes against the corpus' id index (built once per corpus frame)
     if "domain" in qrels.columns and "domain" in corpus.columns and corpus["domain"].astype(str).ne("").any():
-        docs_index, domains, pair_keys = _corpus_keys(corpus)
+        docs_index, domains, pair_keys, _ = _corpus_keys(corpus)
         r_doc = id_positions(rel["doc_id"].astype(str), docs_index)
         r_dom = domains.get_indexer(rel["domain"].astype(str).to_numpy(dtype=object))
         key = r_dom.astype(np.int64) * max(len(docs_index), 1) + r_doc
@@ -347,6 +404,30 @@ def gold_outside_corpus(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> tup
     kept_topics = set(rel.loc[inside, "query_id"].astype(str).tolist())
     left = [q for q in pd.unique(rel["query_id"].astype(str)) if q not in kept_topics]
     return outside, left
+
+
+def whole_corpus_topics(qrels: pd.DataFrame, corpus: pd.DataFrame | None) -> list[tuple[str, str]]:
+    """``(topic, domain)`` pairs whose relevant documents are the whole corpus of their domain (the
+    organisers' public sample: each domain's corpus holds only its topic's gold documents), sorted;
+    empty when the qrels or the corpus carry no ``domain``. On integer codes against the corpus'
+    id index (`doc_id_index`, built once per corpus frame)."""
+    if corpus is None or "domain" not in qrels.columns or "domain" not in corpus.columns or not len(corpus):
+        return []
+    docs_index, domains, pair_keys, _ = _corpus_keys(corpus)
+    width = max(len(docs_index), 1)
+    size = np.bincount(pair_keys // width, minlength=len(domains))  # distinct documents per domain
+    rel = qrels.loc[qrels["relevance"] >= 1, ["query_id", "doc_id", "domain"]]
+    r_doc = id_positions(rel["doc_id"].astype(str), docs_index)
+    r_dom = domains.get_indexer(rel["domain"].astype(str).to_numpy(dtype=object))
+    key = r_dom.astype(np.int64) * width + r_doc
+    inside = (r_doc >= 0) & (r_dom >= 0) & np.isin(key, pair_keys)
+    if not inside.any():
+        return []
+    found = pd.DataFrame({"query_id": rel["query_id"].astype(str).to_numpy(dtype=object)[inside],
+                          "domain": domains.to_numpy(dtype=object)[r_dom[inside]], "key": key[inside]})
+    n_rel = found.drop_duplicates().groupby(["query_id", "domain"]).size()
+    need = size[domains.get_indexer(n_rel.index.get_level_values("domain"))]
+    return [(str(q), str(d)) for q, d in n_rel.index[n_rel.to_numpy() >= need]]
 
 
 def gold_notes(qrels: pd.DataFrame, corpus: pd.DataFrame | None, rules: str, unit: str = "topic") -> list[str]:

@@ -49,6 +49,7 @@ from ...measures.names import measure_label, parse_measures
 from ...side import load_labels
 from ..declaration import Benchmark, CliSpec, Grouping, Inputs, Option, StatsSpec, TableSpec
 from ..registry import register
+from ..reteco.contract import ranked_by_contract
 from ..reteco.rules import (
     COMMON_OPTIONS,
     FILE_OPTIONS,
@@ -64,6 +65,7 @@ from ..reteco.rules import (
     missing_release,
     read_run_any,
     validate_reteco_domains,
+    whole_corpus_topics,
 )
 from ..scoring import aggregate, long_per_query
 from .data import TempoData, load_tempo, load_tempo_files, map_duplicates
@@ -216,15 +218,22 @@ def _kit_long(long: pd.DataFrame, official: str, inputs: Inputs) -> pd.DataFrame
     return long
 
 
+def _evaluated_run(report: ValidationReport, opts: dict) -> tuple[pd.DataFrame, Any]:
+    """The run to evaluate and, under trec_eval ties, the contract's ranking of it (reused by the
+    evaluation, see `ranked_by_contract`), else None."""
+    shared = ranked_by_contract(report.run) if opts["tie_break"] == "trec_eval" else None
+    return (shared.run, shared) if shared is not None else (report.run[["query_id", "doc_id", "score"]], None)
+
+
 def _per_query_1a(measures: list, inputs: Inputs, report: ValidationReport, opts: dict):
-    run = report.run[["query_id", "doc_id", "score"]]
+    run, shared = _evaluated_run(report, opts)
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
     units = inputs.units()
     if opts.get("rules") == "kit":
         tempo: TempoData = inputs.extra["tempo"]
         qrels = kit_qrels(inputs.qrels, tempo.corpus, run["query_id"])[["query_id", "doc_id", "relevance"]]
         units = pd.unique(qrels["query_id"].astype(str)).tolist()
-    long = long_per_query(measures, qrels, run, display=display, units=units,
+    long = long_per_query(measures, qrels, run, display=display, units=units, ranked=shared,
                           topics=inputs.topics, labels=inputs.labels, tie_break=opts["tie_break"])
     if opts.get("rules") == "kit":
         long = _kit_long(long, display(measures[0]), inputs)
@@ -323,7 +332,7 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
     if tempo.corpus is None:
         notes.append("no corpus given: unknown documents were not checked")
     if tempo.corpus is not None and opts.get("corpus_scope", "domain") == "domain":
-        full = _all_relevant_topics(qrels, tempo.corpus)
+        full = whole_corpus_topics(qrels, tempo.corpus)
         if full:
             n = qrels["query_id"].nunique()
             doms = ", ".join(sorted({d for _, d in full}))
@@ -357,21 +366,6 @@ def _notes(inputs: Inputs, report: ValidationReport, long: pd.DataFrame, opts: d
         if note:
             notes.append(note)
     return notes
-
-
-def _all_relevant_topics(qrels: pd.DataFrame, corpus: pd.DataFrame) -> list[tuple[str, str]]:
-    """``(topic, domain)`` pairs whose relevant documents are the whole corpus of their domain (the
-    organisers' public sample: each domain's corpus holds only its topic's gold documents)."""
-    if "domain" not in qrels.columns or "domain" not in corpus.columns or not len(corpus):
-        return []
-    docs = corpus[["doc_id", "domain"]].astype(str).drop_duplicates()
-    size = docs.groupby("domain")["doc_id"].size()
-    rel = qrels.loc[qrels["relevance"] >= 1, ["query_id", "doc_id", "domain"]].astype(str)
-    n_rel = rel.merge(docs, on=["doc_id", "domain"]).drop_duplicates().groupby(["query_id", "domain"]).size()
-    if n_rel.empty:
-        return []
-    full = n_rel.to_numpy() >= size.reindex(n_rel.index.get_level_values("domain")).to_numpy()
-    return [tuple(map(str, ix)) for ix in n_rel.index[full]]
 
 
 def _describe(steps: bool):

@@ -196,3 +196,113 @@ def test_stream_discards_add_up_block_by_block(tmp_path: Path) -> None:
             stream_iter_calc(["nDCG@10"], qrels, str(run), block_bytes=block_bytes)
         assert discards.counts() == {"duplicate": 1, "unknown_doc": 1}, block_bytes
     assert StreamDiscards(corpus).counts() == {}
+
+
+# ---- one ranking, one index, one pass -------------------------------------------------------------
+
+
+def _hand_ranks(frame: pd.DataFrame) -> list[int]:
+    """trec_eval's rank of every row, by hand: per query, score descending as a C float, then doc
+    id descending (strcmp), then row order."""
+    import numpy as np
+
+    rank = {}
+    for _, rows in frame.groupby("query_id", sort=False):
+        key = sorted(((-float(np.float32(s)), [-b for b in d.encode()] + [1], i)
+                      for i, d, s in zip(rows.index, rows["doc_id"], rows["score"], strict=True)))
+        rank.update({i: r for r, (_, _, i) in enumerate(key, start=1)})
+    return [rank[i] for i in frame.index]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["d1", "d2", "d10", "é", "D"]),
+                          st.sampled_from([0.0, -0.0, 1.0, 1.0 + 1e-9, 0.1, 0.1 + 1e-12, -3.0, 1e39, -1e39, 2.5])),
+                min_size=1, max_size=40))
+def test_trec_eval_ranks_are_the_hand_sort(rows) -> None:
+    """The contract's ranks (one integer sort, ties by doc id) are trec_eval's: float32 ties, -0.0
+    and 0.0 equal, scores beyond float32 at infinity, doc ids in byte order."""
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    run = rm.validate_run(frame, "reteco").run
+    assert run["rank"].tolist() == _hand_ranks(run)
+
+
+def test_ranked_by_contract_is_rank_run(tmp_path: Path) -> None:
+    from reteco_measures.benchmarks.reteco.contract import ranked_by_contract
+    from reteco_measures.kernels.ranking import rank_run
+
+    path = tmp_path / "run.txt"
+    path.write_text("q2 Q0 d1 1 1 r\nq1 Q0 d2 1 2 r\nq1 Q0 d3 2 2 r\nq1 Q0 d1 3 5 r\nq10 Q0 d9 1 0 r\n"
+                    "q2 Q0 d2 2 1 r\n")
+    report = rm.validate_run(path, "reteco")
+    shared = ranked_by_contract(report.run)
+    assert list(shared.run.columns) == ["query_id", "doc_id", "score"] and shared.tie_break == "trec_eval"
+    expected = rank_run(report.run[["query_id", "doc_id", "score"]], "trec_eval")
+    pd.testing.assert_frame_equal(shared.ranked, expected[["query_id", "doc_id", "score", "rank"]])
+    # query ids in byte order (q1 < q10 < q2), then rank: d1 (5), then the tie 2/2 by doc id descending
+    assert shared.ranked[["query_id", "doc_id"]].values.tolist() == [
+        ["q1", "d1"], ["q1", "d3"], ["q1", "d2"], ["q10", "d9"], ["q2", "d2"], ["q2", "d1"]]
+    # ranks that are not 1..n per query: no ranking to hand over
+    gapped = report.run.assign(rank=report.run["rank"] * 2)
+    assert ranked_by_contract(gapped) is None
+    assert ranked_by_contract(report.run.drop(columns="rank")) is None
+
+
+def test_check_rows_and_report_are_the_contract(tmp_path: Path) -> None:
+    """``validate_reteco`` is ``reteco_report(check_rows(...))``; rows discarded by a further check
+    are neither kept nor ranked, and the queries missing are those of the contract's rows."""
+    from reteco_measures.benchmarks.reteco.contract import check_rows, reteco_report
+
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT)
+    kwargs = dict(corpus=["d1", "d2", "d3"], queries=["q1", "q2", "q3"])
+    report = rm.validate_run(path, "reteco", **kwargs)
+    again = reteco_report(check_rows(path, **kwargs))
+    assert again.errors == report.errors and again.run.equals(report.run)
+    checked = check_rows(path, **kwargs)
+    discard = (checked.frame["doc_id"] == "d1").to_numpy()  # q1's top document
+    later = reteco_report(checked, discard)
+    assert later.run[["doc_id", "rank"]].values.tolist() == [["d2", 2], ["d3", 1], ["d2", 1]]
+    assert later.missing_queries == ["q3"] and later.errors == report.errors
+
+
+def test_duplicates_with_a_corpus_name_the_first_line(tmp_path: Path) -> None:
+    """Repeated documents found on the corpus positions (documents outside the corpus too): each
+    repeat names the line of the pair's first occurrence."""
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d1 1 3 r\nq1 Q0 zz 2 2 r\nq2 Q0 d1 1 1 r\nq1 Q0 zz 3 1 r\nq1 Q0 d1 4 0 r\n"
+                    "q2 Q0 zz 2 0 r\n")
+    report = rm.validate_run(path, "reteco", corpus=["d1", "d2"])
+    assert [(p.kind, p.line, p.message) for p in report.errors] == [
+        ("duplicate", 4, "duplicate document zz removed (first at line 2)"),
+        ("duplicate", 5, "duplicate document d1 removed (first at line 1)"),
+        ("unknown_doc", 2, "unknown document zz discarded (not in the corpus)"),
+        ("unknown_doc", 6, "unknown document zz discarded (not in the corpus)"),
+    ]
+    assert all(p.severity == "warning" and p.path == str(path) for p in report.errors)
+
+
+def test_ids_only_shares_the_corpus_index() -> None:
+    from reteco_measures.benchmarks.reteco.contract import corpus_codes, doc_id_index, ids_only
+
+    corpus = pd.DataFrame({"doc_id": ["b", "a", "b", "c"], "domain": ["x", "x", "y", "y"]})
+    ids = ids_only(corpus)
+    assert list(ids.columns) == ["doc_id"] and ids_only(corpus) is ids and ids_only(ids) is ids
+    assert doc_id_index(ids) is doc_id_index(corpus)  # one index for both frames
+    index, codes = corpus_codes(corpus)
+    assert index.to_pylist() == ["b", "a", "c"] and codes.tolist() == [0, 1, 0, 2]
+
+
+def test_id_positions_of_a_few_values_in_a_large_index() -> None:
+    """A few values against a large index (the values are hashed, not the index): the same
+    positions as a dictionary lookup, -1 for absent and null values."""
+    import pyarrow as pa
+
+    from reteco_measures.benchmarks.reteco.contract import id_positions
+
+    index = pa.array([f"doc{i}" for i in range(1000)], pa.large_string())
+    values = pd.Series(["doc5", "nope", None, "doc999", "doc5", "doc0"], dtype="str")
+    where = {v: i for i, v in enumerate(index.to_pylist())}
+    expected = [where.get(v, -1) if isinstance(v, str) else -1 for v in values.tolist()]
+    assert id_positions(values, index).tolist() == expected == [5, -1, -1, 999, 5, 0]
+    many = pd.Series([f"doc{i}" for i in range(0, 2000, 3)], dtype="str")
+    assert id_positions(many, index).tolist() == [where.get(v, -1) for v in many.tolist()]

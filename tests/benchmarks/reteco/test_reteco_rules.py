@@ -389,3 +389,39 @@ def test_leaderboard_ranks_by_the_kit_number(release, tmp_path):
     page = rm.benchmark("reteco-1a").leaderboard({"a": a, "b": b}, data=release, split="dev", n_resamples=200)
     got = dict(zip(page.ranking["run"], page.ranking["value"], strict=True))
     assert got["a"] == pytest.approx(_page_expected(release, "qrels_dev.txt", RUN_1A), abs=1e-12)
+
+
+def test_whole_corpus_topics_by_hand():
+    """A topic whose relevant documents are its domain's whole corpus (the organisers' sample),
+    counted on the corpus' integer codes: t1 finds both bitcoin documents relevant, t2 one of
+    them, t3 the one law document (a gold document outside the corpus does not count)."""
+    import pandas as pd
+
+    from reteco_measures.benchmarks.reteco.rules import whole_corpus_topics
+
+    corpus = pd.DataFrame({"doc_id": ["b/1", "b/2", "l/1"], "domain": ["bitcoin", "bitcoin", "law"]})
+    qrels = pd.DataFrame({"query_id": ["t1", "t1", "t2", "t2", "t3", "t3", "t1"],
+                          "doc_id": ["b/2", "b/1", "b/1", "b/2", "l/1", "l/gone", "b/1"],
+                          "relevance": [1, 2, 1, 0, 1, 1, 1],
+                          "domain": ["bitcoin", "bitcoin", "bitcoin", "bitcoin", "law", "law", "bitcoin"]})
+    assert whole_corpus_topics(qrels, corpus) == [("t1", "bitcoin"), ("t3", "law")]
+    assert whole_corpus_topics(qrels.drop(columns="domain"), corpus) == []
+    assert whole_corpus_topics(qrels, None) == []
+
+
+def test_domain_check_renumbers_the_kept_ranks():
+    """Rows removed by the domain check after the contract ranked the run: the kept rows' ranks
+    are renumbered among themselves (trec_eval's ranks of the rows scored)."""
+    import pandas as pd
+
+    from reteco_measures.benchmarks.reteco.rules import domain_check
+
+    corpus = pd.DataFrame({"doc_id": ["b/1", "b/2", "l/1"], "domain": ["bitcoin", "bitcoin", "law"]})
+    topics = pd.DataFrame({"query_id": ["q1", "q2"], "domain": ["bitcoin", "law"]})
+    cleaned = pd.DataFrame({"query_id": ["q1", "q1", "q1", "q2", "q2"],
+                            "doc_id": ["b/1", "l/1", "b/2", "b/1", "l/1"],
+                            "score": [2.0, 3.0, 1.0, 5.0, 4.0], "rank": [2, 1, 3, 1, 2], "line": [1, 2, 3, 4, 5]})
+    kept, problems, other = domain_check(cleaned, topics, corpus, "run.txt", "{doc} not in the {domain} corpus")
+    assert kept[["doc_id", "rank"]].values.tolist() == [["b/1", 1], ["b/2", 2], ["l/1", 1]]
+    assert other == 2 and [(p.line, p.kind, p.message) for p in problems] == [
+        (2, "other_domain_doc", "l/1 not in the bitcoin corpus"), (4, "other_domain_doc", "b/1 not in the law corpus")]
