@@ -113,6 +113,7 @@ def _bigger_run(tmp_path: Path, name: str) -> Path:
     return path
 
 
+@pytest.mark.slow  # 4-6 s each; the bundled-sample cases cover every option in the inner loop
 @pytest.mark.parametrize("name", ["reteco-1a", "reteco-1b", "reteco-2a"])
 def test_deep_run_streamed_equals_in_memory(name: str, tmp_path: Path) -> None:
     run = _bigger_run(tmp_path, name)
