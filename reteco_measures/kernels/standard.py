@@ -206,13 +206,16 @@ def _large_strings(values: Any, combine: bool = True) -> pa.Array | pa.ChunkedAr
 
 
 def string_key(values: pa.Array) -> np.ndarray:
-    """A cheap 64-bit key of every string (uint64) from its length and its last 8 bytes.
+    """A 64-bit key of every string (uint64) that mixes every byte of it and its length.
 
-    Equal strings give equal keys; different strings usually do not (always, up to 8 bytes; doc
-    ids mostly differ in their last characters). Callers treat equal keys as *candidates* and
-    confirm them by comparing the strings, so the key only decides speed, never a value. A
-    numpy gather over the arrow buffers and a few multiplies, `LOOKUP_ROWS` strings at a time
-    (the temporaries stay a few MB beside the keys themselves).
+    Equal strings give equal keys; different strings give different keys but for a chance of
+    about one in 2⁶⁴ per pair (every 8-byte word of the string is mixed by its own bijective
+    multiply-xorshift step, the steps are summed and the sum is mixed again with the length,
+    in the manner of MurmurHash3's 64-bit finaliser). Callers treat equal keys as *candidates*
+    and confirm them by comparing the strings, so the key only decides speed, never a value.
+    A numpy gather over the arrow buffers per 8-byte word position (at most ⌈longest / 8⌉
+    passes, each over all the strings), `LOOKUP_ROWS` strings at a time (the temporaries stay
+    a few MB beside the keys themselves).
     """
     values = _large_strings(values, combine=False)
     chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]  # each chunk where it lies
@@ -226,6 +229,14 @@ def string_key(values: pa.Array) -> np.ndarray:
     return out
 
 
+#: ``_BYTE_MASKS[r]``: the low ``r`` bytes of a little-endian word (r = 0..8)
+_BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
+#: odd multipliers of the word positions (cycled): a word's contribution depends on where it lies
+_WORD_MULTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                        0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x27D4EB2F165667C5, 0x94D049BB133111EB],
+                       dtype=np.uint64)
+
+
 def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
     """`string_key` of the ``large_string`` array ``values`` (not chunked), written to ``out``."""
     n = len(values)
@@ -236,24 +247,54 @@ def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     base = int(offsets[0])
     size = int(offsets[-1]) - base
-    padded = np.zeros(size + 24, dtype=np.uint8)
-    padded[8 : 8 + size] = data[base : base + size]
-    # words[i] = the 8 bytes padded[i:i+8] (little endian); string j is padded[8+s_j : 8+s_j+len_j]
-    words = np.ndarray(shape=(size + 17,), dtype="<u8", buffer=padded, offset=0, strides=(1,))
+    padded = np.zeros(size + 8, dtype=np.uint8)
+    padded[:size] = data[base: base + size]
+    # words[i] = the 8 bytes padded[i:i+8] (little endian); string j is padded[s_j : s_j+len_j]
+    words = np.ndarray(shape=(size + 1,), dtype="<u8", buffer=padded, offset=0, strides=(1,))
+    starts = offsets[:-1] - base if base else offsets[:-1].copy()
     lens = np.diff(offsets)
+    max_len = int(lens.max())
+    h = out
+    h[:] = 0
+    t = np.empty(n, dtype=np.uint64)
+    min_len = int(lens.min())
     with np.errstate(over="ignore"):
-        h = out
-        h[:] = words[offsets[1:] - base if base else offsets[1:]]  # the 8 bytes ending where the string ends
-        lo = int(lens.min())
-        if lo < 8:  # drop the bytes before a short string's start
-            shift = ((8 - np.clip(lens, 1, 8)) * 8).astype(np.uint64)
-            h >>= shift
-            if lo == 0:
-                h[lens == 0] = 0
-        h *= np.uint64(0x9E3779B97F4A7C15)
+        for k in range(0, max_len, 8):
+            # the word of every string at byte k (bytes past a string's end masked to 0, and a
+            # string already ended contributes 0: the sum does not depend on the longest string)
+            if k + 8 <= min_len:  # a whole word in every string
+                w = words[starts]  # (fancy indexing reads the strided view in place; np.take would copy it)
+            else:
+                w = words[np.minimum(starts, size)]
+                w &= _BYTE_MASKS[np.clip(lens - k, 0, 8)]
+            w *= _WORD_MULTS[(k // 8) % len(_WORD_MULTS)]  # bijective steps: 0 stays 0
+            np.right_shift(w, np.uint64(32), out=t)
+            w ^= t
+            w *= np.uint64(0xFF51AFD7ED558CCD)
+            np.right_shift(w, np.uint64(29), out=t)
+            w ^= t
+            h += w
+            starts += 8
         h += lens.view(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
-        h ^= h >> np.uint64(29)
+        np.right_shift(h, np.uint64(33), out=t)
+        h ^= t
+        h *= np.uint64(0xC4CEB9FE1A85EC53)
+        np.right_shift(h, np.uint64(29), out=t)
+        h ^= t
         h *= np.uint64(0x94D049BB133111EB)
+        np.right_shift(h, np.uint64(32), out=t)
+        h ^= t
+
+
+def rows_with_keys(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Positions of the ``keys`` equal to one of the (few) ``wanted`` keys, ascending: a binary
+    search of every key in the sorted wanted ones (``np.isin`` would sort all the keys)."""
+    wanted = np.unique(wanted)
+    if len(wanted) == 0:
+        return np.zeros(0, dtype=np.int64)
+    at = np.searchsorted(wanted, keys)
+    np.minimum(at, len(wanted) - 1, out=at)
+    return np.flatnonzero(wanted[at] == keys)
 
 
 def _desc_bits(s32: np.ndarray) -> np.ndarray:
@@ -463,7 +504,8 @@ class PreparedRun:
         wins, as in pytrec_eval's dictionaries), or None when there is no repeated pair."""
         if self.n < 2:
             return None
-        sk = self.keys  # a fresh array, sorted in place
+        keys = self.keys  # made once: kept to find the rows of the repeated keys
+        sk = keys.copy()  # sorted in place
         if self.width:  # equal-size queries: sort each query's keys as a matrix row
             sk.reshape(-1, self.width).sort(axis=1)
         else:
@@ -471,7 +513,8 @@ class PreparedRun:
         eq = sk[1:] == sk[:-1]
         if not eq.any():
             return None
-        suspects = np.flatnonzero(np.isin(self.keys, sk[1:][eq]))
+        suspects = rows_with_keys(keys, sk[1:][eq])
+        del keys, sk
         frame = pd.DataFrame(
             {"q": self.qcode[suspects], "d": self.doc.take(pa.array(suspects)).to_numpy(zero_copy_only=False)}
         )
