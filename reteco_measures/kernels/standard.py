@@ -208,27 +208,33 @@ def _large_strings(values: Any, combine: bool = True) -> pa.Array | pa.ChunkedAr
 def string_key(values: pa.Array) -> np.ndarray:
     """A 64-bit key of every string (uint64) that mixes every byte of it and its length.
 
-    Equal strings give equal keys; different strings give different keys but for a chance of
-    about one in 2⁶⁴ per pair (every 8-byte word of the string is mixed by its own bijective
-    multiply-xorshift step, the steps are summed and the sum is mixed again with the length,
-    in the manner of MurmurHash3's 64-bit finaliser). Callers treat equal keys as *candidates*
-    and confirm them by comparing the strings, so the key only decides speed, never a value.
-    A numpy gather over the arrow buffers per 8-byte word position (at most ⌈longest / 8⌉
-    passes, each over all the strings), `LOOKUP_ROWS` strings at a time (the temporaries stay
-    a few MB beside the keys themselves).
+    Equal strings give equal keys. Every 8-byte word of a string goes through its own bijective
+    multiply-xorshift step (its multiplier depends on the word's position), the steps are summed
+    and the sum, with the length, goes through a 64-bit finaliser in the manner of MurmurHash3's
+    ``fmix64``: ids that differ anywhere (in the middle too) get unrelated keys, so different
+    strings share a key about as rarely as random 64-bit numbers would. It is no cryptographic
+    hash (ids crafted to collide can), and callers treat equal keys as *candidates* confirmed by
+    comparing the strings: the key only decides speed, never a value.
+
+    Vectorised: per 8-byte word position (⌈longest / 8⌉ passes) one aligned gather over the
+    arrow data buffer for all the strings, 16,384 strings at a time (the temporaries, about ten
+    arrays of 8 bytes a string, stay near 1 MB beside the keys themselves).
     """
     values = _large_strings(values, combine=False)
     chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]  # each chunk where it lies
     out = np.empty(len(values), dtype=np.uint64)
     at = 0
+    scratch: list[np.ndarray] = []  # the aligned copy of a slice's bytes, reused from slice to slice
     for chunk in chunks:
-        for lo in range(0, len(chunk), LOOKUP_ROWS):
-            part = chunk.slice(lo, LOOKUP_ROWS)
-            _string_key_into(part, out[at: at + len(part)])
+        for lo in range(0, len(chunk), _KEY_ROWS):
+            part = chunk.slice(lo, _KEY_ROWS)
+            _string_key_into(part, out[at: at + len(part)], scratch)
             at += len(part)
     return out
 
 
+#: strings keyed at a time by `string_key` (its temporaries: about ten arrays of this length)
+_KEY_ROWS = 1 << 14
 #: ``_BYTE_MASKS[r]``: the low ``r`` bytes of a little-endian word (r = 0..8)
 _BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 #: odd multipliers of the word positions (cycled): a word's contribution depends on where it lies
@@ -237,8 +243,9 @@ _WORD_MULTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779
                        dtype=np.uint64)
 
 
-def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
-    """`string_key` of the ``large_string`` array ``values`` (not chunked), written to ``out``."""
+def _string_key_into(values: pa.Array, out: np.ndarray, scratch: list[np.ndarray] | None = None) -> None:
+    """`string_key` of the ``large_string`` array ``values`` (not chunked), written to ``out``;
+    ``scratch`` may hold a uint64 buffer to reuse (replaced by a larger one when too small)."""
     n = len(values)
     if n == 0:
         return
@@ -247,25 +254,41 @@ def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     base = int(offsets[0])
     size = int(offsets[-1]) - base
-    padded = np.zeros(size + 8, dtype=np.uint8)
-    padded[:size] = data[base: base + size]
-    # words[i] = the 8 bytes padded[i:i+8] (little endian); string j is padded[s_j : s_j+len_j]
-    words = np.ndarray(shape=(size + 1,), dtype="<u8", buffer=padded, offset=0, strides=(1,))
-    starts = offsets[:-1] - base if base else offsets[:-1].copy()
     lens = np.diff(offsets)
-    max_len = int(lens.max())
+    max_len, min_len = int(lens.max()), int(lens.min())
+    # the bytes copied into aligned 8-byte words (zeros after them): the word at byte p is
+    # (a[p >> 3] >> 8(p & 7)) | (a[(p >> 3) + 1] << 64 - 8(p & 7)), two gathers of aligned words
+    n_words = size // 8 + 2
+    if scratch is not None and scratch and len(scratch[0]) >= n_words:
+        aligned = scratch[0][:n_words]
+    else:
+        aligned = np.empty(max(n_words, 1 << 14), dtype=np.uint64)
+        if scratch is not None:
+            scratch[:] = [aligned]
+        aligned = aligned[:n_words]
+    aligned[-2:] = 0
+    aligned.view(np.uint8)[:size] = data[base: base + size]
+    start = offsets[:-1] - base
+    q = start >> 3  # the aligned word holding each string's next byte
+    sh = ((start & 7) << 3).view(np.uint64)  # its bit offset there (0, 8, ..., 56)
+    sh2 = np.uint64(56) - sh  # (the high word's shift, applied as sh2 then 8: never a shift by 64)
     h = out
     h[:] = 0
     t = np.empty(n, dtype=np.uint64)
-    min_len = int(lens.min())
+    lo_word = aligned[q]
+    last = n_words - 1
     with np.errstate(over="ignore"):
         for k in range(0, max_len, 8):
-            # the word of every string at byte k (bytes past a string's end masked to 0, and a
-            # string already ended contributes 0: the sum does not depend on the longest string)
-            if k + 8 <= min_len:  # a whole word in every string
-                w = words[starts]  # (fancy indexing reads the strided view in place; np.take would copy it)
-            else:
-                w = words[np.minimum(starts, size)]
+            # the 8 bytes of every string at byte k; bytes past a string's end masked to 0 (a
+            # string already ended adds 0: the sum does not depend on the longest string)
+            q += 1
+            hi_word = aligned[q] if k + 8 <= min_len else aligned[np.minimum(q, last)]
+            w = lo_word >> sh
+            np.left_shift(hi_word, sh2, out=t)
+            t <<= np.uint64(8)
+            w |= t
+            lo_word = hi_word
+            if k + 8 > min_len:
                 w &= _BYTE_MASKS[np.clip(lens - k, 0, 8)]
             w *= _WORD_MULTS[(k // 8) % len(_WORD_MULTS)]  # bijective steps: 0 stays 0
             np.right_shift(w, np.uint64(32), out=t)
@@ -274,7 +297,6 @@ def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
             np.right_shift(w, np.uint64(29), out=t)
             w ^= t
             h += w
-            starts += 8
         h += lens.view(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
         np.right_shift(h, np.uint64(33), out=t)
         h ^= t
@@ -289,7 +311,8 @@ def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
 def rows_with_keys(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Positions of the ``keys`` equal to one of the (few) ``wanted`` keys, ascending: a binary
     search of every key in the sorted wanted ones (``np.isin`` would sort all the keys)."""
-    wanted = np.unique(wanted)
+    if len(wanted) > 1 and not bool(np.all(wanted[1:] > wanted[:-1])):
+        wanted = np.unique(wanted)
     if len(wanted) == 0:
         return np.zeros(0, dtype=np.int64)
     at = np.searchsorted(wanted, keys)
@@ -490,11 +513,14 @@ class PreparedRun:
     def row_keys(self, rows: np.ndarray | None) -> np.ndarray:
         """uint64 (query code, doc key) of the input rows ``rows`` (None: every row), equal to
         ``keys[rows]``: the query code in the top bits, the doc id's `string_key` below."""
-        bq = max(1, int(self.nq).bit_length())
         if rows is None:
-            h, codes = string_key(self.doc), self.qcode
-        else:
-            h, codes = string_key(self.doc.take(pa.array(rows))), self.qcode[rows]
+            return self._keys_of(string_key(self.doc), self.qcode)
+        return self._keys_of(string_key(self.doc.take(pa.array(rows))), self.qcode[rows])
+
+    def _keys_of(self, h: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The (query code, doc key) keys from the doc ids' `string_key` ``h`` (changed in place)
+        and the rows' query codes."""
+        bq = max(1, int(self.nq).bit_length())
         h >>= np.uint64(bq)
         h |= codes.astype(np.uint64) << np.uint64(64 - bq)
         return h
@@ -504,8 +530,7 @@ class PreparedRun:
         wins, as in pytrec_eval's dictionaries), or None when there is no repeated pair."""
         if self.n < 2:
             return None
-        keys = self.keys  # made once: kept to find the rows of the repeated keys
-        sk = keys.copy()  # sorted in place
+        sk = self.keys  # a fresh array, sorted in place
         if self.width:  # equal-size queries: sort each query's keys as a matrix row
             sk.reshape(-1, self.width).sort(axis=1)
         else:
@@ -513,8 +538,16 @@ class PreparedRun:
         eq = sk[1:] == sk[:-1]
         if not eq.any():
             return None
-        suspects = rows_with_keys(keys, sk[1:][eq])
-        del keys, sk
+        repeated = np.unique(sk[1:][eq])
+        del sk, eq
+        # the rows holding a repeated key, the keys made again slice by slice (8 bytes a row
+        # at most: the sorted keys are gone)
+        found = []
+        for lo in range(0, self.n, LOOKUP_ROWS):
+            part = self.doc.slice(lo, LOOKUP_ROWS)
+            found.append(lo + rows_with_keys(self._keys_of(string_key(part), self.qcode[lo: lo + len(part)]),
+                                             repeated))
+        suspects = np.concatenate(found)
         frame = pd.DataFrame(
             {"q": self.qcode[suspects], "d": self.doc.take(pa.array(suspects)).to_numpy(zero_copy_only=False)}
         )

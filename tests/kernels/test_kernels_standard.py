@@ -311,7 +311,7 @@ def test_string_key_does_not_depend_on_neighbours_slices_or_chunks() -> None:
     import pyarrow as pa
 
     rng = np.random.default_rng(3)
-    n = standard.LOOKUP_ROWS + 1000  # two slices
+    n = 5 * (1 << 14) + 1000  # several slices of string_key
     lens = rng.integers(0, 30, n)
     ids = ["".join(chr(97 + int(c)) for c in rng.integers(0, 3, int(k))) for k in lens]
     whole = standard.string_key(pa.array(ids, type=pa.large_string()))
