@@ -37,7 +37,7 @@ from ir_measures.providers.base import NOT_PROVIDED
 
 from ..errors import NativeFallback
 from ..measures.params import param
-from .standard import PreparedRun, string_key, supports
+from .standard import PreparedRun, rows_with_keys, string_key, supports
 
 __all__ = ["BOUND_MEASURES", "bound_measure", "JudgedQrels", "TieOrderValues", "tie_order_values"]
 
@@ -88,7 +88,7 @@ class JudgedQrels:
         sk = np.sort(keys)
         last = np.ones(len(keys), dtype=bool)
         if len(sk) > 1 and bool(np.any(sk[1:] == sk[:-1])):
-            suspects = np.flatnonzero(np.isin(keys, sk[1:][sk[1:] == sk[:-1]]))
+            suspects = rows_with_keys(keys, sk[1:][sk[1:] == sk[:-1]])
             pairs = pd.DataFrame({"q": qcode[suspects],
                                   "d": doc.take(pa.array(suspects, type=pa.int64())).to_numpy(zero_copy_only=False)})
             last[suspects[pairs.duplicated(keep="last").to_numpy()]] = False

@@ -206,28 +206,46 @@ def _large_strings(values: Any, combine: bool = True) -> pa.Array | pa.ChunkedAr
 
 
 def string_key(values: pa.Array) -> np.ndarray:
-    """A cheap 64-bit key of every string (uint64) from its length and its last 8 bytes.
+    """A 64-bit key of every string (uint64) that mixes every byte of it and its length.
 
-    Equal strings give equal keys; different strings usually do not (always, up to 8 bytes; doc
-    ids mostly differ in their last characters). Callers treat equal keys as *candidates* and
-    confirm them by comparing the strings, so the key only decides speed, never a value. A
-    numpy gather over the arrow buffers and a few multiplies, `LOOKUP_ROWS` strings at a time
-    (the temporaries stay a few MB beside the keys themselves).
+    Equal strings give equal keys. Every 8-byte word of a string goes through its own bijective
+    multiply-xorshift step (its multiplier depends on the word's position), the steps are summed
+    and the sum, with the length, goes through a 64-bit finaliser in the manner of MurmurHash3's
+    ``fmix64``: ids that differ anywhere (in the middle too) get unrelated keys, so different
+    strings share a key about as rarely as random 64-bit numbers would. It is no cryptographic
+    hash (ids crafted to collide can), and callers treat equal keys as *candidates* confirmed by
+    comparing the strings: the key only decides speed, never a value.
+
+    Vectorised: per 8-byte word position (⌈longest / 8⌉ passes) one aligned gather over the
+    arrow data buffer for all the strings, 16,384 strings at a time (the temporaries, about ten
+    arrays of 8 bytes a string, stay near 1 MB beside the keys themselves).
     """
     values = _large_strings(values, combine=False)
     chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]  # each chunk where it lies
     out = np.empty(len(values), dtype=np.uint64)
     at = 0
+    scratch: list[np.ndarray] = []  # the aligned copy of a slice's bytes, reused from slice to slice
     for chunk in chunks:
-        for lo in range(0, len(chunk), LOOKUP_ROWS):
-            part = chunk.slice(lo, LOOKUP_ROWS)
-            _string_key_into(part, out[at: at + len(part)])
+        for lo in range(0, len(chunk), _KEY_ROWS):
+            part = chunk.slice(lo, _KEY_ROWS)
+            _string_key_into(part, out[at: at + len(part)], scratch)
             at += len(part)
     return out
 
 
-def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
-    """`string_key` of the ``large_string`` array ``values`` (not chunked), written to ``out``."""
+#: strings keyed at a time by `string_key` (its temporaries: about ten arrays of this length)
+_KEY_ROWS = 1 << 14
+#: ``_BYTE_MASKS[r]``: the low ``r`` bytes of a little-endian word (r = 0..8)
+_BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
+#: odd multipliers of the word positions (cycled): a word's contribution depends on where it lies
+_WORD_MULTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                        0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x27D4EB2F165667C5, 0x94D049BB133111EB],
+                       dtype=np.uint64)
+
+
+def _string_key_into(values: pa.Array, out: np.ndarray, scratch: list[np.ndarray] | None = None) -> None:
+    """`string_key` of the ``large_string`` array ``values`` (not chunked), written to ``out``;
+    ``scratch`` may hold a uint64 buffer to reuse (replaced by a larger one when too small)."""
     n = len(values)
     if n == 0:
         return
@@ -236,24 +254,70 @@ def _string_key_into(values: pa.Array, out: np.ndarray) -> None:
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     base = int(offsets[0])
     size = int(offsets[-1]) - base
-    padded = np.zeros(size + 24, dtype=np.uint8)
-    padded[8 : 8 + size] = data[base : base + size]
-    # words[i] = the 8 bytes padded[i:i+8] (little endian); string j is padded[8+s_j : 8+s_j+len_j]
-    words = np.ndarray(shape=(size + 17,), dtype="<u8", buffer=padded, offset=0, strides=(1,))
     lens = np.diff(offsets)
+    max_len, min_len = int(lens.max()), int(lens.min())
+    # the bytes copied into aligned 8-byte words (zeros after them): the word at byte p is
+    # (a[p >> 3] >> 8(p & 7)) | (a[(p >> 3) + 1] << 64 - 8(p & 7)), two gathers of aligned words
+    n_words = size // 8 + 2
+    if scratch is not None and scratch and len(scratch[0]) >= n_words:
+        aligned = scratch[0][:n_words]
+    else:
+        aligned = np.empty(max(n_words, 1 << 14), dtype=np.uint64)
+        if scratch is not None:
+            scratch[:] = [aligned]
+        aligned = aligned[:n_words]
+    aligned[-2:] = 0
+    aligned.view(np.uint8)[:size] = data[base: base + size]
+    start = offsets[:-1] - base
+    q = start >> 3  # the aligned word holding each string's next byte
+    sh = ((start & 7) << 3).view(np.uint64)  # its bit offset there (0, 8, ..., 56)
+    sh2 = np.uint64(56) - sh  # (the high word's shift, applied as sh2 then 8: never a shift by 64)
+    h = out
+    h[:] = 0
+    t = np.empty(n, dtype=np.uint64)
+    lo_word = aligned[q]
+    last = n_words - 1
     with np.errstate(over="ignore"):
-        h = out
-        h[:] = words[offsets[1:] - base if base else offsets[1:]]  # the 8 bytes ending where the string ends
-        lo = int(lens.min())
-        if lo < 8:  # drop the bytes before a short string's start
-            shift = ((8 - np.clip(lens, 1, 8)) * 8).astype(np.uint64)
-            h >>= shift
-            if lo == 0:
-                h[lens == 0] = 0
-        h *= np.uint64(0x9E3779B97F4A7C15)
+        for k in range(0, max_len, 8):
+            # the 8 bytes of every string at byte k; bytes past a string's end masked to 0 (a
+            # string already ended adds 0: the sum does not depend on the longest string)
+            q += 1
+            hi_word = aligned[q] if k + 8 <= min_len else aligned[np.minimum(q, last)]
+            w = lo_word >> sh
+            np.left_shift(hi_word, sh2, out=t)
+            t <<= np.uint64(8)
+            w |= t
+            lo_word = hi_word
+            if k + 8 > min_len:
+                w &= _BYTE_MASKS[np.clip(lens - k, 0, 8)]
+            w *= _WORD_MULTS[(k // 8) % len(_WORD_MULTS)]  # bijective steps: 0 stays 0
+            np.right_shift(w, np.uint64(32), out=t)
+            w ^= t
+            w *= np.uint64(0xFF51AFD7ED558CCD)
+            np.right_shift(w, np.uint64(29), out=t)
+            w ^= t
+            h += w
         h += lens.view(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
-        h ^= h >> np.uint64(29)
+        np.right_shift(h, np.uint64(33), out=t)
+        h ^= t
+        h *= np.uint64(0xC4CEB9FE1A85EC53)
+        np.right_shift(h, np.uint64(29), out=t)
+        h ^= t
         h *= np.uint64(0x94D049BB133111EB)
+        np.right_shift(h, np.uint64(32), out=t)
+        h ^= t
+
+
+def rows_with_keys(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Positions of the ``keys`` equal to one of the (few) ``wanted`` keys, ascending: a binary
+    search of every key in the sorted wanted ones (``np.isin`` would sort all the keys)."""
+    if len(wanted) > 1 and not bool(np.all(wanted[1:] > wanted[:-1])):
+        wanted = np.unique(wanted)
+    if len(wanted) == 0:
+        return np.zeros(0, dtype=np.int64)
+    at = np.searchsorted(wanted, keys)
+    np.minimum(at, len(wanted) - 1, out=at)
+    return np.flatnonzero(wanted[at] == keys)
 
 
 def _desc_bits(s32: np.ndarray) -> np.ndarray:
@@ -449,11 +513,14 @@ class PreparedRun:
     def row_keys(self, rows: np.ndarray | None) -> np.ndarray:
         """uint64 (query code, doc key) of the input rows ``rows`` (None: every row), equal to
         ``keys[rows]``: the query code in the top bits, the doc id's `string_key` below."""
-        bq = max(1, int(self.nq).bit_length())
         if rows is None:
-            h, codes = string_key(self.doc), self.qcode
-        else:
-            h, codes = string_key(self.doc.take(pa.array(rows))), self.qcode[rows]
+            return self._keys_of(string_key(self.doc), self.qcode)
+        return self._keys_of(string_key(self.doc.take(pa.array(rows))), self.qcode[rows])
+
+    def _keys_of(self, h: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The (query code, doc key) keys from the doc ids' `string_key` ``h`` (changed in place)
+        and the rows' query codes."""
+        bq = max(1, int(self.nq).bit_length())
         h >>= np.uint64(bq)
         h |= codes.astype(np.uint64) << np.uint64(64 - bq)
         return h
@@ -471,7 +538,16 @@ class PreparedRun:
         eq = sk[1:] == sk[:-1]
         if not eq.any():
             return None
-        suspects = np.flatnonzero(np.isin(self.keys, sk[1:][eq]))
+        repeated = np.unique(sk[1:][eq])
+        del sk, eq
+        # the rows holding a repeated key, the keys made again slice by slice (8 bytes a row
+        # at most: the sorted keys are gone)
+        found = []
+        for lo in range(0, self.n, LOOKUP_ROWS):
+            part = self.doc.slice(lo, LOOKUP_ROWS)
+            found.append(lo + rows_with_keys(self._keys_of(string_key(part), self.qcode[lo: lo + len(part)]),
+                                             repeated))
+        suspects = np.concatenate(found)
         frame = pd.DataFrame(
             {"q": self.qcode[suspects], "d": self.doc.take(pa.array(suspects)).to_numpy(zero_copy_only=False)}
         )

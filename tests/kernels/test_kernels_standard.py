@@ -274,6 +274,82 @@ def test_string_key_equal_strings_equal_keys() -> None:
     assert len(set(keys.tolist())) == len(set(words))
 
 
+def _tempo_like_ids(n: int, seed: int = 0) -> list[str]:
+    """Doc ids shaped like TEMPO's (``<domain>/<8 hex digits>_<number>.txt``), the part that
+    tells them apart in the middle: many share their last 8 bytes and their length."""
+    rng = np.random.default_rng(seed)
+    doms = ["bitcoin", "history", "hsm"]
+    return [f"{doms[i % 3]}/{h:08x}_{i % 10000:04d}.txt" for i, h in enumerate(rng.integers(0, 2**32, n).tolist())]
+
+
+def test_string_key_mixes_every_byte() -> None:
+    import pyarrow as pa
+
+    # equal length, equal last 8 bytes, equal first bytes: they differ in one middle byte only
+    base = "bitcoin/25785deb_4434.txt"
+    ids = [base[:i] + c + base[i + 1:] for i in range(len(base)) for c in "0aZ/" if base[i] != c]
+    ids.append(base)
+    keys = standard.string_key(pa.array(ids))
+    assert len(set(keys.tolist())) == len(set(ids))
+    # long ids differing only in one byte of any 8-byte word
+    long = ["p" * 70 + "x" + "p" * (70 - i) + "y" * i for i in range(70)] + ["q" * i for i in range(80)]
+    assert len(set(standard.string_key(pa.array(long)).tolist())) == len(set(long))
+
+
+def test_string_key_tempo_like_ids_do_not_collide() -> None:
+    import pyarrow as pa
+
+    ids = _tempo_like_ids(300_000)
+    distinct = len(set(ids))
+    keys = standard.string_key(pa.array(ids, type=pa.large_string()))
+    # the keys the kernels compare keep the top 64 - b bits (b: bits of the query count)
+    for drop in (0, 11, 20):
+        assert len(np.unique(keys >> np.uint64(drop))) == distinct, drop
+
+
+def test_string_key_does_not_depend_on_neighbours_slices_or_chunks() -> None:
+    import pyarrow as pa
+
+    rng = np.random.default_rng(3)
+    n = 5 * (1 << 14) + 1000  # several slices of string_key
+    lens = rng.integers(0, 30, n)
+    ids = ["".join(chr(97 + int(c)) for c in rng.integers(0, 3, int(k))) for k in lens]
+    whole = standard.string_key(pa.array(ids, type=pa.large_string()))
+    one_by_one = {w: int(standard.string_key(pa.array([w]))[0]) for w in set(ids[:3000])}
+    assert all(int(whole[i]) == one_by_one[w] for i, w in enumerate(ids[:3000]))
+    chunked = pa.chunked_array([pa.array(ids[:777]), pa.array(ids[777:40000]), pa.array(ids[40000:])])
+    assert np.array_equal(standard.string_key(chunked), whole)
+    sliced = pa.array(ids, type=pa.large_string()).slice(12345)  # an array starting at an offset
+    assert np.array_equal(standard.string_key(sliced), whole[12345:])
+    groups: dict[str, set[int]] = {}
+    for w, k in zip(ids, whole.tolist()):
+        groups.setdefault(w, set()).add(k)
+    assert all(len(v) == 1 for v in groups.values())
+    assert len({next(iter(v)) for v in groups.values()}) == len(groups)
+
+
+def test_rows_with_keys_is_isin() -> None:
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 50, 10_000).astype(np.uint64)
+    for wanted in (np.array([], dtype=np.uint64), np.array([7, 7, 3, 99], dtype=np.uint64), keys[:500]):
+        assert np.array_equal(standard.rows_with_keys(keys, wanted), np.flatnonzero(np.isin(keys, wanted)))
+
+
+def test_duplicate_rows_on_tempo_like_ids_as_pandas() -> None:
+    ids = _tempo_like_ids(60_000, seed=2)
+    rng = np.random.default_rng(2)
+    q = np.repeat([f"q{i}" for i in range(60)], 1000)
+    d = np.array(ids, dtype=object)
+    rep = rng.choice(60_000, 300, replace=False)
+    d[rep] = d[rep - 1]  # a pair repeated in the same query (or a doc of the previous query)
+    run = pd.DataFrame({"query_id": pd.array(q, dtype="str"), "doc_id": pd.array(d.astype(str), dtype="str"),
+                        "score": rng.random(60_000)})
+    pr = standard.PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy())
+    got = pr.duplicate_rows()
+    want = np.flatnonzero(run.duplicated(["query_id", "doc_id"], keep="last").to_numpy())
+    assert got is not None and np.array_equal(np.sort(got), want)
+
+
 def test_scores_beyond_single_precision_give_no_numpy_warning() -> None:
     import warnings
 

@@ -177,8 +177,11 @@ def _trec_eval_ranks(frame: pd.DataFrame, block_rows: int = 1 << 20, codes: np.n
     with np.errstate(over="ignore"):  # beyond single precision: ±inf, as trec_eval's (float) cast
         desc = _descending_bits(score.astype(np.float32))
     key = (codes.astype(np.uint64) << np.uint64(32)) | desc.astype(np.uint64)
-    order = np.argsort(key, kind="stable")  # equal keys keep row order
-    sk = key[order]
+    if n > 1 and bool(np.all(key[1:] >= key[:-1])):  # rows already in (query, score) order: no sort
+        order, sk = np.arange(n, dtype=np.int64), key
+    else:
+        order = np.argsort(key, kind="stable")  # equal keys keep row order
+        sk = key[order]
     same = sk[1:] == sk[:-1]
     if same.any():  # tie groups: order each by doc id descending (bytes), then row order
         tied = np.zeros(n, dtype=bool)

@@ -226,6 +226,24 @@ def test_trec_eval_ranks_are_the_hand_sort(rows) -> None:
     assert run["rank"].tolist() == _hand_ranks(run)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["d1", "d2", "d10", "é", "D"]),
+                          st.sampled_from([0.0, -0.0, 1.0, 1.0 + 1e-9, 0.1, -3.0, 1e39, 2.5])),
+                min_size=1, max_size=40))
+def test_trec_eval_ranks_of_a_run_already_in_score_order(rows) -> None:
+    """A run written query by query, score descending (the usual file: no sort is needed), ties
+    in any doc order: the ranks are still trec_eval's."""
+    import numpy as np
+
+    from reteco_measures.benchmarks.reteco.contract import _trec_eval_ranks
+
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    frame["s32"] = frame["score"].to_numpy(dtype=np.float64).astype(np.float32) + np.float32(0.0)
+    frame = frame.sort_values(["query_id", "s32"], ascending=[True, False], kind="stable")
+    frame = frame.drop(columns="s32").reset_index(drop=True)
+    assert _trec_eval_ranks(frame).tolist() == _hand_ranks(frame)
+
+
 def test_ranked_by_contract_is_rank_run(tmp_path: Path) -> None:
     from reteco_measures.benchmarks.reteco.contract import ranked_by_contract
     from reteco_measures.kernels.ranking import rank_run
