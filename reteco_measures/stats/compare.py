@@ -27,11 +27,12 @@ from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..io.lines import COMPRESSION_SUFFIXES
 from ..kernels.bounds import JudgedQrels, bound_measure, tie_order_values
+from ..kernels.standard import PREPARED_RUNS, HandedRun
 from ..measures.names import measure_label, measure_name, parse_measures
 from ..query_ids import align_runs, check_on_mismatch, mismatch_policy
 from ..report.plots import plot_comparison
 from ..report.tables import to_html, to_json, to_latex, to_markdown, to_text, wide_frame
-from ..side import load_labels, load_topics
+from ..side import load_labels, load_topics, side_info
 from .design import unit_columns, unit_kind
 from .options import KeywordDefaults, StatOptions
 from .tests import (
@@ -445,12 +446,14 @@ def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], ord
 
 
 def _with_tie_bounds(part: pd.DataFrame, run: pd.DataFrame, qrels: pd.DataFrame, measures: list,
-                     label_of: dict, order: pd.Index, judged: JudgedQrels | None, **side: Any) -> pd.DataFrame:
+                     label_of: dict, order: pd.Index, judged: JudgedQrels | None,
+                     handed: HandedRun | None = None, **side: Any) -> pd.DataFrame:
     """``part`` (one run's rows) with ``tie_min`` / ``tie_max`` where ties change a value: with
     ``judged`` (every measure a `bound_measure`, ``part`` in canonical order) from the judged rows
-    (`tie_order_values`), written at their rows; else from `tie_bounds`, joined on (measure,
-    query_id). No columns when no query has a tie group of mixed relevance."""
-    tv = tie_order_values(measures, judged, run) if judged is not None else None
+    (`tie_order_values`, on ``handed``: the run as the evaluation prepared it, when given),
+    written at their rows; else from `tie_bounds`, joined on (measure, query_id). No columns when
+    no query has a tie group of mixed relevance."""
+    tv = tie_order_values(measures, judged, run, handed=handed) if judged is not None else None
     if tv is not None:
         if len(tv.query_ids):  # measure blocks of the qrels' queries in `order`
             qpos = order.get_indexer(pd.Index(tv.query_ids.to_numpy(zero_copy_only=False), dtype=object))
@@ -537,11 +540,14 @@ def per_query_frame(
         if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
             run = run.compute()
         run_df = as_run_frame(run)
-        with mismatch_policy("warn"):  # the caller checked the ids (align_runs)
+        handed: list[HandedRun] = []  # the native kernels' preparation of the run, kept for the tie step
+        with mismatch_policy("warn"), side_info(**{PREPARED_RUNS: handed}):  # the caller checked the ids
             # rm.iter_calc's values, as one frame (no Metric object per value)
             prepared = prepare(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
                                tie_break=tie_break)
             values = values_prepared(prepared)
+        # the PreparedRun of this very run (prepare keeps its rows here: trec_eval's order, ids as given)
+        reuse = next((h for h in handed if h.run is prepared.run_standard and h.run is prepared.run), None)
         part = _canonical_part(values, measure_objs, labels_list, order, name)
         canonical = part is not None
         if part is None:
@@ -550,7 +556,7 @@ def per_query_frame(
             part = part[["run", "measure", "query_id", "value", "weight"]]
         if tie_step:
             part = _with_tie_bounds(part, run_df, qrels_df, measure_objs, label_of, order, judged if canonical else None,
-                                    topics=topics_df, labels=labels_df, corpus=corpus)
+                                    handed=reuse, topics=topics_df, labels=labels_df, corpus=corpus)
         parts.append(part)
     frame = pd.concat(parts, ignore_index=True)
     if ties and {"tie_min", "tie_max"} & set(frame.columns):
