@@ -205,6 +205,27 @@ def _measure_values(measure: ir_measures.Measure, nq: int, codes: np.ndarray, ra
     return np.divide(total, nrel, out=np.zeros(nq), where=nrel > 0)
 
 
+def _graded_rows(prepared: PreparedRun, judged: JudgedQrels, run_code: np.ndarray, handed: HandedRun | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(input rows, score-order positions, grades)`` of the run's rows that the qrels judge with a
+    grade other than 0: from the evaluation's qrels lookups when ``handed`` has them, else matched
+    here."""
+    if handed is not None and handed.judged_rows is not None:
+        pos, grade = handed.judged_rows()
+        nonzero = grade != 0
+        pos, grade = pos[nonzero], grade[nonzero]
+        return prepared.orig(pos), pos, grade
+    rows, jrows = _match(prepared, judged, run_code)
+    grade = judged.rel[jrows]
+    nonzero = grade != 0
+    rows, grade = rows[nonzero], grade[nonzero]
+    if prepared.perm is None:
+        return rows, rows, grade
+    inverse = np.empty(prepared.n, dtype=np.int64)
+    inverse[prepared.perm] = np.arange(prepared.n, dtype=np.int64)
+    return rows, inverse[rows], grade
+
+
 def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrels,
                      run: pd.DataFrame, *, handed: HandedRun | None = None) -> TieOrderValues | None:
     """Per-query values of ``measures`` (each `bound_measure`) under the worst and the best order of
@@ -243,23 +264,7 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
         return none
     run_code = np.asarray(pc.fill_null(pc.index_in(judged.query_ids, value_set=prepared.query_ids), -1),
                           dtype=np.int64)
-    # score-order position of each judged row with a grade other than 0, and its grade
-    if handed is not None and handed.judged_rows is not None:
-        pos, grade = handed.judged_rows()  # the evaluation's qrels lookups
-        nonzero = grade != 0
-        pos, grade = pos[nonzero], grade[nonzero]
-        rows = prepared.orig(pos)
-    else:
-        rows, jrows = _match(prepared, judged, run_code)
-        grade = judged.rel[jrows]
-        nonzero = grade != 0
-        rows, grade = rows[nonzero], grade[nonzero]
-        if prepared.perm is None:
-            pos = rows
-        else:
-            inverse = np.empty(prepared.n, dtype=np.int64)
-            inverse[prepared.perm] = np.arange(prepared.n, dtype=np.int64)
-            pos = inverse[rows]
+    rows, pos, grade = _graded_rows(prepared, judged, run_code, handed)
     if not len(rows):
         return none
     # each judged row's query, its tie group's first row and size
