@@ -17,6 +17,9 @@ before the relevant ones. `tie_order_values` computes these ranks for the judged
 evaluates the measures on the sparse ``(query, rank, grade)`` rows with the same arithmetic, in
 the same summation order, as the native kernels: the values are those of the kernels run on the
 reordered run, bit for bit, at a cost that grows with the judged rows rather than with the run.
+When the run has just been evaluated by the native kernels, their preparation of it (grouping,
+score order, tie groups, the qrels lookups of its rows) can be handed over
+(`reteco_measures.kernels.standard.HandedRun`) instead of being made again.
 
 The ideal DCG and the number of relevant documents come from the qrels (a repeated (query, doc)
 judgment keeps its last grade), as trec_eval computes them; a repeated (query, doc) pair of the

@@ -637,9 +637,11 @@ class _Context:
     def judged_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, grades)``: every score-order row with a qrels entry (ascending) and its
         grade; the rows looked up already are not looked up again."""
-        g = self.grades(np.arange(self.run.n, dtype=np.int64))
+        unseen = np.flatnonzero(self._qrow == _UNSEEN)
+        if len(unseen):
+            self.grades(unseen)  # looked up now
         rows = np.flatnonzero(self._qrow >= 0)
-        return rows, g[rows]
+        return rows, self.rel[self._qrow[rows]].astype(np.int64, copy=False)
 
     def num_rel(self, level: int) -> np.ndarray:
         """Relevant judged documents (grade ≥ level) per run query."""

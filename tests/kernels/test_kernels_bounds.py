@@ -254,3 +254,14 @@ def test_nothing_is_handed_over_without_a_sink_or_with_nan_scores() -> None:
         with side_info(**{PREPARED_RUNS: sink}):
             per_query(m, qrels, run.assign(score=np.nan))
     assert sink == []
+
+
+def test_handed_over_lookups_of_a_shallow_evaluation_are_completed() -> None:
+    """An evaluation that read only the top rows (``P@5``) hands over lookups of those rows: the
+    bounds look up the rest and give the same values as without the hand-over."""
+    qrels, run = tie_heavy(2)
+    sink = handed_over(parse_measures(["P@5"]), qrels, run)
+    assert sink[0].judged_rows is not None
+    measures = parse_measures(list(MEASURES))
+    same_values(tie_order_values(measures, JudgedQrels(qrels), run, handed=sink[0]),
+                tie_order_values(measures, JudgedQrels(qrels), run), measures)
