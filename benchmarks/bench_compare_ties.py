@@ -9,6 +9,7 @@ Not part of the test suite.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import warnings
 from pathlib import Path
@@ -85,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
              f"({args.runs * args.queries * args.docs:,} rows), scores with 2 decimals; {', '.join(MEASURES)}; "
              f"1000 resamples; median of {args.rounds} interleaved rounds")
     report(__file__, paths, times, "rm.iter_calc per run", sizes, title, "ratio to the per-query evaluation", args.md)
+    # each round's time over the same round's per-query evaluation: the load hits both alike
+    base = times["rm.iter_calc per run"]
+    rounds = "\n".join(f"- {name}: " + ", ".join(f"{t / b:.2f}" for t, b in zip(times[name], base))
+                       + f" (median {statistics.median(t / b for t, b in zip(times[name], base)):.2f})"
+                       for name in paths if name != "rm.iter_calc per run")
+    text = f"Ratio to the per-query evaluation in each round:\n\n{rounds}\n"
+    print(text)
+    if args.md:
+        with open(args.md, "a") as f:
+            f.write("\n" + text)
     return 0
 
 

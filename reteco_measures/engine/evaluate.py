@@ -140,7 +140,7 @@ class Prepared(NamedTuple):
 
 def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval", corpus: Sequence[str] | None = None,
             topics: Any = None, labels: Any = None, query_ids: str = "exact",
-            exclude_label: int | None = None, ranked: RankedRun | None = None) -> Prepared:
+            exclude_label: int | None = None, ranked: RankedRun | None = None, ids_checked: bool = False) -> Prepared:
     """Parse, read, check and rank once (see the module doc).
 
     ``ranked``: a ranking of ``run`` made before the call (e.g. by a run contract that ranks the
@@ -150,7 +150,12 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     instead of sorting the run again, and the standard measures read its rows in that order (the
     same rows: the values do not change). It is ignored when it was made under another tie
     policy or when the run changes on the way in (ids mapped by ``query_ids='normalize'``,
-    documents removed by ``exclude_label``)."""
+    documents removed by ``exclude_label``).
+
+    ``ids_checked``: the caller has already checked the run's, the topics' and the labels' query
+    ids against these qrels, and mapped them where asked (`reteco_measures.query_ids.align_runs`,
+    as ``rm.compare`` does for all its runs before any is evaluated): no second check is made,
+    and the ids are used as they are."""
     check_modes(tie_break, query_ids)
     measures = parse_measures(measures)
     qrels_in = as_qrels_frame(qrels)
@@ -159,9 +164,10 @@ def prepare(measures: Any, qrels: Any, run: Any, *, tie_break: str = "trec_eval"
     topics_in = load_topics(topics) if topics is not None else None
     labels_in = load_labels(labels) if labels is not None else None
     # never a silent zero: empty inputs and query ids that do not meet warn (or are mapped)
-    run_in, topics_in, labels_in = align_query_ids(
-        qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids
-    )
+    if not ids_checked:
+        run_in, topics_in, labels_in = align_query_ids(
+            qrels_in, run_in, topics=topics_in, labels=labels_in, mode=query_ids
+        )
     run_in = exclude_judged(qrels_in, run_in, exclude_label)
     ours = [m for m in measures if m.NAME in REGISTERED]
     standard = [m for m in measures if m.NAME not in REGISTERED]

@@ -17,6 +17,9 @@ before the relevant ones. `tie_order_values` computes these ranks for the judged
 evaluates the measures on the sparse ``(query, rank, grade)`` rows with the same arithmetic, in
 the same summation order, as the native kernels: the values are those of the kernels run on the
 reordered run, bit for bit, at a cost that grows with the judged rows rather than with the run.
+When the run has just been evaluated by the native kernels, their preparation of it (grouping,
+score order, tie groups, the qrels lookups of its rows) can be handed over
+(`reteco_measures.kernels.standard.HandedRun`) instead of being made again.
 
 The ideal DCG and the number of relevant documents come from the qrels (a repeated (query, doc)
 judgment keeps its last grade), as trec_eval computes them; a repeated (query, doc) pair of the
@@ -37,7 +40,7 @@ from ir_measures.providers.base import NOT_PROVIDED
 
 from ..errors import NativeFallback
 from ..measures.params import param
-from .standard import PreparedRun, rows_with_keys, string_key, supports
+from .standard import HandedRun, PreparedRun, rows_with_keys, string_key, supports
 
 __all__ = ["BOUND_MEASURES", "bound_measure", "JudgedQrels", "TieOrderValues", "tie_order_values"]
 
@@ -205,8 +208,29 @@ def _measure_values(measure: ir_measures.Measure, nq: int, codes: np.ndarray, ra
     return np.divide(total, nrel, out=np.zeros(nq), where=nrel > 0)
 
 
+def _graded_rows(prepared: PreparedRun, judged: JudgedQrels, run_code: np.ndarray, handed: HandedRun | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(input rows, score-order positions, grades)`` of the run's rows that the qrels judge with a
+    grade other than 0: from the evaluation's qrels lookups when ``handed`` has them, else matched
+    here."""
+    if handed is not None and handed.judged_rows is not None:
+        pos, grade = handed.judged_rows()
+        nonzero = grade != 0
+        pos, grade = pos[nonzero], grade[nonzero]
+        return prepared.orig(pos), pos, grade
+    rows, jrows = _match(prepared, judged, run_code)
+    grade = judged.rel[jrows]
+    nonzero = grade != 0
+    rows, grade = rows[nonzero], grade[nonzero]
+    if prepared.perm is None:
+        return rows, rows, grade
+    inverse = np.empty(prepared.n, dtype=np.int64)
+    inverse[prepared.perm] = np.arange(prepared.n, dtype=np.int64)
+    return rows, inverse[rows], grade
+
+
 def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrels,
-                     run: pd.DataFrame) -> TieOrderValues | None:
+                     run: pd.DataFrame, *, handed: HandedRun | None = None) -> TieOrderValues | None:
     """Per-query values of ``measures`` (each `bound_measure`) under the worst and the best order of
     the run's tied scores, for the qrels' queries that have a tie group of documents with
     different grades (see the module docs); the others' values do not depend on the order of ties.
@@ -215,6 +239,12 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
         measures: the measures (`bound_measure` true for each).
         judged: the qrels, as `JudgedQrels`.
         run: ``query_id, doc_id, score`` columns.
+        handed: what the native kernels prepared for this very run and these qrels
+            (`reteco_measures.kernels.standard.HandedRun`, handed over through
+            ``PREPARED_RUNS`` by `reteco_measures.kernels.standard.per_query`): its
+            `PreparedRun` (repeated pairs dropped, the last score kept) and its qrels lookups
+            are used instead of being made again, and ``run`` is not read. The values are the
+            same, bit for bit. None: everything is made here.
 
     Returns:
         `TieOrderValues`, or None when the input cannot be computed here (NaN scores: the caller
@@ -223,10 +253,13 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
     measures = list(measures)
     if not all(bound_measure(m) for m in measures):
         raise ValueError(f"not every measure has tie bounds from the judged rows: {measures}")
-    try:
-        prepared = _prepared(run)
-    except NativeFallback:
-        return None
+    if handed is not None:
+        prepared = handed.prepared
+    else:
+        try:
+            prepared = _prepared(run)
+        except NativeFallback:
+            return None
     none = TieOrderValues(pa.array([], pa.large_string()), {m: np.zeros(0) for m in measures},
                           {m: np.zeros(0) for m in measures})
     nq = prepared.nq
@@ -234,19 +267,10 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
         return none
     run_code = np.asarray(pc.fill_null(pc.index_in(judged.query_ids, value_set=prepared.query_ids), -1),
                           dtype=np.int64)
-    rows, jrows = _match(prepared, judged, run_code)
-    grade = judged.rel[jrows]
-    nonzero = grade != 0
-    rows, grade = rows[nonzero], grade[nonzero]
+    rows, pos, grade = _graded_rows(prepared, judged, run_code, handed)
     if not len(rows):
         return none
-    # score-order position of each judged row, its query, its tie group's first row and size
-    if prepared.perm is None:
-        pos = rows
-    else:
-        inverse = np.empty(prepared.n, dtype=np.int64)
-        inverse[prepared.perm] = np.arange(prepared.n, dtype=np.int64)
-        pos = inverse[rows]
+    # each judged row's query, its tie group's first row and size
     code = prepared.qcode[rows]
     first = prepared.group_start(pos)
     size = prepared.group_end(pos) - first

@@ -45,8 +45,8 @@ is tested on trec_eval's own test files, hand-checked small cases and tie-heavy 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 import ir_measures
 import numpy as np
@@ -74,12 +74,21 @@ __all__ = [
     "aggregate",
     "top_rows",
     "UNIQUE_PAIRS",
+    "PREPARED_RUNS",
+    "HandedRun",
 ]
 
 #: ``side_info`` key under which the evaluation engine names a run frame that holds no repeated
 #: (query, doc) pair (a run contract removed them, or the engine did before ranking): `per_query`
 #: skips its duplicate check for that very frame
 UNIQUE_PAIRS = "_reteco_unique_pairs"
+
+#: ``side_info`` key under which a caller hands `per_query` a list to fill: for every run it
+#: prepares, `per_query` appends a `HandedRun` (the frame it was given, that run's `PreparedRun`
+#: with its repeated pairs dropped, and the frame it was built from), so that a later step on the
+#: same run (compare's tie bounds, `reteco_measures.kernels.bounds`) does not group, order and
+#: hash the run again. Nothing is appended when the run cannot be prepared (`NativeFallback`).
+PREPARED_RUNS = "_reteco_prepared_runs"
 
 _FILTER_MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -701,6 +710,15 @@ class _Context:
                 out[lo: lo + len(part)] = np.where(qrow >= 0, self.rel[np.maximum(qrow, 0)], -1)
         return out
 
+    def judged_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, grades)``: every score-order row with a qrels entry (ascending) and its
+        grade; the rows looked up already are not looked up again."""
+        unseen = np.flatnonzero(self._qrow == _UNSEEN)
+        if len(unseen):
+            self.grades(unseen)  # looked up now
+        rows = np.flatnonzero(self._qrow >= 0)
+        return rows, self.rel[self._qrow[rows]].astype(np.int64, copy=False)
+
     def num_rel(self, level: int) -> np.ndarray:
         """Relevant judged documents (grade ≥ level) per run query."""
         ok = self.kept_rel >= max(level, 0)
@@ -841,6 +859,26 @@ def _frames(qrels: Any, run: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     return q, r
 
 
+class HandedRun(NamedTuple):
+    """What `per_query` prepared for one run, handed to the caller through `PREPARED_RUNS`.
+
+    Attributes:
+        run: the run frame `per_query` was given (compare it by identity: ``handed.run is run``).
+        prepared: the `PreparedRun` of that run, a repeated (query, doc) pair keeping its last
+            score (unless the caller declared the run free of them with `UNIQUE_PAIRS`).
+        frame: the rows ``prepared`` was built from (``run`` itself when no pair was repeated).
+        judged_rows: ``judged_rows()`` gives ``(rows, grades)``: the score-order rows of
+            ``prepared`` that the qrels judge (any grade; the last judgment of a repeated pair),
+            ascending, and their grades, reusing the qrels lookups the measures made; None when
+            every measure of the call mapped grades (``gains``) or kept judged documents only.
+    """
+
+    run: pd.DataFrame
+    prepared: PreparedRun
+    frame: pd.DataFrame
+    judged_rows: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
+
+
 def _prepare(run: pd.DataFrame) -> tuple[PreparedRun, pd.DataFrame]:
     """The prepared run and the frame it was built from (repeated pairs: last score kept)."""
     prepared = PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy(dtype=np.float64))
@@ -881,6 +919,7 @@ def per_query(
         if not supports(m):
             raise ValueError(f"{m} has no native kernel")
     qrels_df, run_df = _frames(qrels, run)
+    given = run_df
     prepared, run_df = _prepare(run_df)
     variants: dict[tuple, list[ir_measures.Measure]] = {}
     for m in measures:
@@ -889,10 +928,13 @@ def per_query(
         variants.setdefault((gkey, param(m, "judged_only", NOT_PROVIDED) is True), []).append(m)
     out: dict[ir_measures.Measure, np.ndarray] = {}
     query_ids: pa.Array | None = None
+    plain: _Context | None = None  # the context of the run as it is, grades as they are
     for (gkey, judged_only), ms in variants.items():
         gains = dict(gkey) if gkey is not None else None
         pr = _judged_subset(run_df, prepared, qrels_df, gains) if judged_only else prepared
         ctx = _Context(qrels_df, pr, gains)
+        if gkey is None and not judged_only:
+            plain = ctx
         if query_ids is None:
             query_ids = ctx.q.query_ids
         code = ctx.q.run_code
@@ -904,6 +946,9 @@ def per_query(
             out[m] = full
     if query_ids is None:
         query_ids = pa.array([], pa.large_string())
+    sink = current_side_info().extra.get(PREPARED_RUNS)
+    if sink is not None:  # the caller keeps this preparation for a later step on the same run
+        sink.append(HandedRun(given, prepared, run_df, plain.judged_rows if plain is not None else None))
     return query_ids, {m: out[m] for m in measures}
 
 

@@ -27,11 +27,12 @@ from ..errors import EmptyInputWarning, QueryIdMismatchWarning, display
 from ..io.convert import as_qrels_frame, as_run_frame
 from ..io.lines import COMPRESSION_SUFFIXES
 from ..kernels.bounds import JudgedQrels, bound_measure, tie_order_values
+from ..kernels.standard import PREPARED_RUNS, HandedRun
 from ..measures.names import measure_label, measure_name, parse_measures
 from ..query_ids import align_runs, check_on_mismatch, mismatch_policy
 from ..report.plots import plot_comparison
 from ..report.tables import to_html, to_json, to_latex, to_markdown, to_text, wide_frame
-from ..side import load_labels, load_topics
+from ..side import load_labels, load_topics, side_info
 from .design import unit_columns, unit_kind
 from .options import KeywordDefaults, StatOptions
 from .tests import (
@@ -445,12 +446,14 @@ def _canonical_part(values: pd.DataFrame, measures: list, labels: list[str], ord
 
 
 def _with_tie_bounds(part: pd.DataFrame, run: pd.DataFrame, qrels: pd.DataFrame, measures: list,
-                     label_of: dict, order: pd.Index, judged: JudgedQrels | None, **side: Any) -> pd.DataFrame:
+                     label_of: dict, order: pd.Index, judged: JudgedQrels | None,
+                     handed: HandedRun | None = None, **side: Any) -> pd.DataFrame:
     """``part`` (one run's rows) with ``tie_min`` / ``tie_max`` where ties change a value: with
     ``judged`` (every measure a `bound_measure`, ``part`` in canonical order) from the judged rows
-    (`tie_order_values`), written at their rows; else from `tie_bounds`, joined on (measure,
-    query_id). No columns when no query has a tie group of mixed relevance."""
-    tv = tie_order_values(measures, judged, run) if judged is not None else None
+    (`tie_order_values`, on ``handed``: the run as the evaluation prepared it, when given),
+    written at their rows; else from `tie_bounds`, joined on (measure, query_id). No columns when
+    no query has a tie group of mixed relevance."""
+    tv = tie_order_values(measures, judged, run, handed=handed) if judged is not None else None
     if tv is not None:
         if len(tv.query_ids):  # measure blocks of the qrels' queries in `order`
             qpos = order.get_indexer(pd.Index(tv.query_ids.to_numpy(zero_copy_only=False), dtype=object))
@@ -504,6 +507,7 @@ def per_query_frame(
     corpus: Sequence[str] | None = None,
     tie_break: str = "trec_eval",
     ties: bool = True,
+    ids_checked: bool = False,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Evaluate every run once: the long per-query frame `compare_frame` takes, and the
     keyword arguments (``measures, runs, names, empties, units``) that describe it.
@@ -513,7 +517,11 @@ def per_query_frame(
     in row order, are ``rm.calc_aggregate``'s to the last bit.
 
     With ``ties=True`` (and ``tie_break='trec_eval'``), runs with tied scores get ``tie_min`` /
-    ``tie_max`` per query (`reteco_measures.stats.tie_sensitivity`)."""
+    ``tie_max`` per query (`reteco_measures.stats.tie_sensitivity`).
+
+    ``ids_checked=True``: the runs', topics' and labels' query ids were already checked against
+    the qrels (`reteco_measures.query_ids.align_runs`, as `compare` does first): each run's
+    evaluation does not check them again (else it does, and warns)."""
 
     measure_objs = parse_measures(measures)
     labels_list = [measure_label(m) for m in measure_objs]
@@ -537,11 +545,19 @@ def per_query_frame(
         if hasattr(run, "npartitions") and hasattr(run, "compute"):  # a Dask DataFrame: collected first
             run = run.compute()
         run_df = as_run_frame(run)
-        with mismatch_policy("warn"):  # the caller checked the ids (align_runs)
+        # the native kernels' preparation of the run (grouped, ordered, hashed, looked up in the
+        # qrels), kept for the tie bounds from the judged rows, which then do not make it again
+        handed: list[HandedRun] = []
+        sink = {PREPARED_RUNS: handed} if judged is not None else {}
+        with mismatch_policy("warn"), side_info(**sink):
             # rm.iter_calc's values, as one frame (no Metric object per value)
             prepared = prepare(measure_objs, qrels_df, run_df, topics=topics_df, labels=labels_df, corpus=corpus,
-                               tie_break=tie_break)
+                               tie_break=tie_break, ids_checked=ids_checked)
             values = values_prepared(prepared)
+        # this very run's preparation: prepare passes the run's rows on as they are (trec_eval's
+        # order, ids as given), and the kernels were handed that frame
+        reuse = next((h for h in handed if h.run is prepared.run_standard and h.run is prepared.run), None)
+        del handed
         part = _canonical_part(values, measure_objs, labels_list, order, name)
         canonical = part is not None
         if part is None:
@@ -550,7 +566,8 @@ def per_query_frame(
             part = part[["run", "measure", "query_id", "value", "weight"]]
         if tie_step:
             part = _with_tie_bounds(part, run_df, qrels_df, measure_objs, label_of, order, judged if canonical else None,
-                                    topics=topics_df, labels=labels_df, corpus=corpus)
+                                    handed=reuse, topics=topics_df, labels=labels_df, corpus=corpus)
+        reuse = None  # freed before the next run is evaluated (peak memory)
         parts.append(part)
     frame = pd.concat(parts, ignore_index=True)
     if ties and {"tie_min", "tie_max"} & set(frame.columns):
@@ -661,5 +678,5 @@ def compare(
         warnings.simplefilter("ignore", QueryIdMismatchWarning)
         warnings.simplefilter("ignore", EmptyInputWarning)
         frame, kwargs = per_query_frame(dict(items), qrels, measures, topics=topics, labels=labels, by=by,
-                                        corpus=corpus, tie_break=tie_break, ties=ties)
+                                        corpus=corpus, tie_break=tie_break, ties=ties, ids_checked=True)
     return compare_frame(frame, baseline=baseline, stats=st, by=by, **kwargs)

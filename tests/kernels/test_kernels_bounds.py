@@ -155,3 +155,113 @@ def test_nan_scores_and_runs_without_ties() -> None:
     distinct = run.drop_duplicates(["query_id", "doc_id"], keep="last").reset_index(drop=True)
     distinct["score"] = np.arange(len(distinct), dtype=np.float64)
     assert len(tie_order_values(m, JudgedQrels(qrels), distinct).query_ids) == 0
+
+
+def handed_over(measures: list, qrels: pd.DataFrame, run: pd.DataFrame) -> list:
+    """What the native kernels hand over (kernels.standard.PREPARED_RUNS) when they evaluate ``run``."""
+    from reteco_measures.kernels.standard import PREPARED_RUNS, per_query
+    from reteco_measures.side import side_info
+
+    sink: list = []
+    with side_info(**{PREPARED_RUNS: sink}):
+        per_query(measures, qrels, run)
+    return sink
+
+
+def same_values(a, b, measures) -> None:
+    assert a.query_ids.to_pylist() == b.query_ids.to_pylist()
+    for m in measures:
+        np.testing.assert_array_equal(a.worst[m], b.worst[m])  # bit for bit
+        np.testing.assert_array_equal(a.best[m], b.best[m])
+
+
+@pytest.mark.parametrize("layout", ["as_given", "sorted", "one_width"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_handed_over_preparation_gives_the_same_values_bit_for_bit(monkeypatch, seed: int, layout: str) -> None:
+    """The tie bounds on the evaluation's own PreparedRun and qrels lookups (handed over by
+    ``per_query``) equal those built from the run here and the general path's (the orders re-ranked
+    and evaluated), to the last bit; the run is neither prepared nor matched again. Layouts: rows
+    as generated (repeated pairs, queries split), sorted by query and score (no permutation),
+    every query with the same number of rows (the kernels' per-query matrix sort)."""
+    from reteco_measures.kernels import bounds as bounds_module
+
+    qrels, run = tie_heavy(seed)
+    if layout == "sorted":
+        run = run.drop_duplicates(["query_id", "doc_id"], keep="last").sort_values(
+            ["query_id", "score"], ascending=[True, False], kind="stable").reset_index(drop=True)
+    elif layout == "one_width":
+        run = run.drop_duplicates(["query_id", "doc_id"], keep="last")
+        run = run[run.groupby("query_id").cumcount() < 5]
+        run = run[run.groupby("query_id")["doc_id"].transform("size") == 5]
+        run = run.sort_values("query_id", kind="stable").reset_index(drop=True)  # grouped, scores unsorted
+    measures = parse_measures(list(MEASURES))
+    sink = handed_over(measures, qrels, run)
+    assert len(sink) == 1 and sink[0].run is run and sink[0].judged_rows is not None
+    if layout == "sorted":
+        assert sink[0].prepared.perm is None
+    elif layout == "one_width":
+        assert sink[0].prepared.width == 5 and sink[0].prepared.perm is not None
+    else:
+        assert len(sink[0].frame) < len(run)  # the repeated pairs dropped
+    built = tie_order_values(measures, JudgedQrels(qrels), run)
+
+    def fail(*a, **k):
+        raise AssertionError("the run is prepared or matched again")
+
+    monkeypatch.setattr(bounds_module, "_prepared", fail)
+    monkeypatch.setattr(bounds_module, "_match", fail)
+    reused = tie_order_values(measures, JudgedQrels(qrels), run, handed=sink[0])
+    monkeypatch.undo()
+    assert len(reused.query_ids) > 0
+    same_values(reused, built, measures)
+    # and the general path's frame (ties.tie_bounds without the judged-rows paths)
+    monkeypatch.setattr(ties_module, "_sparse_bounds", lambda *a, **k: None)
+    monkeypatch.setattr(ties_module, "_coded_bounds", lambda *a, **k: None)
+    monkeypatch.setattr(ties_module, "_native_bounds", lambda *a, **k: None)
+    slow = ties_module.tie_bounds(qrels, run, measures)
+    slow = slow.assign(measure=slow["measure"].map(str)).set_index(["measure", "query_id"])
+    for m in measures:
+        for q, w, b in zip(reused.query_ids.to_pylist(), reused.worst[m], reused.best[m]):
+            assert (w, b) == (slow.loc[(str(m), q), "worst"], slow.loc[(str(m), q), "best"]), (m, q)
+
+
+def test_handed_over_preparation_without_lookups_matches_the_qrels_itself(monkeypatch) -> None:
+    """When every measure of the evaluation maps grades (``gains``) or keeps judged documents only,
+    the kernels hand over the PreparedRun without qrels lookups: the bounds match the judged rows
+    themselves on it (and still do not prepare the run again), with the same values."""
+    from reteco_measures.kernels import bounds as bounds_module
+
+    qrels, run = tie_heavy(4)
+    sink = handed_over(parse_measures(["nDCG(gains={0:0,1:1,2:3,3:7})@10", "AP(judged_only=True)"]), qrels, run)
+    assert len(sink) == 1 and sink[0].judged_rows is None
+    measures = parse_measures(list(MEASURES))
+    built = tie_order_values(measures, JudgedQrels(qrels), run)
+    monkeypatch.setattr(bounds_module, "_prepared", lambda *a, **k: (_ for _ in ()).throw(AssertionError("again")))
+    same_values(tie_order_values(measures, JudgedQrels(qrels), run, handed=sink[0]), built, measures)
+
+
+def test_nothing_is_handed_over_without_a_sink_or_with_nan_scores() -> None:
+    from reteco_measures.kernels.standard import NativeFallback, per_query
+
+    qrels, run = tie_heavy(1)
+    m = parse_measures(["nDCG@10"])
+    per_query(m, qrels, run)  # no sink: nothing to fill, nothing fails
+    sink: list = []
+    with pytest.raises(NativeFallback):
+        from reteco_measures.kernels.standard import PREPARED_RUNS
+        from reteco_measures.side import side_info
+
+        with side_info(**{PREPARED_RUNS: sink}):
+            per_query(m, qrels, run.assign(score=np.nan))
+    assert sink == []
+
+
+def test_handed_over_lookups_of_a_shallow_evaluation_are_completed() -> None:
+    """An evaluation that read only the top rows (``P@5``) hands over lookups of those rows: the
+    bounds look up the rest and give the same values as without the hand-over."""
+    qrels, run = tie_heavy(2)
+    sink = handed_over(parse_measures(["P@5"]), qrels, run)
+    assert sink[0].judged_rows is not None
+    measures = parse_measures(list(MEASURES))
+    same_values(tie_order_values(measures, JudgedQrels(qrels), run, handed=sink[0]),
+                tie_order_values(measures, JudgedQrels(qrels), run), measures)

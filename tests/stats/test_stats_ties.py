@@ -200,3 +200,72 @@ def rm_parse(names):
     from reteco_measures.api import parse_measures
 
     return parse_measures(names)
+
+
+def _tie_heavy_runs(n_runs: int, seed: int, repeated: bool = False) -> tuple[pd.DataFrame, dict]:
+    """Qrels (grades -1..3) and runs with one-decimal scores (ties everywhere); ``repeated``: the
+    last run repeats some (query, doc) pairs (the last score counts)."""
+    rng = np.random.default_rng(seed)
+    rows = [(f"q{i}", f"d{j}", int(g)) for i in range(30)
+            for j, g in zip(rng.choice(60, 15, replace=False), rng.integers(-1, 4, 15))]
+    qrels = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+    runs = {}
+    for r in range(n_runs):
+        parts = [pd.DataFrame({"query_id": f"q{i}", "doc_id": [f"d{j}" for j in rng.choice(60, 40, replace=False)],
+                               "score": np.round(rng.random(40), 1)}) for i in range(30)]
+        run = pd.concat(parts, ignore_index=True)
+        if repeated and r == n_runs - 1:
+            again = run.sample(50, random_state=seed).assign(score=lambda f: np.round(f["score"] + 0.3, 1))
+            run = pd.concat([run, again], ignore_index=True)
+        runs[f"run{r}"] = run
+    return qrels, runs
+
+
+BOUND = ["nDCG@10", "AP", "RR", "R@20", "P@5", "nDCG", "RR@3"]
+
+
+def test_compare_prepares_each_run_once_and_checks_its_ids_once(monkeypatch) -> None:
+    """rm.compare groups, orders and hashes each run once (the evaluation's PreparedRun serves the
+    tie bounds) and checks each run's query ids once (align_runs; the evaluation does not again)."""
+    from reteco_measures import query_ids
+    from reteco_measures.kernels import standard
+
+    qrels, runs = _tie_heavy_runs(3, 11)
+    built: list = []
+    checked: list = []
+    init, check = standard.PreparedRun.__init__, query_ids.check_query_ids
+
+    def counting_init(self, *args, **kwargs):
+        built.append(1)
+        init(self, *args, **kwargs)
+
+    def counting_check(ids, reference, **kwargs):
+        checked.append(kwargs.get("what"))
+        return check(ids, reference, **kwargs)
+
+    monkeypatch.setattr(standard.PreparedRun, "__init__", counting_init)
+    monkeypatch.setattr(query_ids, "check_query_ids", counting_check)
+    comparison = rm.compare(runs, qrels, BOUND, n_resamples=20)
+    assert {"tie_min", "tie_max"} <= set(comparison.summary.columns)  # the tie step ran
+    assert len(built) == len(runs)
+    assert checked == [f"run {name!r}" for name in runs]
+
+
+def test_compare_on_the_handed_over_preparation_equals_the_general_path_bit_for_bit(monkeypatch) -> None:
+    """compare's per-query frame (tie_min / tie_max included) is the same to the last bit with the
+    evaluation's preparation handed to the tie bounds, without it, and on the general path (both
+    orders re-ranked and evaluated); one run repeats (query, doc) pairs."""
+    from reteco_measures.stats import ties as ties_module
+
+    compare_module = __import__("sys").modules["reteco_measures.stats.compare"]
+    qrels, runs = _tie_heavy_runs(3, 12, repeated=True)
+    handed = rm.compare(runs, qrels, BOUND, n_resamples=20).per_query
+    assert handed["tie_min"].lt(handed["value"]).any() and handed["tie_max"].gt(handed["value"]).any()
+    monkeypatch.setattr(compare_module, "PREPARED_RUNS", "_not_the_kernels_key")  # nothing handed over
+    built = rm.compare(runs, qrels, BOUND, n_resamples=20).per_query
+    monkeypatch.setattr(compare_module, "bound_measure", lambda m: False)  # not from the judged rows
+    for path in ("_sparse_bounds", "_coded_bounds", "_native_bounds"):
+        monkeypatch.setattr(ties_module, path, lambda *a, **k: None)
+    general = rm.compare(runs, qrels, BOUND, n_resamples=20).per_query
+    pd.testing.assert_frame_equal(handed, built, check_exact=True)
+    pd.testing.assert_frame_equal(handed, general, check_exact=True)
