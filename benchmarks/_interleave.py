@@ -31,6 +31,21 @@ def _status_kib(field: str) -> int | None:
     return None
 
 
+def status_mb(field: str) -> float:
+    """A ``/proc/self/status`` field (``VmRSS``, ``VmHWM``) in MiB; NaN where there is none."""
+    kib = _status_kib(field)
+    return float("nan") if kib is None else kib / 1024.0
+
+
+def reset_peak() -> None:
+    """Reset the process's peak resident set (``VmHWM``; Linux 4.0 and later), where allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
 def peak_mib(fn: Callable[[], object]) -> float | None:
     """Growth of the peak resident memory while ``fn()`` runs, in MiB (None: not measurable)."""
     gc.collect()

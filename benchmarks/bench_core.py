@@ -33,6 +33,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _interleave import reset_peak, status_mb  # noqa: E402
+
 MEASURES = ["nDCG@10", "AP@10", "R@10", "RR"]
 PYTREC = {"ndcg_cut.10", "map_cut.10", "recall.10", "recip_rank"}
 PATHS = [
@@ -180,19 +183,6 @@ def cmd_time(args) -> dict:
     return out
 
 
-def _clear_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
 def cmd_rss_child(name: str, queries: int, docs: int) -> None:
     qrels, run = build(queries, docs)
     with tempfile.TemporaryDirectory() as folder:
@@ -203,10 +193,10 @@ def cmd_rss_child(name: str, queries: int, docs: int) -> None:
         if name == "ours_files":
             del qrels, run
         gc.collect()
-        _clear_peak()
-        before = _status_mb("VmRSS")
+        reset_peak()
+        before = status_mb("VmRSS")
         fn(inputs)
-        peak = _status_mb("VmHWM")
+        peak = status_mb("VmHWM")
     print(json.dumps({"path": name, "rss_before_mb": before, "peak_mb": peak, "growth_mb": peak - before}))
 
 

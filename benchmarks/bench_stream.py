@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _interleave import status_mb  # noqa: E402
 from bench_core import MEASURES, _text  # noqa: E402
 
 
@@ -108,14 +109,6 @@ def _reset_peak() -> None:
         pass
 
 
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
 def score_child(mode: str, root: str, block_mb: int) -> None:
     """One mode of ``score``: the release loaded, a warm-up score, then the run scored."""
     import hashlib
@@ -139,11 +132,11 @@ def score_child(mode: str, root: str, block_mb: int) -> None:
 
     score(small)
     _reset_peak()
-    base = _status_mb("VmRSS")
+    base = status_mb("VmRSS")
     t0 = time.perf_counter()
     result = score(run)
     seconds = time.perf_counter() - t0
-    growth = _status_mb("VmHWM") - base
+    growth = status_mb("VmHWM") - base
     digest = hashlib.sha256()
     for frame in (result.summary, result.per_query, *result.by_group.values()):
         digest.update(frame.to_csv(float_format="%r").encode())

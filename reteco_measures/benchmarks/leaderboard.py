@@ -95,7 +95,7 @@ from ..stats.ties import tie_bounds, tie_range
 from .declaration import ENGINE, Benchmark
 from .registry import benchmark
 from .score import Score, unscorable_reason
-from .streaming import stream_unit
+from .streaming import reachable_rows, stream_unit
 
 __all__ = ["Leaderboard", "leaderboard", "clusters", "resample_ranks", "rank_intervals", "unscorable_reason",
            "invalid_reason", "TooFewScoredError",
@@ -811,7 +811,7 @@ def _tie_bounds(score: Score, inputs: Any, measure: Any) -> pd.DataFrame | None:
     run = score.report.run[["query_id", "doc_id", "score"]]
     cutoff = (getattr(measure, "params", None) or {}).get("cutoff")
     if cutoff:
-        run = _top_with_ties(run, int(cutoff))
+        run = reachable_rows(run, int(cutoff))
     if not len(run) or not has_ties(run):
         return None
     qrels = inputs.qrels[["query_id", "doc_id", "relevance"]]
@@ -837,22 +837,6 @@ def _with_ties(frame: pd.DataFrame, bounds: dict[str, pd.DataFrame]) -> tuple[pd
         same = (lo == value) & (hi == value) | np.isnan(value) & np.isnan(lo) & np.isnan(hi)
         changed = changed or not bool(same.all())
     return frame, changed
-
-
-def _top_with_ties(run: pd.DataFrame, k: int) -> pd.DataFrame:
-    """The rows that can reach the top ``k`` under some order of tied scores: every row scoring at
-    least the ``k``-th best score of its query (a measure with cutoff ``k`` sees nothing else, under
-    any tie order). Scores are compared at single precision, as trec_eval compares them."""
-    scores = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
-    qcode = pd.factorize(run["query_id"])[0]
-    order = np.lexsort((-scores, qcode))
-    q = qcode[order]
-    starts = np.r_[0, np.flatnonzero(q[1:] != q[:-1]) + 1]
-    pos = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)]))
-    threshold = np.full(qcode.max() + 1 if len(qcode) else 0, -np.inf, dtype=np.float32)
-    at_k = pos == k - 1
-    threshold[q[at_k]] = scores[order][at_k]
-    return run[scores >= threshold[qcode]]
 
 
 ENGINE["leaderboard"] = leaderboard  # what `Benchmark.leaderboard` runs

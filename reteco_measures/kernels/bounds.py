@@ -40,7 +40,7 @@ from ir_measures.providers.base import NOT_PROVIDED
 
 from ..errors import NativeFallback
 from ..measures.params import param
-from .standard import HandedRun, PreparedRun, rows_with_keys, string_key, supports
+from .standard import HandedRun, PreparedRun, ideal_dcg, rows_with_keys, string_key, supports
 
 __all__ = ["BOUND_MEASURES", "bound_measure", "JudgedQrels", "TieOrderValues", "tie_order_values"]
 
@@ -311,18 +311,7 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
 
     def ideal(k: int | None) -> np.ndarray:
         if ("ideal", k) not in cache:
-            ok = krel > 0
-            c, gain = kcode[ok], krel[ok]
-            if not len(c):
-                cache["ideal", k] = np.zeros(nq)
-            else:
-                order = np.lexsort((-gain, c))
-                c, gain = c[order], gain[order].astype(np.float64)
-                head = np.r_[True, c[1:] != c[:-1]]
-                start = np.maximum.accumulate(np.where(head, np.arange(len(c)), 0))
-                rank = np.arange(len(c)) - start + 1
-                keep = rank <= k if k is not None else np.ones(len(rank), dtype=bool)
-                cache["ideal", k] = np.bincount(c[keep], weights=gain[keep] / np.log2(rank[keep] + 1.0), minlength=nq)
+            cache["ideal", k] = ideal_dcg(kcode, krel, k, nq)
         return cache["ideal", k]
 
     def num_rel(level: int) -> np.ndarray:

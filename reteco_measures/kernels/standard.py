@@ -74,6 +74,7 @@ __all__ = [
     "aggregate",
     "top_rows",
     "UNIQUE_PAIRS",
+    "ideal_dcg",
     "PREPARED_RUNS",
     "HandedRun",
 ]
@@ -726,18 +727,7 @@ class _Context:
 
     def ideal_dcg(self, k: int | None) -> np.ndarray:
         """Ideal DCG@k per run query: the query's positive grades sorted descending."""
-        ok = self.kept_rel > 0
-        code = self.kept_code[ok]
-        gain = self.kept_rel[ok]
-        if len(code) == 0:
-            return np.zeros(self.run.nq)
-        order = np.lexsort((-gain, code))
-        code, gain = code[order], gain[order].astype(np.float64)
-        first = np.r_[True, code[1:] != code[:-1]]
-        start = np.maximum.accumulate(np.where(first, np.arange(len(code)), 0))
-        rank = np.arange(len(code)) - start + 1
-        keep = rank <= k if k is not None else np.ones(len(rank), dtype=bool)
-        return np.bincount(code[keep], weights=gain[keep] / np.log2(rank[keep] + 1.0), minlength=self.run.nq)
+        return ideal_dcg(self.kept_code, self.kept_rel, k, self.run.nq)
 
     def scored_rows(self, k: int | None, relevant) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(query code, exact rank, grade)`` of the rows with ``relevant(grade)`` and rank ≤ k,
@@ -849,6 +839,23 @@ def _values(measure: ir_measures.Measure, ctx: _Context) -> np.ndarray:
     else:
         total = np.zeros(run.nq)
     return np.divide(total, nrel, out=np.zeros(run.nq), where=nrel > 0)
+
+
+def ideal_dcg(code: np.ndarray, rel: np.ndarray, k: int | None, nq: int) -> np.ndarray:
+    """Ideal DCG@k per query code ``0..nq-1`` from judged rows (query ``code``, grade ``rel``):
+    each query's positive grades sorted descending, gain ``rel / log2(rank + 1)`` (trec_eval's
+    ``ndcg_cut``); ``k=None`` is no cutoff. The one ideal DCG of the native kernels."""
+    ok = rel > 0
+    code, gain = code[ok], rel[ok]
+    if len(code) == 0:
+        return np.zeros(nq)
+    order = np.lexsort((-gain, code))
+    code, gain = code[order], gain[order].astype(np.float64)
+    first = np.r_[True, code[1:] != code[:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(code)), 0))
+    rank = np.arange(len(code)) - start + 1
+    keep = rank <= k if k is not None else np.ones(len(rank), dtype=bool)
+    return np.bincount(code[keep], weights=gain[keep] / np.log2(rank[keep] + 1.0), minlength=nq)
 
 
 def _frames(qrels: Any, run: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
