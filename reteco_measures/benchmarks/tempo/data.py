@@ -46,9 +46,13 @@ modification time, so a changed corpus is re-indexed and the data folder can be 
 """
 
 
+import dataclasses
+import hashlib
 import json
 import os
 import re
+import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +62,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc as ipc
 
 from ...datasets.base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
 from ...errors import DataFormatError, Problem, report_problems
@@ -77,6 +82,8 @@ __all__ = [
     "read_documents",
     "read_doc_ids",
     "clear_corpus_cache",
+    "CACHE_ENV",
+    "corpus_cache_dir",
     "read_examples",
     "read_steps",
     "read_guidance",
@@ -199,24 +206,160 @@ def _file_key(path: Path, domain: str) -> tuple:
     return (str(path.resolve()), st.st_size, st.st_mtime_ns, domain)
 
 
-def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
+def read_doc_ids(path: str | os.PathLike, domain: str = "", *, cache: bool = True) -> pd.DataFrame:
     """Document ids of a ``documents.jsonl`` in corpus order (``doc_id``, ``domain``), without
     decoding the passage text when the line starts with the ``"id"`` key (as the release writes
     it); any other line is decoded in full (``id``, else ``doc_id``).
 
     A file is parsed once per process: the ids are kept, keyed by the file's resolved path, size
     and modification time (a changed file is read again; `clear_corpus_cache` forgets them); a
-    file's problems warn at every call. Each call returns its own frame (sharing the columns)."""
+    file's problems warn at every call. Each call returns its own frame (sharing the columns).
+
+    With ``cache=True`` (the default) the parsed ids and the file's problems are also kept on
+    disk, one Arrow IPC file per documents file in `corpus_cache_dir` (``$RETECO_MEASURES_CACHE``,
+    else ``$XDG_CACHE_HOME/reteco-measures`` or ``~/.cache/reteco-measures``), so a new process
+    (a second ``reteco-measures score`` command) reads them memory-mapped instead of parsing the
+    file. An entry is used only when the file's resolved path, size and modification time (ns)
+    and the cache format version match and its row count and CRC-32 checksum of the ids verify;
+    otherwise, and whenever the cache folder cannot be written, the file is parsed (never an
+    error). ``cache=False`` or ``RETECO_MEASURES_CACHE=off`` turns the disk cache off."""
     p = require_file(path, f"TEMPO {domain} documents".replace("  ", " "))
     key = _file_key(p, domain)
     cached = _DOC_IDS.get(key)
     if cached is None:
-        cached = _DOC_IDS[key] = _parse_doc_ids(p, domain)
+        cached = _DOC_IDS[key] = _cached_doc_ids(p, key, domain, cache)
         if len(_DOC_IDS) > _CACHE_SIZE:
             _DOC_IDS.pop(next(iter(_DOC_IDS)))
     frame, problems = cached
     report_problems(list(problems), "warn", str(p))
     return frame.copy(deep=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# the on-disk cache of parsed corpus ids
+
+#: environment variable: the folder of the on-disk caches; ``off`` (or ``0``, ``false``, ``no``,
+#: ``none``) turns them off
+CACHE_ENV = "RETECO_MEASURES_CACHE"
+_CACHE_OFF = ("off", "0", "false", "no", "none")
+#: version of the cache files' layout; a file of another version is parsed again
+_CACHE_FORMAT = "1"
+_CACHE_SUBDIR = "corpus-ids"
+
+
+def corpus_cache_dir() -> Path | None:
+    """The folder the parsed corpus ids are cached in, or None when the disk cache is off.
+
+    ``$RETECO_MEASURES_CACHE`` when set (``off``, ``0``, ``false``, ``no`` or ``none`` turn the
+    cache off), else ``$XDG_CACHE_HOME/reteco-measures`` or ``~/.cache/reteco-measures``
+    (``%LOCALAPPDATA%\\reteco-measures`` on Windows); the ids live in its ``corpus-ids/``
+    sub-folder. The folder is not created here."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None and env.strip():
+        if env.strip().lower() in _CACHE_OFF:
+            return None
+        return Path(env).expanduser() / _CACHE_SUBDIR
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        base = os.environ["LOCALAPPDATA"]
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "reteco-measures" / _CACHE_SUBDIR
+
+
+def _cache_file(folder: Path, source: str) -> Path:
+    """The cache file of one documents file (one entry per path: a changed file overwrites it)."""
+    digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{source}".encode("utf-8", "surrogatepass")).hexdigest()
+    return folder / f"{digest[:32]}.arrow"
+
+
+def _ids_checksum(ids: pa.Array) -> int:
+    """CRC-32 of the ids' offsets (from 0) and bytes: independent of how the array is sliced."""
+    n = len(ids)
+    if n == 0:
+        return 0
+    _, off_buf, data_buf = ids.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64, count=n + 1, offset=ids.offset * 8)
+    crc = zlib.crc32((offsets - offsets[0]).tobytes())
+    data = memoryview(data_buf)[int(offsets[0]):int(offsets[-1])] if data_buf is not None else b""
+    return zlib.crc32(data, crc)
+
+
+def _cache_meta(key: tuple, ids: pa.Array, problems: list[Problem]) -> dict[bytes, bytes]:
+    source, size, mtime_ns, _ = key
+    rows = [{k: v for k, v in dataclasses.asdict(pr).items() if k != "path"} for pr in problems]
+    return {b"format": _CACHE_FORMAT.encode(), b"source": source.encode("utf-8", "surrogatepass"),
+            b"size": str(size).encode(), b"mtime_ns": str(mtime_ns).encode(), b"rows": str(len(ids)).encode(),
+            b"crc32": str(_ids_checksum(ids)).encode(), b"problems": json.dumps(rows).encode()}
+
+
+def _read_cached_ids(file: Path, key: tuple, p: Path) -> tuple[pa.Array, list[Problem]] | None:
+    """The ids and problems of a valid cache entry for ``key``, else None (missing, stale, another
+    format, truncated or corrupt: the caller parses the file)."""
+    try:
+        with pa.memory_map(str(file), "r") as source:
+            reader = ipc.open_file(source)
+            meta = reader.schema.metadata or {}
+            expected = _cache_meta(key, pa.array([], pa.large_string()), [])
+            for name in (b"format", b"source", b"size", b"mtime_ns"):
+                if meta.get(name) != expected[name]:
+                    return None
+            table = reader.read_all()
+        if table.schema.names != ["doc_id"] or table.column(0).type != pa.large_string():
+            return None
+        ids = table.column(0).combine_chunks()
+        if (len(ids) != int(meta[b"rows"]) or ids.null_count
+                or _ids_checksum(ids) != int(meta[b"crc32"])):
+            return None
+        problems = [Problem(**{**row, "path": str(p)}) for row in json.loads(meta[b"problems"])]
+    except Exception:  # noqa: BLE001 - a cache that cannot be read is ignored, never an error
+        return None
+    return ids, problems
+
+
+def _write_cached_ids(folder: Path, file: Path, key: tuple, ids: pa.Array, problems: list[Problem]) -> None:
+    """Write one cache entry atomically (a temporary file in the folder, then `os.replace`);
+    a folder that cannot be written is silently skipped."""
+    tmp = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=folder)
+        schema = pa.schema([("doc_id", pa.large_string())], metadata=_cache_meta(key, ids, problems))
+        with os.fdopen(fd, "wb") as f, ipc.new_file(f, schema) as writer:
+            writer.write_table(pa.table({"doc_id": ids}, schema=schema))
+        os.replace(tmp, file)
+        tmp = None
+    except Exception:  # noqa: BLE001 - an unwritable cache only costs the next process a parse
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _cached_doc_ids(p: Path, key: tuple, domain: str, cache: bool) -> tuple[pd.DataFrame, list[Problem]]:
+    """(ids frame, problems) of one file: from the disk cache when it holds a valid entry, else
+    parsed (and the entry written when the file did not change while it was parsed)."""
+    folder = corpus_cache_dir() if cache else None
+    if folder is None:
+        return _parse_doc_ids(p, domain)
+    file = _cache_file(folder, key[0])
+    hit = _read_cached_ids(file, key, p)
+    if hit is not None:
+        ids, problems = hit
+        return pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "domain": domain}), problems
+    frame, problems = _parse_doc_ids(p, domain)
+    try:
+        unchanged = _file_key(p, domain) == key
+    except OSError:
+        unchanged = False
+    if unchanged:
+        ids = pa.array(frame["doc_id"].array, type=pa.large_string())
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+        _write_cached_ids(folder, file, key, ids, problems)
+    return frame, problems
 
 
 def _parse_doc_ids(p: Path, domain: str) -> tuple[pd.DataFrame, list[Problem]]:
