@@ -761,7 +761,8 @@ def load_tempo(
         domains: one domain, several, or None for every domain present.
         periods: ``required_periods`` source (see `build_topics`).
         corpus: read the documents' ids (for the run contract's unknown-document check). The
-            ids of a release are read once per process (see `read_doc_ids`): loading the same
+            ids of a release are read once per process, and from the on-disk cache in a new
+            process (see `read_doc_ids`): loading the same
             files again returns the same ``corpus`` frame, which callers must not modify in place.
     """
     doms = _domains_arg(domains, split, root)
