@@ -68,6 +68,7 @@ from ...datasets.base import ENV_VAR, DataFile, MissingDataError, add_topics, da
 from ...errors import DataFormatError, Problem, report_problems
 from ...io.jsonl import iter_jsonl
 from ...io.readers import read_qrels_with_problems
+from ..reteco.contract import declare_distinct_doc_ids
 
 __all__ = [
     "read_duplicate_map",
@@ -186,8 +187,9 @@ _ID_FIRST = re.compile(rb'^\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.)*)"\s*[,}]')
 #: the same pattern for Arrow's RE2 (``\s`` spelled out: Python's bytes ``\s`` also matches ``\v``)
 _ID_FIRST_RE2 = r'^[ \t\n\r\f\v]*\{[ \t\n\r\f\v]*"id"[ \t\n\r\f\v]*:[ \t\n\r\f\v]*"(?P<id>(?:[^"\\]|\\.)*)"[ \t\n\r\f\v]*[,}]'
 
-#: (path, size, mtime_ns, domain) -> (ids frame, problems): `read_doc_ids` parses a file once
-_DOC_IDS: dict[tuple, tuple[pd.DataFrame, list[Problem]]] = {}
+#: (path, size, mtime_ns, domain) -> (ids frame, problems, ids distinct): `read_doc_ids` parses a
+#: file once
+_DOC_IDS: dict[tuple, tuple[pd.DataFrame, list[Problem], bool]] = {}
 #: the file keys of a `load_tempo` corpus -> the concatenated frame (one object per release, so
 #: that indexes built on it, e.g. the ``reteco`` contract's id index, are built once)
 _CORPORA: dict[tuple, pd.DataFrame] = {}
@@ -230,7 +232,7 @@ def read_doc_ids(path: str | os.PathLike, domain: str = "", *, cache: bool = Tru
         cached = _DOC_IDS[key] = _cached_doc_ids(p, key, domain, cache)
         if len(_DOC_IDS) > _CACHE_SIZE:
             _DOC_IDS.pop(next(iter(_DOC_IDS)))
-    frame, problems = cached
+    frame, problems, _ = cached
     report_problems(list(problems), "warn", str(p))
     return frame.copy(deep=False)
 
@@ -284,22 +286,23 @@ def _ids_checksum(ids: pa.Array) -> int:
     return zlib.crc32(data, crc)
 
 
-def _cache_meta(key: tuple, ids: pa.Array, problems: list[Problem]) -> dict[bytes, bytes]:
+def _cache_meta(key: tuple, ids: pa.Array, problems: list[Problem], distinct: bool) -> dict[bytes, bytes]:
     source, size, mtime_ns, _ = key
     rows = [{k: v for k, v in dataclasses.asdict(pr).items() if k != "path"} for pr in problems]
     return {b"format": _CACHE_FORMAT.encode(), b"source": source.encode("utf-8", "surrogatepass"),
             b"size": str(size).encode(), b"mtime_ns": str(mtime_ns).encode(), b"rows": str(len(ids)).encode(),
-            b"crc32": str(_ids_checksum(ids)).encode(), b"problems": json.dumps(rows).encode()}
+            b"crc32": str(_ids_checksum(ids)).encode(), b"problems": json.dumps(rows).encode(),
+            b"distinct": b"1" if distinct else b"0"}
 
 
-def _read_cached_ids(file: Path, key: tuple, p: Path) -> tuple[pa.Array, list[Problem]] | None:
+def _read_cached_ids(file: Path, key: tuple, p: Path) -> tuple[pa.Array, list[Problem], bool] | None:
     """The ids and problems of a valid cache entry for ``key``, else None (missing, stale, another
     format, truncated or corrupt: the caller parses the file)."""
     try:
         with pa.memory_map(str(file), "r") as source:
             reader = ipc.open_file(source)
             meta = reader.schema.metadata or {}
-            expected = _cache_meta(key, pa.array([], pa.large_string()), [])
+            expected = _cache_meta(key, pa.array([], pa.large_string()), [], False)
             for name in (b"format", b"source", b"size", b"mtime_ns"):
                 if meta.get(name) != expected[name]:
                     return None
@@ -311,19 +314,21 @@ def _read_cached_ids(file: Path, key: tuple, p: Path) -> tuple[pa.Array, list[Pr
                 or _ids_checksum(ids) != int(meta[b"crc32"])):
             return None
         problems = [Problem(**{**row, "path": str(p)}) for row in json.loads(meta[b"problems"])]
+        distinct = {b"1": True, b"0": False}[meta[b"distinct"]]
     except Exception:  # noqa: BLE001 - a cache that cannot be read is ignored, never an error
         return None
-    return ids, problems
+    return ids, problems, distinct
 
 
-def _write_cached_ids(folder: Path, file: Path, key: tuple, ids: pa.Array, problems: list[Problem]) -> None:
+def _write_cached_ids(folder: Path, file: Path, key: tuple, ids: pa.Array, problems: list[Problem],
+                      distinct: bool) -> None:
     """Write one cache entry atomically (a temporary file in the folder, then `os.replace`);
     a folder that cannot be written is silently skipped."""
     tmp = None
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=folder)
-        schema = pa.schema([("doc_id", pa.large_string())], metadata=_cache_meta(key, ids, problems))
+        schema = pa.schema([("doc_id", pa.large_string())], metadata=_cache_meta(key, ids, problems, distinct))
         with os.fdopen(fd, "wb") as f, ipc.new_file(f, schema) as writer:
             writer.write_table(pa.table({"doc_id": ids}, schema=schema))
         os.replace(tmp, file)
@@ -338,28 +343,29 @@ def _write_cached_ids(folder: Path, file: Path, key: tuple, ids: pa.Array, probl
                 pass
 
 
-def _cached_doc_ids(p: Path, key: tuple, domain: str, cache: bool) -> tuple[pd.DataFrame, list[Problem]]:
-    """(ids frame, problems) of one file: from the disk cache when it holds a valid entry, else
-    parsed (and the entry written when the file did not change while it was parsed)."""
+def _cached_doc_ids(p: Path, key: tuple, domain: str, cache: bool) -> tuple[pd.DataFrame, list[Problem], bool]:
+    """(ids frame, problems, whether the ids are distinct) of one file: from the disk cache when it
+    holds a valid entry, else parsed (and the entry written when the file did not change while it
+    was parsed)."""
     folder = corpus_cache_dir() if cache else None
-    if folder is None:
-        return _parse_doc_ids(p, domain)
-    file = _cache_file(folder, key[0])
-    hit = _read_cached_ids(file, key, p)
+    file = _cache_file(folder, key[0]) if folder is not None else None
+    hit = _read_cached_ids(file, key, p) if file is not None else None
     if hit is not None:
-        ids, problems = hit
-        return pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "domain": domain}), problems
+        ids, problems, distinct = hit
+        return pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "domain": domain}), problems, distinct
     frame, problems = _parse_doc_ids(p, domain)
-    try:
-        unchanged = _file_key(p, domain) == key
-    except OSError:
-        unchanged = False
-    if unchanged:
-        ids = pa.array(frame["doc_id"].array, type=pa.large_string())
-        if isinstance(ids, pa.ChunkedArray):
-            ids = ids.combine_chunks()
-        _write_cached_ids(folder, file, key, ids, problems)
-    return frame, problems
+    ids = pa.array(frame["doc_id"].array, type=pa.large_string())
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    distinct = len(pc.unique(ids)) == len(ids)
+    if file is not None:
+        try:
+            unchanged = _file_key(p, domain) == key
+        except OSError:
+            unchanged = False
+        if unchanged:
+            _write_cached_ids(folder, file, key, ids, problems, distinct)
+    return frame, problems, distinct
 
 
 def _parse_doc_ids(p: Path, domain: str) -> tuple[pd.DataFrame, list[Problem]]:
@@ -769,6 +775,7 @@ def load_tempo(
     topics = tempo_topics(split, doms, root=root, periods=periods, require_steps=steps)
     qrels_parts, corpus_parts, problems, dup_parts = [], [], [], []
     corpus_keys: list[tuple] = []
+    distinct = len(set(doms)) == len(doms)
     kind = "step" if steps else "query"
     for dom in doms:
         dup_file = tempo_file(dom, "duplicate_map.json", f"TEMPO {dom} duplicate map", root)
@@ -785,12 +792,19 @@ def load_tempo(
             doc_file = tempo_file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path()
             corpus_parts.append(read_doc_ids(doc_file, dom))
             corpus_keys.append(_file_key(Path(doc_file), dom))
+            cached = _DOC_IDS.get(corpus_keys[-1])
+            # distinct over the release: distinct in each file, each file's ids under its own
+            # "<domain>/" (the release's ids), so that no id repeats across files
+            distinct = distinct and cached is not None and cached[2] and bool(pc.all(pc.starts_with(
+                pa.array(corpus_parts[-1]["doc_id"].array), f"{dom}/")).as_py() is not False)
     qrels = pd.concat(qrels_parts, ignore_index=True)
     docs = _CORPORA.get(tuple(corpus_keys)) if corpus_parts else None
     if docs is None:  # one frame per release: the contract's id index is built on it once
         docs = (pd.concat(corpus_parts, ignore_index=True) if corpus_parts
                 else pd.DataFrame({"doc_id": pd.array([], dtype="str"), "domain": []}))
         if corpus_parts:
+            if distinct:  # the id index is the ids themselves: no dictionary encoding of them
+                declare_distinct_doc_ids(docs)
             _CORPORA[tuple(corpus_keys)] = docs
             if len(_CORPORA) > _CACHE_SIZE:
                 _CORPORA.pop(next(iter(_CORPORA)))

@@ -12,6 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from reteco_measures.benchmarks.tempo import data as reteco_tempo
@@ -247,3 +248,73 @@ def test_two_processes_at_once(cache, tmp_path):
     reteco_tempo.clear_corpus_cache()
     entry = entries(cache)[0]
     assert reteco_tempo._read_cached_ids(entry, reteco_tempo._file_key(path, ""), path) is not None
+
+
+# ------------------------------------------------------------------------------------------------
+# the id index of a release whose ids are known distinct (kept with the cached ids)
+
+
+def write_release(root: Path, docs: dict[str, list[str]]) -> Path:
+    for dom, ids in docs.items():
+        folder = root / "reteco" / "track1_tempo" / dom
+        folder.mkdir(parents=True)
+        (folder / "documents.jsonl").write_text("".join(json.dumps({"id": d, "content": "c"}) + "\n" for d in ids),
+                                                encoding="utf-8")
+        (folder / "examples_dev.jsonl").write_text(json.dumps({"id": f"1_{dom}", "query": "q", "gold_ids": ids[:1]})
+                                                   + "\n", encoding="utf-8")
+        (folder / "qrels_dev.txt").write_text(f"1_{dom} 0 {ids[0]} 1\n", encoding="utf-8")
+    return root
+
+
+def reference_codes(corpus) -> tuple[list[str], list[int]]:
+    """The id index and row positions as pandas' factorize gives them (first-appearance order)."""
+    codes, uniques = pd.factorize(corpus["doc_id"].astype(object).to_numpy())
+    return list(uniques), codes.tolist()
+
+
+DISTINCT = {"bitcoin": ["bitcoin/b2.txt", "bitcoin/a1.txt", "bitcoin/c3.txt"], "law": ["law/x.txt", "law/a1.txt"]}
+
+
+@pytest.mark.parametrize("read", ["parsed", "from the disk cache"])
+def test_distinct_release_ids_need_no_dictionary_encoding(cache, tmp_path, monkeypatch, read):
+    from reteco_measures.benchmarks.reteco import contract
+
+    root = write_release(tmp_path / "release", DISTINCT)
+    if read == "from the disk cache":
+        reteco_tempo.load_tempo("dev", root=root)
+        reteco_tempo.clear_corpus_cache()
+        count_parses(monkeypatch, fail=True)
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("the ids of a distinct release were dictionary-encoded")
+
+    corpus = reteco_tempo.load_tempo("dev", root=root).corpus
+    monkeypatch.setattr(contract.pc, "dictionary_encode", no_encoding)
+    index, codes = contract.corpus_codes(corpus)
+    assert (index.to_pylist(), codes.tolist()) == reference_codes(corpus)
+    assert index.to_pylist() == DISTINCT["bitcoin"] + DISTINCT["law"]
+
+
+@pytest.mark.parametrize("docs", [
+    {"bitcoin": ["bitcoin/a.txt", "bitcoin/b.txt", "bitcoin/a.txt"], "law": ["law/x.txt"]},  # repeat in a file
+    {"bitcoin": ["bitcoin/a.txt", "bitcoin/b.txt"], "law": ["law/x.txt", "bitcoin/a.txt"]},  # across files
+    {"bitcoin": ["a.txt", "b.txt"], "law": ["a.txt"]},  # ids without their domain's prefix
+])
+def test_repeated_release_ids_are_encoded(cache, tmp_path, monkeypatch, docs):
+    from reteco_measures.benchmarks.reteco import contract
+
+    root = write_release(tmp_path / "release", docs)
+    calls = []
+    real = contract.pc.dictionary_encode
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(contract.pc, "dictionary_encode", counted)
+    for _ in range(2):  # parsed, then from the disk cache
+        reteco_tempo.clear_corpus_cache()
+        corpus = reteco_tempo.load_tempo("dev", root=root).corpus
+        calls.clear()
+        index, codes = contract.corpus_codes(corpus)
+        assert calls and (index.to_pylist(), codes.tolist()) == reference_codes(corpus)
