@@ -57,6 +57,23 @@ def require_oracle(*parts: str, what: str | None = None, base: Path | None = Non
     return path
 
 
+#: the on-disk caches of the package (parsed corpus ids); the tests never write the user's own
+CACHE_ENV = "RETECO_MEASURES_CACHE"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_package_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Point ``$RETECO_MEASURES_CACHE`` at a fresh folder for the whole session (also seen by CLI
+    subprocesses), so no test writes into ``~/.cache/reteco-measures``."""
+    old = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("reteco-measures-cache"))
+    yield Path(os.environ[CACHE_ENV])
+    if old is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = old
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The folder of real oracles (trec_eval tests, small cases, iKAT 2023, RETECO samples)."""

@@ -49,7 +49,7 @@ from ...side import load_topics
 
 __all__ = ["validate_reteco", "load_run_rows", "discard_counts", "check_kit_format", "doc_id_index", "id_positions",
            "is_in", "CorpusScope", "corpus_scope", "StreamDiscards", "ranked_by_contract", "CheckedRows", "check_rows",
-           "reteco_report", "corpus_codes", "ids_only"]
+           "reteco_report", "corpus_codes", "ids_only", "declare_distinct_doc_ids"]
 
 
 def load_run_rows(run: Any, format: str = "auto") -> tuple[pd.DataFrame, list[Problem], str | None]:
@@ -339,6 +339,24 @@ def corpus_codes(corpus: pd.DataFrame) -> tuple[pa.Array, np.ndarray]:
         _ID_INDEX.clear()
     _ID_INDEX[id(corpus)] = (corpus, index, codes)
     return index, codes
+
+
+def declare_distinct_doc_ids(corpus: pd.DataFrame) -> None:
+    """Declare that the ``doc_id`` values of this corpus frame (this object only) are distinct
+    text, as its loader knows (`reteco_measures.benchmarks.tempo.data.load_tempo` checks it per file
+    and keeps it with its cached ids): `corpus_codes` then takes the column itself as the id index
+    and each row's number as its position, the result its dictionary encoding would give, without
+    hashing every id. A column that is not text is left to `corpus_codes`."""
+    arr = _strings(corpus["doc_id"]) if isinstance(corpus["doc_id"].dtype, pd.StringDtype) else None
+    if arr is None:
+        return
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.null_count:
+        return
+    if len(_ID_INDEX) > 8:
+        _ID_INDEX.clear()
+    _ID_INDEX[id(corpus)] = (corpus, arr.cast(pa.large_string()), np.arange(len(arr), dtype=np.int64))
 
 
 def ids_only(corpus: pd.DataFrame) -> pd.DataFrame:

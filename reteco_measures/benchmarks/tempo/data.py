@@ -46,9 +46,13 @@ modification time, so a changed corpus is re-indexed and the data folder can be 
 """
 
 
+import dataclasses
+import hashlib
 import json
 import os
 import re
+import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,11 +62,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc as ipc
 
 from ...datasets.base import ENV_VAR, DataFile, MissingDataError, add_topics, data_root
 from ...errors import DataFormatError, Problem, report_problems
 from ...io.jsonl import iter_jsonl
 from ...io.readers import read_qrels_with_problems
+from ..reteco.contract import declare_distinct_doc_ids
 
 __all__ = [
     "read_duplicate_map",
@@ -77,6 +83,8 @@ __all__ = [
     "read_documents",
     "read_doc_ids",
     "clear_corpus_cache",
+    "CACHE_ENV",
+    "corpus_cache_dir",
     "read_examples",
     "read_steps",
     "read_guidance",
@@ -179,8 +187,9 @@ _ID_FIRST = re.compile(rb'^\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.)*)"\s*[,}]')
 #: the same pattern for Arrow's RE2 (``\s`` spelled out: Python's bytes ``\s`` also matches ``\v``)
 _ID_FIRST_RE2 = r'^[ \t\n\r\f\v]*\{[ \t\n\r\f\v]*"id"[ \t\n\r\f\v]*:[ \t\n\r\f\v]*"(?P<id>(?:[^"\\]|\\.)*)"[ \t\n\r\f\v]*[,}]'
 
-#: (path, size, mtime_ns, domain) -> (ids frame, problems): `read_doc_ids` parses a file once
-_DOC_IDS: dict[tuple, tuple[pd.DataFrame, list[Problem]]] = {}
+#: (path, size, mtime_ns, domain) -> (ids frame, problems, ids distinct): `read_doc_ids` parses a
+#: file once
+_DOC_IDS: dict[tuple, tuple[pd.DataFrame, list[Problem], bool]] = {}
 #: the file keys of a `load_tempo` corpus -> the concatenated frame (one object per release, so
 #: that indexes built on it, e.g. the ``reteco`` contract's id index, are built once)
 _CORPORA: dict[tuple, pd.DataFrame] = {}
@@ -199,24 +208,164 @@ def _file_key(path: Path, domain: str) -> tuple:
     return (str(path.resolve()), st.st_size, st.st_mtime_ns, domain)
 
 
-def read_doc_ids(path: str | os.PathLike, domain: str = "") -> pd.DataFrame:
+def read_doc_ids(path: str | os.PathLike, domain: str = "", *, cache: bool = True) -> pd.DataFrame:
     """Document ids of a ``documents.jsonl`` in corpus order (``doc_id``, ``domain``), without
     decoding the passage text when the line starts with the ``"id"`` key (as the release writes
     it); any other line is decoded in full (``id``, else ``doc_id``).
 
     A file is parsed once per process: the ids are kept, keyed by the file's resolved path, size
     and modification time (a changed file is read again; `clear_corpus_cache` forgets them); a
-    file's problems warn at every call. Each call returns its own frame (sharing the columns)."""
+    file's problems warn at every call. Each call returns its own frame (sharing the columns).
+
+    With ``cache=True`` (the default) the parsed ids and the file's problems are also kept on
+    disk, one Arrow IPC file per documents file in `corpus_cache_dir` (``$RETECO_MEASURES_CACHE``,
+    else ``$XDG_CACHE_HOME/reteco-measures`` or ``~/.cache/reteco-measures``), so a new process
+    (a second ``reteco-measures score`` command) reads them memory-mapped instead of parsing the
+    file. An entry is used only when the file's resolved path, size and modification time (ns)
+    and the cache format version match and its row count and CRC-32 checksum of the ids verify;
+    otherwise, and whenever the cache folder cannot be written, the file is parsed (never an
+    error). ``cache=False`` or ``RETECO_MEASURES_CACHE=off`` turns the disk cache off."""
     p = require_file(path, f"TEMPO {domain} documents".replace("  ", " "))
     key = _file_key(p, domain)
     cached = _DOC_IDS.get(key)
     if cached is None:
-        cached = _DOC_IDS[key] = _parse_doc_ids(p, domain)
+        cached = _DOC_IDS[key] = _cached_doc_ids(p, key, domain, cache)
         if len(_DOC_IDS) > _CACHE_SIZE:
             _DOC_IDS.pop(next(iter(_DOC_IDS)))
-    frame, problems = cached
+    frame, problems, _ = cached
     report_problems(list(problems), "warn", str(p))
     return frame.copy(deep=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# the on-disk cache of parsed corpus ids
+
+#: environment variable: the folder of the on-disk caches; ``off`` (or ``0``, ``false``, ``no``,
+#: ``none``) turns them off
+CACHE_ENV = "RETECO_MEASURES_CACHE"
+_CACHE_OFF = ("off", "0", "false", "no", "none")
+#: version of the cache files' layout; a file of another version is parsed again
+_CACHE_FORMAT = "1"
+_CACHE_SUBDIR = "corpus-ids"
+
+
+def corpus_cache_dir() -> Path | None:
+    """The folder the parsed corpus ids are cached in, or None when the disk cache is off.
+
+    ``$RETECO_MEASURES_CACHE`` when set (``off``, ``0``, ``false``, ``no`` or ``none`` turn the
+    cache off), else ``$XDG_CACHE_HOME/reteco-measures`` or ``~/.cache/reteco-measures``
+    (``%LOCALAPPDATA%\\reteco-measures`` on Windows); the ids live in its ``corpus-ids/``
+    sub-folder. The folder is not created here."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None and env.strip():
+        if env.strip().lower() in _CACHE_OFF:
+            return None
+        return Path(env).expanduser() / _CACHE_SUBDIR
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        base = os.environ["LOCALAPPDATA"]
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "reteco-measures" / _CACHE_SUBDIR
+
+
+def _cache_file(folder: Path, source: str) -> Path:
+    """The cache file of one documents file (one entry per path: a changed file overwrites it)."""
+    digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{source}".encode("utf-8", "surrogatepass")).hexdigest()
+    return folder / f"{digest[:32]}.arrow"
+
+
+def _ids_checksum(ids: pa.Array) -> int:
+    """CRC-32 of the ids' offsets (from 0) and bytes: independent of how the array is sliced."""
+    n = len(ids)
+    if n == 0:
+        return 0
+    _, off_buf, data_buf = ids.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64, count=n + 1, offset=ids.offset * 8)
+    crc = zlib.crc32((offsets - offsets[0]).tobytes())
+    data = memoryview(data_buf)[int(offsets[0]):int(offsets[-1])] if data_buf is not None else b""
+    return zlib.crc32(data, crc)
+
+
+def _cache_meta(key: tuple, ids: pa.Array, problems: list[Problem], distinct: bool) -> dict[bytes, bytes]:
+    source, size, mtime_ns, _ = key
+    rows = [{k: v for k, v in dataclasses.asdict(pr).items() if k != "path"} for pr in problems]
+    return {b"format": _CACHE_FORMAT.encode(), b"source": source.encode("utf-8", "surrogatepass"),
+            b"size": str(size).encode(), b"mtime_ns": str(mtime_ns).encode(), b"rows": str(len(ids)).encode(),
+            b"crc32": str(_ids_checksum(ids)).encode(), b"problems": json.dumps(rows).encode(),
+            b"distinct": b"1" if distinct else b"0"}
+
+
+def _read_cached_ids(file: Path, key: tuple, p: Path) -> tuple[pa.Array, list[Problem], bool] | None:
+    """The ids and problems of a valid cache entry for ``key``, else None (missing, stale, another
+    format, truncated or corrupt: the caller parses the file)."""
+    try:
+        with pa.memory_map(str(file), "r") as source:
+            reader = ipc.open_file(source)
+            meta = reader.schema.metadata or {}
+            expected = _cache_meta(key, pa.array([], pa.large_string()), [], False)
+            for name in (b"format", b"source", b"size", b"mtime_ns"):
+                if meta.get(name) != expected[name]:
+                    return None
+            table = reader.read_all()
+        if table.schema.names != ["doc_id"] or table.column(0).type != pa.large_string():
+            return None
+        ids = table.column(0).combine_chunks()
+        if (len(ids) != int(meta[b"rows"]) or ids.null_count
+                or _ids_checksum(ids) != int(meta[b"crc32"])):
+            return None
+        problems = [Problem(**{**row, "path": str(p)}) for row in json.loads(meta[b"problems"])]
+        distinct = {b"1": True, b"0": False}[meta[b"distinct"]]
+    except Exception:  # noqa: BLE001 - a cache that cannot be read is ignored, never an error
+        return None
+    return ids, problems, distinct
+
+
+def _write_cached_ids(folder: Path, file: Path, key: tuple, ids: pa.Array, problems: list[Problem],
+                      distinct: bool) -> None:
+    """Write one cache entry atomically (a temporary file in the folder, then `os.replace`);
+    a folder that cannot be written is silently skipped."""
+    tmp = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=folder)
+        schema = pa.schema([("doc_id", pa.large_string())], metadata=_cache_meta(key, ids, problems, distinct))
+        with os.fdopen(fd, "wb") as f, ipc.new_file(f, schema) as writer:
+            writer.write_table(pa.table({"doc_id": ids}, schema=schema))
+        os.replace(tmp, file)
+        tmp = None
+    except Exception:  # noqa: BLE001 - an unwritable cache only costs the next process a parse
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _cached_doc_ids(p: Path, key: tuple, domain: str, cache: bool) -> tuple[pd.DataFrame, list[Problem], bool]:
+    """(ids frame, problems, whether the ids are distinct) of one file: from the disk cache when it
+    holds a valid entry, else parsed (and the entry written when the file did not change while it
+    was parsed)."""
+    folder = corpus_cache_dir() if cache else None
+    file = _cache_file(folder, key[0]) if folder is not None else None
+    hit = _read_cached_ids(file, key, p) if file is not None else None
+    if hit is not None:
+        ids, problems, distinct = hit
+        return pd.DataFrame({"doc_id": pd.array(ids, dtype="str"), "domain": domain}), problems, distinct
+    frame, problems = _parse_doc_ids(p, domain)
+    ids = pa.array(frame["doc_id"].array, type=pa.large_string())
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    distinct = len(pc.unique(ids)) == len(ids)
+    if file is not None:
+        try:
+            unchanged = _file_key(p, domain) == key
+        except OSError:
+            unchanged = False
+        if unchanged:
+            _write_cached_ids(folder, file, key, ids, problems, distinct)
+    return frame, problems, distinct
 
 
 def _parse_doc_ids(p: Path, domain: str) -> tuple[pd.DataFrame, list[Problem]]:
@@ -618,13 +767,15 @@ def load_tempo(
         domains: one domain, several, or None for every domain present.
         periods: ``required_periods`` source (see `build_topics`).
         corpus: read the documents' ids (for the run contract's unknown-document check). The
-            ids of a release are read once per process (see `read_doc_ids`): loading the same
+            ids of a release are read once per process, and from the on-disk cache in a new
+            process (see `read_doc_ids`): loading the same
             files again returns the same ``corpus`` frame, which callers must not modify in place.
     """
     doms = _domains_arg(domains, split, root)
     topics = tempo_topics(split, doms, root=root, periods=periods, require_steps=steps)
     qrels_parts, corpus_parts, problems, dup_parts = [], [], [], []
     corpus_keys: list[tuple] = []
+    distinct = len(set(doms)) == len(doms)
     kind = "step" if steps else "query"
     for dom in doms:
         dup_file = tempo_file(dom, "duplicate_map.json", f"TEMPO {dom} duplicate map", root)
@@ -641,12 +792,19 @@ def load_tempo(
             doc_file = tempo_file(dom, "documents.jsonl", f"TEMPO {dom} documents", root).path()
             corpus_parts.append(read_doc_ids(doc_file, dom))
             corpus_keys.append(_file_key(Path(doc_file), dom))
+            cached = _DOC_IDS.get(corpus_keys[-1])
+            # distinct over the release: distinct in each file, each file's ids under its own
+            # "<domain>/" (the release's ids), so that no id repeats across files
+            distinct = distinct and cached is not None and cached[2] and bool(pc.all(pc.starts_with(
+                pa.array(corpus_parts[-1]["doc_id"].array), f"{dom}/")).as_py() is not False)
     qrels = pd.concat(qrels_parts, ignore_index=True)
     docs = _CORPORA.get(tuple(corpus_keys)) if corpus_parts else None
     if docs is None:  # one frame per release: the contract's id index is built on it once
         docs = (pd.concat(corpus_parts, ignore_index=True) if corpus_parts
                 else pd.DataFrame({"doc_id": pd.array([], dtype="str"), "domain": []}))
         if corpus_parts:
+            if distinct:  # the id index is the ids themselves: no dictionary encoding of them
+                declare_distinct_doc_ids(docs)
             _CORPORA[tuple(corpus_keys)] = docs
             if len(_CORPORA) > _CACHE_SIZE:
                 _CORPORA.pop(next(iter(_CORPORA)))
