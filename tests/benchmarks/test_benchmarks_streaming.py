@@ -69,11 +69,12 @@ class _Blocks:
 
 @pytest.mark.parametrize(("name", "options"), [
     ("reteco-1a", {}),
-    ("reteco-1a", {"corpus_scope": "all"}),
+    # the option variants take 2-3 s each: slow (CI runs them; the inner loop keeps one per benchmark)
+    pytest.param("reteco-1a", {"corpus_scope": "all"}, marks=pytest.mark.slow),
     ("reteco-1b", {}),  # averaged per query: a query's step topics are one unit
-    ("reteco-1b", {"average": "step"}),
+    pytest.param("reteco-1b", {"average": "step"}, marks=pytest.mark.slow),
     ("reteco-2a", {}),
-    ("reteco-2a", {"average": "conversation"}),
+    pytest.param("reteco-2a", {"average": "conversation"}, marks=pytest.mark.slow),
 ])
 def test_bundled_sample_streamed_equals_in_memory(name: str, options: dict, monkeypatch) -> None:
     run, data, split, kw = _demo(name)
@@ -173,6 +174,7 @@ def test_query_split_over_blocks_is_refused(tmp_path: Path) -> None:
     assert "sort the run by query" in str(err.value)
 
 
+@pytest.mark.slow  # 4 s; test_query_split_over_blocks_is_refused keeps the refusal in the inner loop
 def test_steps_of_a_query_split_over_blocks_are_refused(tmp_path: Path) -> None:
     """1b averaged per query: a query's step topics must be together (StepNDCG averages them)."""
     run, data, split, kw = _demo("reteco-1b")

@@ -29,7 +29,8 @@ def _json(capsys, argv: list[str]) -> tuple[int, dict, str]:
     return code, data, err
 
 
-@pytest.mark.parametrize("name", ["reteco-1a", "reteco-1b", "reteco-2a"])
+@pytest.mark.parametrize("name", ["reteco-1a", pytest.param("reteco-1b", marks=pytest.mark.slow),
+                                  pytest.param("reteco-2a", marks=pytest.mark.slow)])
 def test_score_stream_prints_the_in_memory_score(name: str, capsys, small_blocks) -> None:
     argv = ["score", name, *demo_argv(name, sample_root()), "--format", "json"]
     code, memory, _ = _json(capsys, argv)
@@ -75,6 +76,7 @@ def test_score_stream_of_an_ungrouped_run_names_the_line(capsys, tmp_path: Path,
     assert f"{path}:{len(lines)}: {first}: the rows of query" in err and "sort the run by query" in err
 
 
+@pytest.mark.slow  # 3-4 s; the Python-level board equality stays in the inner loop
 def test_leaderboard_stream_prints_the_same_board(capsys, tmp_path: Path, small_blocks) -> None:
     argv = demo_argv("reteco-1a", sample_root())
     lines = Path(argv[0]).read_text(encoding="utf-8").splitlines()

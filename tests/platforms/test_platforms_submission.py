@@ -217,6 +217,7 @@ def test_hostile_submission_fails_with_a_message(hostile: dict, name: str, words
     assert "reteco-codabench-" not in err and "reteco-codabench-" not in r["html"]  # no scratch paths
 
 
+@pytest.mark.slow  # the hostile archives take 10 s to build (module fixture)
 def test_links_never_read(hostile: dict):
     """The symlink pointed at the reference qrels: not one of their lines reaches the participant."""
     secret = [line for line in QRELS.read_text().splitlines() if line.strip()]
@@ -225,6 +226,7 @@ def test_links_never_read(hostile: dict):
         assert not any(line in shown for line in secret)
 
 
+@pytest.mark.slow  # the hostile archives take 10 s to build (module fixture)
 def test_valid_submission_still_scores(hostile: dict):
     r = hostile["valid"]
     assert r["code"] == 0, r["err"]
@@ -232,6 +234,7 @@ def test_valid_submission_still_scores(hostile: dict):
     assert not [o for o in r["outputs"] if o.endswith(".tmp")]
 
 
+@pytest.mark.slow  # the hostile archives take 10 s to build (module fixture)
 def test_memory_of_the_reading_paths(hostile: dict):
     """Refusing a bomb costs no more memory than scoring the sample (plus 5x the upload): the
     bytes are counted as they stream, never held. Peak resident sizes of the scoring processes."""
