@@ -40,7 +40,7 @@ from ir_measures.providers.base import NOT_PROVIDED
 
 from ..errors import NativeFallback
 from ..measures.params import param
-from .standard import HandedRun, PreparedRun, ideal_dcg, rows_with_keys, string_key, supports
+from .standard import HandedRun, PreparedRun, ideal_dcg, prepare_run, rows_with_keys, string_key, supports
 
 __all__ = ["BOUND_MEASURES", "bound_measure", "JudgedQrels", "TieOrderValues", "tie_order_values"]
 
@@ -111,17 +111,6 @@ class TieOrderValues:
         self.query_ids = query_ids
         self.worst = worst
         self.best = best
-
-
-def _prepared(run: pd.DataFrame) -> PreparedRun:
-    prepared = PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy(dtype=np.float64))
-    drop = prepared.duplicate_rows()
-    if drop is not None:  # a repeated pair keeps its last score
-        keep = np.ones(len(run), dtype=bool)
-        keep[drop] = False
-        run = run[keep]
-        prepared = PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy(dtype=np.float64))
-    return prepared
 
 
 def _match(prepared: PreparedRun, judged: JudgedQrels, run_code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -257,7 +246,7 @@ def tie_order_values(measures: Sequence[ir_measures.Measure], judged: JudgedQrel
         prepared = handed.prepared
     else:
         try:
-            prepared = _prepared(run)
+            prepared, _ = prepare_run(run)
         except NativeFallback:
             return None
     none = TieOrderValues(pa.array([], pa.large_string()), {m: np.zeros(0) for m in measures},

@@ -75,6 +75,7 @@ __all__ = [
     "top_rows",
     "UNIQUE_PAIRS",
     "ideal_dcg",
+    "prepare_run",
     "PREPARED_RUNS",
     "HandedRun",
 ]
@@ -886,8 +887,9 @@ class HandedRun(NamedTuple):
     judged_rows: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
 
 
-def _prepare(run: pd.DataFrame) -> tuple[PreparedRun, pd.DataFrame]:
-    """The prepared run and the frame it was built from (repeated pairs: last score kept)."""
+def prepare_run(run: pd.DataFrame) -> tuple[PreparedRun, pd.DataFrame]:
+    """The prepared run of a run frame and the frame it was built from (a repeated (query, doc)
+    pair keeps its last score, as pytrec_eval's dictionaries keep it)."""
     prepared = PreparedRun(run["query_id"], run["doc_id"], run["score"].to_numpy(dtype=np.float64))
     if current_side_info().extra.get(UNIQUE_PAIRS) is run:  # no repeated pair, the caller says
         return prepared, run
@@ -927,7 +929,7 @@ def per_query(
             raise ValueError(f"{m} has no native kernel")
     qrels_df, run_df = _frames(qrels, run)
     given = run_df
-    prepared, run_df = _prepare(run_df)
+    prepared, run_df = prepare_run(run_df)
     variants: dict[tuple, list[ir_measures.Measure]] = {}
     for m in measures:
         gains = param(m, "gains", NOT_PROVIDED) if m.NAME == "nDCG" else NOT_PROVIDED
@@ -997,7 +999,7 @@ def top_rows(run: Any, k: int | None) -> tuple[pa.Array, pa.Array, np.ndarray]:
     top k are ordered by doc id. Raises `NativeFallback` for NaN scores."""
     frame = run if isinstance(run, pd.DataFrame) and {"query_id", "doc_id", "score"} <= set(run.columns) \
         else as_run_frame(run)
-    prepared, _ = _prepare(frame)
+    prepared, _ = prepare_run(frame)
     rows, codes = prepared.rows_between(prepared.seg_start, prepared.depth_end(k))
     ranks = prepared.tie_ranks(rows, codes)
     if k is not None:

@@ -208,7 +208,7 @@ def test_handed_over_preparation_gives_the_same_values_bit_for_bit(monkeypatch, 
     def fail(*a, **k):
         raise AssertionError("the run is prepared or matched again")
 
-    monkeypatch.setattr(bounds_module, "_prepared", fail)
+    monkeypatch.setattr(bounds_module, "prepare_run", fail)
     monkeypatch.setattr(bounds_module, "_match", fail)
     reused = tie_order_values(measures, JudgedQrels(qrels), run, handed=sink[0])
     monkeypatch.undo()
@@ -236,7 +236,7 @@ def test_handed_over_preparation_without_lookups_matches_the_qrels_itself(monkey
     assert len(sink) == 1 and sink[0].judged_rows is None
     measures = parse_measures(list(MEASURES))
     built = tie_order_values(measures, JudgedQrels(qrels), run)
-    monkeypatch.setattr(bounds_module, "_prepared", lambda *a, **k: (_ for _ in ()).throw(AssertionError("again")))
+    monkeypatch.setattr(bounds_module, "prepare_run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("again")))
     same_values(tie_order_values(measures, JudgedQrels(qrels), run, handed=sink[0]), built, measures)
 
 
